@@ -1,0 +1,231 @@
+/*
+ * cli_common.c -- shared flags, their validation, and output buffering for amsgd.
+ */
+#include "cli_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const cli_opt OPT_DIM = {"dim", "D", "4", "dimension d >= 2"};
+const cli_opt OPT_SPECTRUM = {"spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
+                              "eigenvalues: comma list, or linear:HI:LO"};
+const cli_opt OPT_DIST = {"dist", "NAME", "gaussian",
+                          "data: gaussian, rademacher, uniform, student:NU, expected"};
+const cli_opt OPT_ROTATE = {"rotate", "SEED", "0",
+                            "random orthogonal eigenbasis drawn from SEED (0 = standard basis)"};
+const cli_opt OPT_ETA = {"eta", "E", "5e-4", "step size eta > 0"};
+const cli_opt OPT_MU = {"mu", "M", "0", "momentum mu in [0, 1)"};
+const cli_opt OPT_DELAY = {"delay", "SPEC", "none",
+                           "staleness: none, const:T, uniform:S, geometric:MEAN"};
+const cli_opt OPT_INIT = {"init", "SPEC", "random",
+                          "initial point: random, random-each, e:J, angle:THETA"};
+const cli_opt OPT_GRID = {"grid", "N", "200", "number of saved times, shared by all engines"};
+const cli_opt OPT_REPLICAS = {"replicas", "R", "1000", "ensemble size"};
+const cli_opt OPT_SEED = {"seed", "S", "1", "seed of every random stream"};
+const cli_opt OPT_THREADS = {"threads", "N", "0", "threads (0 = all cores)"};
+const cli_opt OPT_FORMAT = {"format", "FMT", "csv", "output format: csv or json"};
+const cli_opt OPT_OUTPUT = {"output", "FILE", NULL, "write the output to FILE (default stdout)"};
+const cli_opt OPT_BLOWUP = {"blowup", "B", "1e6",
+                            "a replica with |v| > B or a non-finite iterate counts as diverged"};
+const cli_opt OPT_COORDS = {"coords", NULL, NULL, "also report the mean of each h_i^2"};
+
+/* Memory a user may ask for: stay well inside the machine. */
+#define CLI_MAX_DIM 100000LL
+
+static double *parse_spectrum(const char *s, size_t dim)
+{
+    double *l = malloc(dim * sizeof *l);
+    if (!l) cli_runtime_error("out of memory");
+    if (strncmp(s, "linear:", 7) == 0) {
+        char *copy = strdup(s + 7), *colon = strchr(copy, ':');
+        double hi, lo;
+        if (!colon) cli_usage_error("--spectrum linear:HI:LO needs two numbers, got '%s'", s);
+        *colon = 0;
+        if (cli_parse_double(copy, &hi) || cli_parse_double(colon + 1, &lo))
+            cli_usage_error("--spectrum linear:HI:LO needs two finite numbers, got '%s'", s);
+        free(copy);
+        if (!(hi > lo && lo > 0))
+            cli_usage_error("--spectrum linear:HI:LO needs HI > LO > 0, got '%s'", s);
+        for (size_t i = 0; i < dim; i++) l[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
+        return l;
+    }
+    size_t n = 1;
+    for (const char *p = s; *p; p++) n += *p == ',';
+    if (n != dim)
+        cli_usage_error("--spectrum has %zu values but --dim is %zu, got '%s'", n, dim, s);
+    char *copy = strdup(s), *save = NULL;
+    size_t k = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (cli_parse_double(tok, &l[k]))
+            cli_usage_error("--spectrum must be a comma list of finite numbers, got '%s'", s);
+        k++;
+    }
+    free(copy);
+    if (k != dim) cli_usage_error("--spectrum has an empty entry in '%s'", s);
+    return l;
+}
+
+am_problem *cli_problem(const cli_args *a)
+{
+    size_t dim = (size_t)cli_int(a, "dim", 2, CLI_MAX_DIM);
+    const char *spec = cli_given(a, "spectrum") ? cli_str(a, "spectrum")
+                       : dim == 4               ? "4,3,2,1"
+                                                : "linear:4:1";
+    double *l = parse_spectrum(spec, dim);
+    for (size_t i = 0; i < dim; i++)
+        if (!(l[i] > 0)) cli_usage_error("--spectrum values must be > 0, got '%s'", spec);
+    for (size_t i = 1; i < dim; i++)
+        if (l[i] > l[i - 1])
+            cli_usage_error("--spectrum must be non-increasing, got '%s'", spec);
+    if (!(l[0] > l[1]))
+        cli_usage_error("--spectrum needs an eigen-gap lambda_1 > lambda_2, got '%s'", spec);
+    am_dist dist;
+    char err[256];
+    if (am_dist_parse(cli_str(a, "dist"), &dist, err, sizeof err)) cli_usage_error("--dist: %s", err);
+    uint64_t rot = cli_u64(a, "rotate");
+    if (rot && dim > 4000)
+        cli_usage_error("--rotate needs --dim <= 4000 (dense eigenbasis), got %zu", dim);
+    am_problem *p = am_problem_alloc(dim, l, dist, rot);
+    free(l);
+    if (!p) cli_runtime_error("cannot build the problem (out of memory)");
+    return p;
+}
+
+am_msgd_params cli_msgd_params(const cli_args *a, const am_problem *p)
+{
+    am_msgd_params m = am_msgd_params_default();
+    char err[256];
+    m.eta = cli_double(a, "eta", 0, 1e6, 1, 0);
+    m.mu = cli_double(a, "mu", 0, 1, 0, 1);
+    if (am_delay_parse(cli_str(a, "delay"), &m.delay, err, sizeof err))
+        cli_usage_error("--delay: %s", err);
+    if (am_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
+        cli_usage_error("--init: %s", err);
+    m.seed = cli_u64(a, "seed");
+    m.blowup = cli_double(a, "blowup", 1, 1e300, 1, 0);
+    for (int i = 0; a->opts[i]; i++)
+        if (a->opts[i] == &OPT_COORDS) m.coords = cli_flag(a, "coords");
+    am_status st = am_msgd_params_check(p, &m, err, sizeof err);
+    if (st == AM_ENOMEM) cli_usage_error("--delay: %s", err);
+    if (st) cli_usage_error("%s", err);
+    return m;
+}
+
+am_grid cli_grid(const cli_args *a, double horizon)
+{
+    am_grid g;
+    g.n = (size_t)cli_int(a, "grid", 1, 1000000);
+    g.horizon = horizon;
+    return g;
+}
+
+am_ensemble_params cli_ensemble_params(const cli_args *a)
+{
+    am_ensemble_params e = am_ensemble_params_default();
+    e.replicas = (size_t)cli_int(a, "replicas", 1, 1000000000LL);
+    e.threads = (int)cli_int(a, "threads", 0, 1024);
+    return e;
+}
+
+int cli_json(const cli_args *a)
+{
+    const char *f = cli_str(a, "format");
+    if (strcmp(f, "json") == 0) return 1;
+    if (strcmp(f, "csv") == 0) return 0;
+    cli_usage_error("--format must be csv or json, got '%s'", f);
+}
+
+void cli_params_problem(json_t *params, const am_problem *p)
+{
+    char buf[64];
+    json_object_set_new(params, "dim", json_integer((json_int_t)p->dim));
+    json_object_set_new(params, "spectrum", cli_json_doubles(p->lambda, p->dim));
+    am_dist_format(&p->dist, buf, sizeof buf);
+    json_object_set_new(params, "dist", json_string(buf));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)p->rotate_seed);
+    json_object_set_new(params, "rotate", json_string(buf));
+}
+
+void cli_params_msgd(json_t *params, const am_msgd_params *m)
+{
+    char buf[64];
+    json_object_set_new(params, "eta", json_real(m->eta));
+    json_object_set_new(params, "mu", json_real(m->mu));
+    am_delay_format(&m->delay, buf, sizeof buf);
+    json_object_set_new(params, "delay", json_string(buf));
+    am_init_format(&m->init, buf, sizeof buf);
+    json_object_set_new(params, "init", json_string(buf));
+    /* seeds are 64-bit: a string keeps every bit in any JSON reader */
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)m->seed);
+    json_object_set_new(params, "seed", json_string(buf));
+    json_object_set_new(params, "blowup", json_real(m->blowup));
+}
+
+json_t *cli_json_root(const char *command, json_t *params)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "command", json_string(command));
+    json_object_set_new(root, "version", json_string(AM_VERSION));
+    json_object_set_new(root, "params", params);
+    return root;
+}
+
+json_t *cli_json_doubles(const double *x, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, isfinite(x[i]) ? json_real(x[i]) : json_null());
+    return arr;
+}
+
+FILE *cli_out_begin(cli_out *o, const cli_args *a)
+{
+    memset(o, 0, sizeof *o);
+    o->path = cli_str(a, "output");
+    o->mem = open_memstream(&o->buf, &o->len);
+    if (!o->mem) cli_runtime_error("cannot allocate the output buffer");
+    return o->mem;
+}
+
+void cli_out_commit(cli_out *o)
+{
+    if (fclose(o->mem)) cli_runtime_error("cannot finish the output buffer");
+    if (!o->path || strcmp(o->path, "-") == 0) {
+        if (fwrite(o->buf, 1, o->len, stdout) != o->len || fflush(stdout))
+            cli_runtime_error("cannot write to stdout");
+        free(o->buf);
+        return;
+    }
+    size_t n = strlen(o->path) + 32;
+    char *tmp = malloc(n);
+    snprintf(tmp, n, "%s.tmp.%ld", o->path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) cli_runtime_error("cannot open '%s' for writing", o->path);
+    int bad = fwrite(o->buf, 1, o->len, f) != o->len;
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, o->path)) {
+        remove(tmp);
+        cli_runtime_error("cannot write '%s'", o->path);
+    }
+    free(tmp);
+    free(o->buf);
+}
+
+void cli_out_json(FILE *f, json_t *root)
+{
+    if (json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) || fputc('\n', f) == EOF)
+        cli_runtime_error("cannot serialise JSON");
+    json_decref(root);
+}
+
+void cli_csv_double(FILE *f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.10g", x);
+    else
+        fputs("nan", f);
+}

@@ -1,0 +1,71 @@
+/*
+ * cli_common.h -- the shared flags of design.md (dim, spectrum, dist, eta, mu, delay, init,
+ * grid, replicas, seed, threads, format, output) and their resolution into library
+ * structs, plus the output helpers (whole-output buffering, CSV, JSON with jansson).
+ */
+#ifndef AM_CLI_COMMON_H
+#define AM_CLI_COMMON_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "../core/am_grid.h"
+#include "../montecarlo/am_ensemble.h"
+#include "../montecarlo/am_msgd.h"
+#include "../theory/am_problem.h"
+#include "args.h"
+
+extern const cli_opt OPT_DIM, OPT_SPECTRUM, OPT_DIST, OPT_ROTATE, OPT_ETA, OPT_MU, OPT_DELAY,
+    OPT_INIT, OPT_GRID, OPT_REPLICAS, OPT_SEED, OPT_THREADS, OPT_FORMAT, OPT_OUTPUT,
+    OPT_BLOWUP, OPT_COORDS;
+
+/* Builds the problem from --dim, --spectrum, --dist, --rotate (exits 2 on bad input). */
+am_problem *cli_problem(const cli_args *a);
+
+/* Resolves --eta, --mu, --delay, --init, --seed, --blowup (and --coords if present). */
+am_msgd_params cli_msgd_params(const cli_args *a, const am_problem *p);
+
+/* Resolves --grid for the horizon T (--time, validated by the caller). */
+am_grid cli_grid(const cli_args *a, double horizon);
+
+/* Resolves --replicas and --threads. */
+am_ensemble_params cli_ensemble_params(const cli_args *a);
+
+/* 1 if --format json, 0 if csv. */
+int cli_json(const cli_args *a);
+
+/* Adds the resolved problem parameters (dim, spectrum, dist, rotate) to a params object. */
+void cli_params_problem(json_t *params, const am_problem *p);
+
+/* Adds the resolved Async-MSGD parameters (eta, mu, delay, init, seed, blowup). */
+void cli_params_msgd(json_t *params, const am_msgd_params *m);
+
+/* A new JSON object {command, version, params} (params is stolen). */
+json_t *cli_json_root(const char *command, json_t *params);
+
+/* A JSON array of doubles; non-finite values become null. */
+json_t *cli_json_doubles(const double *x, size_t n);
+
+/* Buffered output: everything goes to memory and reaches stdout or the file only when
+ * complete, the file through a temporary name and rename(). */
+typedef struct {
+    const char *path; /* NULL = stdout */
+    char *buf;
+    size_t len;
+    FILE *mem;
+} cli_out;
+
+/* Starts an output for --output (or stdout); returns the stream to write to. */
+FILE *cli_out_begin(cli_out *o, const cli_args *a);
+
+/* Writes the buffered output to its destination (exits 3 on I/O failure). */
+void cli_out_commit(cli_out *o);
+
+/* Writes a JSON value (and frees it) to the output stream. */
+void cli_out_json(FILE *f, json_t *root);
+
+/* Formats a double for CSV (%.10g; non-finite as nan). */
+void cli_csv_double(FILE *f, double x);
+
+#endif

@@ -1,0 +1,18 @@
+/*
+ * commands.h -- the subcommands of amsgd; each takes the arguments after its name and
+ * returns the process exit status (0 ok, 1 a check failed, 2 bad usage, 3 runtime failure).
+ */
+#ifndef AM_CLI_COMMANDS_H
+#define AM_CLI_COMMANDS_H
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} cli_command;
+
+int cmd_mc(int argc, char **argv);
+
+extern const cli_command cli_commands[];
+
+#endif

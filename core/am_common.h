@@ -1,0 +1,34 @@
+/*
+ * am_common.h -- project-wide status codes, version and small numeric helpers.
+ *
+ * Every library function that can fail returns an am_status (0 = AM_OK). The
+ * library never prints and never exits; the command-line front end turns a
+ * status into a message with am_strerror() and an exit code.
+ */
+#ifndef AM_COMMON_H
+#define AM_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define AM_VERSION "0.1.0"
+
+typedef enum {
+    AM_OK = 0,      /* success */
+    AM_EINVAL = 1,  /* an argument is out of its domain */
+    AM_ENOMEM = 2,  /* allocation failed or the request exceeds the memory limit */
+    AM_EIO = 3,     /* reading or writing a file failed */
+    AM_ESOLVER = 4, /* a numerical solver reported a failure */
+    AM_EDOM = 5     /* a quantity is undefined for these parameters (e.g. infinite moment) */
+} am_status;
+
+/* Returns a static, human-readable description of a status code. */
+const char *am_strerror(am_status status);
+
+/* Returns the library version string (equal to AM_VERSION). */
+const char *am_version(void);
+
+/* Largest total allocation (bytes) the library accepts for one engine run. */
+#define AM_MEMORY_LIMIT ((size_t)8 << 30)
+
+#endif

@@ -1,0 +1,207 @@
+/*
+ * am_ensemble.c -- parallel replicas with a thread-count-independent reduction.
+ *
+ * Replicas 0..R-1 are cut into chunks of AM_CHUNK consecutive replicas. A wave of up to
+ * AM_WAVE chunks runs in parallel; each chunk accumulates its replicas in order into its
+ * own statistics (Welford), then the chunks are merged into the total in chunk order
+ * (Chan). The arithmetic therefore never depends on which thread ran which chunk.
+ */
+#include "am_ensemble.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum { AM_CHUNK = 32, AM_WAVE = 64 };
+
+typedef struct {
+    am_stats *obs;     /* [ngrid * nobs] */
+    size_t *alive;     /* [ngrid] */
+    am_stats *sum;     /* [nsummary] */
+    size_t diverged;
+} chunk_acc;
+
+am_ensemble_params am_ensemble_params_default(void)
+{
+    am_ensemble_params p = {1000, 0, 0};
+    return p;
+}
+
+int am_ensemble_threads(int requested)
+{
+#ifdef _OPENMP
+    if (requested <= 0) return omp_get_num_procs();
+    return requested;
+#else
+    (void)requested;
+    return 1;
+#endif
+}
+
+void am_ensemble_result_free(am_ensemble_result *res)
+{
+    if (!res) return;
+    free(res->alive);
+    free(res->obs);
+    free(res->summary_stats);
+    free(res->summary);
+    free(res);
+}
+
+static void chunk_reset(chunk_acc *c, size_t ngrid, size_t nobs, size_t nsum)
+{
+    memset(c->obs, 0, ngrid * nobs * sizeof *c->obs);
+    memset(c->alive, 0, ngrid * sizeof *c->alive);
+    memset(c->sum, 0, (nsum ? nsum : 1) * sizeof *c->sum);
+    c->diverged = 0;
+}
+
+/* Runs one replica and adds it to the chunk's statistics. */
+static am_status run_replica(const am_model *m, const uint64_t *k, size_t ngrid, uint64_t r,
+                             void *work, double *traj, double *summary, chunk_acc *acc)
+{
+    memset(work, 0, m->work_bytes);
+    am_status st = m->start(m->ctx, r, work);
+    if (st != AM_OK) return st;
+    size_t nobs = m->nobs;
+    int diverged = 0;
+    uint64_t kcur = 0;
+    for (size_t g = 0; g < ngrid; g++) {
+        double *o = traj + g * nobs;
+        if (!diverged) {
+            if (k[g] > kcur) {
+                diverged = m->advance(m->ctx, work, kcur, k[g]);
+                kcur = k[g];
+            }
+        }
+        if (diverged) {
+            for (size_t j = 0; j < nobs; j++) o[j] = NAN;
+            continue;
+        }
+        m->observe(m->ctx, work, o);
+        acc->alive[g]++;
+        for (size_t j = 0; j < nobs; j++) am_stats_push(&acc->obs[g * nobs + j], o[j]);
+    }
+    if (diverged) acc->diverged++;
+    if (m->nsummary && m->summarize) {
+        m->summarize(m->ctx, work, traj, ngrid, diverged, summary);
+        for (size_t j = 0; j < m->nsummary; j++)
+            if (isfinite(summary[j])) am_stats_push(&acc->sum[j], summary[j]);
+    }
+    return AM_OK;
+}
+
+am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
+                          const am_ensemble_params *params, am_ensemble_result **out)
+{
+    *out = NULL;
+    if (!m || !k || ngrid == 0 || !params || params->replicas == 0 || m->nobs == 0 ||
+        !m->start || !m->advance || !m->observe)
+        return AM_EINVAL;
+    for (size_t g = 1; g < ngrid; g++)
+        if (k[g] < k[g - 1]) return AM_EINVAL;
+    size_t nobs = m->nobs, nsum = m->nsummary, R = params->replicas;
+    int threads = am_ensemble_threads(params->threads);
+    size_t work_bytes = (m->work_bytes + 63) / 64 * 64;
+    if (work_bytes == 0) work_bytes = 64;
+    double mem = (double)threads * (double)work_bytes +
+                 (double)AM_WAVE * (double)ngrid * (double)nobs * sizeof(am_stats) +
+                 (params->keep_summary ? (double)R * (double)nsum * sizeof(double) : 0.0);
+    if (mem > (double)AM_MEMORY_LIMIT) return AM_ENOMEM;
+
+    am_status status = AM_OK;
+    am_ensemble_result *res = calloc(1, sizeof *res);
+    chunk_acc *chunks = calloc(AM_WAVE, sizeof *chunks);
+    unsigned char *works = aligned_alloc(64, (size_t)threads * work_bytes);
+    double *trajs = malloc((size_t)threads * ngrid * nobs * sizeof *trajs);
+    double *sums = malloc((size_t)threads * (nsum ? nsum : 1) * sizeof *sums);
+    if (!res || !chunks || !works || !trajs || !sums) {
+        status = AM_ENOMEM;
+        goto done;
+    }
+    res->ngrid = ngrid;
+    res->nobs = nobs;
+    res->nsummary = nsum;
+    res->replicas = R;
+    res->alive = calloc(ngrid, sizeof *res->alive);
+    res->obs = calloc(ngrid * nobs, sizeof *res->obs);
+    res->summary_stats = calloc(nsum ? nsum : 1, sizeof *res->summary_stats);
+    if (params->keep_summary && nsum) res->summary = malloc(R * nsum * sizeof *res->summary);
+    if (!res->alive || !res->obs || !res->summary_stats ||
+        (params->keep_summary && nsum && !res->summary)) {
+        status = AM_ENOMEM;
+        goto done;
+    }
+    for (size_t c = 0; c < AM_WAVE; c++) {
+        chunks[c].obs = malloc(ngrid * nobs * sizeof *chunks[c].obs);
+        chunks[c].alive = malloc(ngrid * sizeof *chunks[c].alive);
+        chunks[c].sum = malloc((nsum ? nsum : 1) * sizeof *chunks[c].sum);
+        if (!chunks[c].obs || !chunks[c].alive || !chunks[c].sum) {
+            status = AM_ENOMEM;
+            goto done;
+        }
+    }
+
+    size_t nchunks = (R + AM_CHUNK - 1) / AM_CHUNK;
+    for (size_t wave0 = 0; wave0 < nchunks && status == AM_OK; wave0 += AM_WAVE) {
+        size_t nw = nchunks - wave0 < AM_WAVE ? nchunks - wave0 : AM_WAVE;
+        int failed = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (size_t c = 0; c < nw; c++) {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = omp_get_thread_num();
+#endif
+            void *work = works + (size_t)tid * work_bytes;
+            double *traj = trajs + (size_t)tid * ngrid * nobs;
+            double *sum = sums + (size_t)tid * (nsum ? nsum : 1);
+            chunk_acc *acc = &chunks[c];
+            chunk_reset(acc, ngrid, nobs, nsum);
+            size_t r0 = (wave0 + c) * AM_CHUNK;
+            size_t r1 = r0 + AM_CHUNK < R ? r0 + AM_CHUNK : R;
+            for (size_t r = r0; r < r1; r++) {
+                am_status st = run_replica(m, k, ngrid, r, work, traj, sum, acc);
+                if (st != AM_OK) {
+#pragma omp atomic write
+                    failed = (int)st;
+                    break;
+                }
+                if (res->summary)
+                    memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
+            }
+        }
+        if (failed) {
+            status = (am_status)failed;
+            break;
+        }
+        for (size_t c = 0; c < nw; c++) {
+            for (size_t i = 0; i < ngrid * nobs; i++) am_stats_merge(&res->obs[i], &chunks[c].obs[i]);
+            for (size_t g = 0; g < ngrid; g++) res->alive[g] += chunks[c].alive[g];
+            for (size_t j = 0; j < nsum; j++)
+                am_stats_merge(&res->summary_stats[j], &chunks[c].sum[j]);
+            res->diverged += chunks[c].diverged;
+        }
+    }
+
+done:
+    if (chunks)
+        for (size_t c = 0; c < AM_WAVE; c++) {
+            free(chunks[c].obs);
+            free(chunks[c].alive);
+            free(chunks[c].sum);
+        }
+    free(chunks);
+    free(works);
+    free(trajs);
+    free(sums);
+    if (status != AM_OK) {
+        am_ensemble_result_free(res);
+        return status;
+    }
+    *out = res;
+    return AM_OK;
+}

@@ -1,0 +1,64 @@
+/*
+ * am_ensemble.h -- a parallel ensemble of independent replicas of any stochastic engine.
+ *
+ * An engine is described by an am_model: callbacks that start replica r, advance it from
+ * step k0 to k1, and observe it. The ensemble runs R replicas with OpenMP, saves the
+ * observables at the step indices of a grid, and reduces them on the fly into streaming
+ * statistics (am_stats). Replicas are grouped in fixed chunks whose summaries are merged
+ * in chunk order, so the result is bit-identical for any number of threads. A replica
+ * whose state stops being finite (or exceeds the engine's bound) is counted as diverged
+ * and contributes no further observations. Memory does not depend on the step count.
+ */
+#ifndef AM_ENSEMBLE_H
+#define AM_ENSEMBLE_H
+
+#include "../core/am_common.h"
+#include "am_stats.h"
+
+typedef struct {
+    size_t nobs;       /* observables per saved time */
+    size_t nsummary;   /* per-replica summary values (0 if none) */
+    size_t work_bytes; /* bytes of one replica's workspace (one per thread is allocated) */
+    /* Initialises the replica's state in work (zeroed, 64-byte aligned). */
+    am_status (*start)(const void *ctx, uint64_t replica, void *work);
+    /* Advances the state from step k0 to step k1 >= k0; returns 1 if it diverged, else 0. */
+    int (*advance)(const void *ctx, void *work, uint64_t k0, uint64_t k1);
+    /* Writes the nobs observables of the current state. */
+    void (*observe)(const void *ctx, const void *work, double *obs);
+    /* Optional: writes nsummary values after the last saved time, given the replica's
+       saved observables obs[g * nobs + j] (NaN after divergence) and its divergence flag. */
+    void (*summarize)(const void *ctx, const void *work, const double *obs, size_t ngrid,
+                      int diverged, double *summary);
+    const void *ctx;
+} am_model;
+
+typedef struct {
+    size_t replicas;   /* R >= 1 */
+    int threads;       /* 0 = all available cores */
+    int keep_summary;  /* store every replica's summary values in the result */
+} am_ensemble_params;
+
+typedef struct {
+    size_t ngrid, nobs, nsummary, replicas;
+    size_t diverged;          /* replicas that diverged before the last saved time */
+    size_t *alive;            /* [ngrid]: replicas finite at each saved time */
+    am_stats *obs;            /* [ngrid * nobs] */
+    am_stats *summary_stats;  /* [nsummary], over replicas with finite summaries */
+    double *summary;          /* [replicas * nsummary] if keep_summary, else NULL */
+} am_ensemble_result;
+
+/* Default parameters: 1000 replicas, all cores, summaries not kept. */
+am_ensemble_params am_ensemble_params_default(void);
+
+/* Runs the ensemble on the saved steps k[0..ngrid-1] (non-decreasing). Allocates *out
+ * (free with am_ensemble_result_free). Returns AM_EINVAL, AM_ENOMEM or a model failure. */
+am_status am_ensemble_run(const am_model *model, const uint64_t *k, size_t ngrid,
+                          const am_ensemble_params *params, am_ensemble_result **out);
+
+/* Frees a result; NULL is safe. */
+void am_ensemble_result_free(am_ensemble_result *res);
+
+/* Number of threads a request resolves to (0 = all cores). */
+int am_ensemble_threads(int requested);
+
+#endif

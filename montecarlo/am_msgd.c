@@ -1,0 +1,362 @@
+/*
+ * am_msgd.c -- the Async-MSGD engine of am_msgd.h as an am_model.
+ *
+ * Each replica keeps a ring of the last L = max_delay + 2 iterates, so v_k, v_{k-1} and
+ * the stale w = v_{k-tau} are read from the ring and v_{k+1} written to a slot none of
+ * them occupies. The ring starts filled with v_0, which realises v_{-i} = v_0.
+ */
+#include "am_msgd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am_data.h"
+
+struct am_msgd {
+    const am_problem *p;
+    am_msgd_params par;
+    size_t ring_len;  /* L */
+    double *v0;       /* shared initial point (random, e:J, angle) or NULL */
+    double *u1;       /* top eigenvector in original coordinates */
+    double *sigma;    /* dense Sigma when rotated and expected, else NULL */
+    am_model model;
+};
+
+typedef struct {
+    uint64_t replica;
+    uint64_t k;       /* current step */
+    am_rng data, delay;
+    double *ring;     /* L * d */
+    double *x, *y;    /* data in original and eigen coordinates */
+} work_t;
+
+am_msgd_params am_msgd_params_default(void)
+{
+    am_msgd_params p;
+    memset(&p, 0, sizeof p);
+    p.eta = 5e-4;
+    p.mu = 0;
+    am_delay_make(AM_DELAY_NONE, 0, &p.delay);
+    p.init.kind = AM_INIT_RANDOM;
+    p.seed = 1;
+    p.blowup = 1e6;
+    return p;
+}
+
+am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(spec, "random") == 0) {
+        out->kind = AM_INIT_RANDOM;
+        return AM_OK;
+    }
+    if (strcmp(spec, "random-each") == 0) {
+        out->kind = AM_INIT_RANDOM_EACH;
+        return AM_OK;
+    }
+    char *end;
+    errno = 0;
+    if (strncmp(spec, "e:", 2) == 0) {
+        long j = strtol(spec + 2, &end, 10);
+        if (spec[2] == 0 || *end || errno || j < 1 || (size_t)j > dim) {
+            snprintf(err, errlen, "e:J needs an integer J in [1, %zu], got '%s'", dim, spec);
+            return AM_EINVAL;
+        }
+        out->kind = AM_INIT_EIGEN;
+        out->j = (size_t)j;
+        return AM_OK;
+    }
+    if (strncmp(spec, "angle:", 6) == 0) {
+        double th = strtod(spec + 6, &end);
+        if (spec[6] == 0 || *end || errno || !isfinite(th)) {
+            snprintf(err, errlen, "angle:THETA needs a finite number (radians), got '%s'", spec);
+            return AM_EINVAL;
+        }
+        out->kind = AM_INIT_ANGLE;
+        out->theta = th;
+        return AM_OK;
+    }
+    snprintf(err, errlen, "unknown initial point '%s' (random, random-each, e:J, angle:THETA)",
+             spec);
+    return AM_EINVAL;
+}
+
+void am_init_format(const am_init *init, char *buf, size_t len)
+{
+    switch (init->kind) {
+    case AM_INIT_RANDOM: snprintf(buf, len, "random"); break;
+    case AM_INIT_RANDOM_EACH: snprintf(buf, len, "random-each"); break;
+    case AM_INIT_EIGEN: snprintf(buf, len, "e:%zu", init->j); break;
+    case AM_INIT_ANGLE: snprintf(buf, len, "angle:%.17g", init->theta); break;
+    }
+}
+
+am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *par, char *err,
+                               size_t errlen)
+{
+    if (!(par->eta > 0) || !isfinite(par->eta)) {
+        snprintf(err, errlen, "eta must be a finite number > 0, got %g", par->eta);
+        return AM_EINVAL;
+    }
+    if (!(par->mu >= 0 && par->mu < 1)) {
+        snprintf(err, errlen, "mu must be in [0, 1), got %g", par->mu);
+        return AM_EINVAL;
+    }
+    if (!(par->blowup > 1) || isnan(par->blowup)) {
+        snprintf(err, errlen, "blowup must be > 1, got %g", par->blowup);
+        return AM_EINVAL;
+    }
+    if (par->init.kind == AM_INIT_EIGEN && (par->init.j < 1 || par->init.j > p->dim)) {
+        snprintf(err, errlen, "e:J needs J in [1, %zu], got %zu", p->dim, par->init.j);
+        return AM_EINVAL;
+    }
+    double ring = ((double)par->delay.max + 2.0) * (double)p->dim * sizeof(double);
+    if (ring > (double)AM_MEMORY_LIMIT / 16) {
+        snprintf(err, errlen, "delay history of %.3g bytes per thread exceeds the limit", ring);
+        return AM_ENOMEM;
+    }
+    return AM_OK;
+}
+
+void am_msgd_update(size_t d, double eta, double mu, const double *x, const double *v,
+                    const double *vprev, const double *w, double *vnext)
+{
+    double a = 0;
+    for (size_t i = 0; i < d; i++) a += x[i] * w[i];
+    for (size_t i = 0; i < d; i++)
+        vnext[i] = v[i] + mu * (v[i] - vprev[i]) + eta * a * (x[i] - a * w[i]);
+}
+
+double am_msgd_error(size_t d, const double *u, const double *v)
+{
+    double dot = 0, nn = 0;
+    for (size_t i = 0; i < d; i++) {
+        dot += u[i] * v[i];
+        nn += v[i] * v[i];
+    }
+    return 1.0 - dot * dot / nn;
+}
+
+void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0)
+{
+    size_t d = m->p->dim;
+    if (m->v0) {
+        memcpy(v0, m->v0, d * sizeof *v0);
+        return;
+    }
+    am_rng rng;
+    am_rng_init(&rng, m->par.seed, replica, AM_STREAM_INIT, 0);
+    am_data_unit_vector(&rng, d, v0);
+}
+
+static size_t work_bytes(size_t d, size_t L)
+{
+    size_t head = (sizeof(work_t) + 63) / 64 * 64;
+    return head + (L + 2) * d * sizeof(double) + 64;
+}
+
+static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
+{
+    const am_msgd *m = ctx;
+    size_t d = m->p->dim, L = m->ring_len;
+    work_t *w = work;
+    double *base = (double *)((char *)work + (sizeof(work_t) + 63) / 64 * 64);
+    w->replica = replica;
+    w->k = 0;
+    w->ring = base;
+    w->x = base + L * d;
+    w->y = w->x + d;
+    am_rng_init(&w->data, m->par.seed, replica, AM_STREAM_DATA, 0);
+    am_rng_init(&w->delay, m->par.seed, replica, AM_STREAM_DELAY, 0);
+    am_msgd_initial(m, replica, w->ring);
+    for (size_t s = 1; s < L; s++) memcpy(w->ring + s * d, w->ring, d * sizeof(double));
+    return AM_OK;
+}
+
+/* Data for step k in original coordinates, into w->x. */
+static inline void draw_x(const am_msgd *m, work_t *w)
+{
+    const am_problem *p = m->p;
+    size_t d = p->dim;
+    if (!p->q) {
+        am_data_draw(p, &w->data, w->x);
+        return;
+    }
+    am_data_draw(p, &w->data, w->y);
+    for (size_t i = 0; i < d; i++) {
+        const double *qi = p->q + i * d;
+        double s = 0;
+        for (size_t j = 0; j < d; j++) s += qi[j] * w->y[j];
+        w->x[i] = s;
+    }
+}
+
+/* Fused fast path: Gaussian data, standard eigenbasis. */
+static inline double gaussian_dot(const am_problem *p, am_rng *rng, const double *wv, double *x)
+{
+    const double *sl = p->sqrt_lambda;
+    double a = 0;
+    for (size_t i = 0; i < p->dim; i++) {
+        x[i] = sl[i] * am_rng_gaussian(rng);
+        a += x[i] * wv[i];
+    }
+    return a;
+}
+
+static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
+{
+    const am_msgd *m = ctx;
+    const am_problem *p = m->p;
+    work_t *w = work;
+    size_t d = p->dim, L = m->ring_len;
+    double eta = m->par.eta, mu = m->par.mu;
+    int has_delay = m->par.delay.kind != AM_DELAY_NONE;
+    int fast_gauss = p->dist.kind == AM_DIST_GAUSSIAN && !p->q;
+    int expected = p->dist.kind == AM_DIST_EXPECTED;
+    size_t cur = (size_t)(k0 % L);
+    for (uint64_t k = k0; k < k1; k++) {
+        size_t prev = cur == 0 ? L - 1 : cur - 1;
+        size_t next = cur + 1 == L ? 0 : cur + 1;
+        const double *v = w->ring + cur * d, *vp = w->ring + prev * d;
+        double *vn = w->ring + next * d;
+        const double *wv = v;
+        if (has_delay) {
+            am_rng_seek(&w->delay, k);
+            uint64_t tau = am_delay_draw(&m->par.delay, &w->delay);
+            size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
+            wv = w->ring + slot * d;
+        }
+        if (expected) {
+            /* g = Sigma w - (w^T Sigma w) w */
+            double *sw = w->x, q = 0;
+            if (m->sigma) {
+                for (size_t i = 0; i < d; i++) {
+                    double s = 0;
+                    for (size_t j = 0; j < d; j++) s += m->sigma[i * d + j] * wv[j];
+                    sw[i] = s;
+                }
+            } else {
+                for (size_t i = 0; i < d; i++) sw[i] = p->lambda[i] * wv[i];
+            }
+            for (size_t i = 0; i < d; i++) q += sw[i] * wv[i];
+            for (size_t i = 0; i < d; i++)
+                vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
+        } else {
+            am_rng_seek(&w->data, k);
+            double a;
+            if (fast_gauss) {
+                a = gaussian_dot(p, &w->data, wv, w->x);
+            } else {
+                draw_x(m, w);
+                a = 0;
+                for (size_t i = 0; i < d; i++) a += w->x[i] * wv[i];
+            }
+            const double *x = w->x;
+            double ea = eta * a;
+            for (size_t i = 0; i < d; i++)
+                vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+        }
+        cur = next;
+    }
+    w->k = k1;
+    const double *v = w->ring + cur * d;
+    double nn = 0;
+    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
+    return !(nn <= m->par.blowup * m->par.blowup);
+}
+
+static void msgd_observe(const void *ctx, const void *work, double *obs)
+{
+    const am_msgd *m = ctx;
+    const work_t *w = work;
+    size_t d = m->p->dim;
+    const double *v = w->ring + (size_t)(w->k % m->ring_len) * d;
+    double nn = 0;
+    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
+    obs[0] = am_msgd_error(d, m->u1, v);
+    obs[1] = sqrt(nn);
+    if (!m->par.coords) return;
+    for (size_t j = 0; j < d; j++) {
+        double h = 0;
+        if (m->p->q)
+            for (size_t i = 0; i < d; i++) h += m->p->q[i * d + j] * v[i];
+        else
+            h = v[j];
+        obs[2 + j] = h * h;
+    }
+}
+
+am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status *status)
+{
+    char err[256];
+    am_status st = am_msgd_params_check(p, par, err, sizeof err);
+    if (st != AM_OK) {
+        *status = st;
+        return NULL;
+    }
+    am_msgd *m = calloc(1, sizeof *m);
+    size_t d = p->dim;
+    if (!m) goto nomem;
+    m->p = p;
+    m->par = *par;
+    m->ring_len = (size_t)par->delay.max + 2;
+    m->u1 = malloc(d * sizeof *m->u1);
+    if (!m->u1) goto nomem;
+    am_problem_eigvec(p, 0, m->u1);
+    if (par->init.kind != AM_INIT_RANDOM_EACH) {
+        m->v0 = malloc(d * sizeof *m->v0);
+        if (!m->v0) goto nomem;
+        if (par->init.kind == AM_INIT_RANDOM) {
+            am_rng rng;
+            am_rng_init(&rng, par->seed, AM_REPLICA_SHARED, AM_STREAM_INIT, 0);
+            am_data_unit_vector(&rng, d, m->v0);
+        } else if (par->init.kind == AM_INIT_EIGEN) {
+            am_problem_eigvec(p, par->init.j - 1, m->v0);
+        } else {
+            double *e2 = malloc(d * sizeof *e2);
+            if (!e2) goto nomem;
+            am_problem_eigvec(p, 1, e2);
+            for (size_t i = 0; i < d; i++)
+                m->v0[i] = cos(par->init.theta) * m->u1[i] + sin(par->init.theta) * e2[i];
+            free(e2);
+        }
+    }
+    if (p->q && p->dist.kind == AM_DIST_EXPECTED) {
+        m->sigma = malloc(d * d * sizeof *m->sigma);
+        if (!m->sigma) goto nomem;
+        for (size_t i = 0; i < d; i++)
+            for (size_t j = 0; j < d; j++) {
+                double s = 0;
+                for (size_t l = 0; l < d; l++) s += p->q[i * d + l] * p->lambda[l] * p->q[j * d + l];
+                m->sigma[i * d + j] = s;
+            }
+    }
+    m->model.nobs = par->coords ? 2 + d : 2;
+    m->model.work_bytes = work_bytes(d, m->ring_len);
+    m->model.start = msgd_start;
+    m->model.advance = msgd_advance;
+    m->model.observe = msgd_observe;
+    m->model.ctx = m;
+    *status = AM_OK;
+    return m;
+nomem:
+    am_msgd_free(m);
+    *status = AM_ENOMEM;
+    return NULL;
+}
+
+void am_msgd_free(am_msgd *m)
+{
+    if (!m) return;
+    free(m->v0);
+    free(m->u1);
+    free(m->sigma);
+    free(m);
+}
+
+const am_model *am_msgd_model(const am_msgd *m) { return &m->model; }
+
+size_t am_msgd_nobs(const am_msgd *m) { return m->model.nobs; }

@@ -1,0 +1,76 @@
+/*
+ * am_msgd.h -- Async-MSGD for streaming PCA (Liu et al. 2018), the discrete algorithm:
+ *
+ *   v_{k+1} = v_k + mu (v_k - v_{k-1}) + eta (I - w w^T) X_k X_k^T w,   w = v_{k - tau_k},
+ *
+ * with v_{-i} = v_0 (history before step 0), no normalisation, and tau_k from a delay
+ * model. With a = X_k . w the data term is eta a (X_k - a w), O(d) per step. For the
+ * `expected` distribution X X^T is replaced by Sigma: eta (Sigma w - (w^T Sigma w) w).
+ * Observables at each saved time: err = 1 - (v^1 . v)^2 / |v|^2, |v|, and optionally
+ * h_i^2 = ((Q^T v)_i)^2 for i = 1..d.
+ */
+#ifndef AM_MSGD_H
+#define AM_MSGD_H
+
+#include "../core/am_common.h"
+#include "../theory/am_problem.h"
+#include "am_delay.h"
+#include "am_ensemble.h"
+
+typedef enum { AM_INIT_RANDOM = 0, AM_INIT_RANDOM_EACH, AM_INIT_EIGEN, AM_INIT_ANGLE } am_init_kind;
+
+typedef struct {
+    am_init_kind kind;
+    size_t j;      /* AM_INIT_EIGEN: eigenvector index, 1-based */
+    double theta;  /* AM_INIT_ANGLE: v0 = cos(theta) v^1 + sin(theta) v^2 */
+} am_init;
+
+/* Parses an --init spec (random, random-each, e:J, angle:THETA) for dimension dim. */
+am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen);
+
+/* Writes the canonical spec of an initial point into buf. */
+void am_init_format(const am_init *init, char *buf, size_t len);
+
+typedef struct {
+    double eta;     /* step size > 0 */
+    double mu;      /* momentum in [0, 1) */
+    am_delay delay; /* staleness model */
+    am_init init;   /* initial point */
+    uint64_t seed;  /* Philox key */
+    double blowup;  /* |v| above this (or non-finite) marks a replica diverged */
+    int coords;     /* also observe h_i^2 */
+} am_msgd_params;
+
+/* eta 5e-4, mu 0, no delay, random init, seed 1, blowup 1e6, no coordinates. */
+am_msgd_params am_msgd_params_default(void);
+
+typedef struct am_msgd am_msgd;
+
+/* Checks params against the problem; AM_EINVAL with a reason in err on failure. */
+am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *params, char *err,
+                               size_t errlen);
+
+/* Builds the engine (the problem must outlive it). NULL with *status set on failure. */
+am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *params, am_status *status);
+
+/* Frees the engine; NULL is safe. */
+void am_msgd_free(am_msgd *m);
+
+/* The ensemble model of the engine. */
+const am_model *am_msgd_model(const am_msgd *m);
+
+/* Number of observables per saved time (2, or 2 + d with coords). */
+size_t am_msgd_nobs(const am_msgd *m);
+
+/* Writes the initial point v_0 of a replica (unit norm) into v0[0..d-1]. */
+void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0);
+
+/* One Async-MSGD update with explicit data x (original coordinates):
+ * vnext = v + mu (v - vprev) + eta a (x - a w), a = x . w. vnext may alias vprev. */
+void am_msgd_update(size_t d, double eta, double mu, const double *x, const double *v,
+                    const double *vprev, const double *w, double *vnext);
+
+/* The error 1 - (u . v)^2 / |v|^2 of v against the unit vector u. */
+double am_msgd_error(size_t d, const double *u, const double *v);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * am_problem.c -- spectrum checks, the (optionally rotated) eigenbasis and the data
+ * moments m4_i = E[Y_i^4], alpha_ij^2 = E[Y_i^2 Y_j^2] of the distributions in am_problem.h.
+ */
+#include "am_problem.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+
+#include "../core/am_rng.h"
+
+am_status am_problem_check_spectrum(size_t dim, const double *lambda)
+{
+    if (dim < 2 || !lambda) return AM_EINVAL;
+    for (size_t i = 0; i < dim; i++) {
+        if (!isfinite(lambda[i]) || !(lambda[i] > 0)) return AM_EINVAL;
+        if (i > 0 && lambda[i] > lambda[i - 1]) return AM_EINVAL;
+    }
+    if (!(lambda[0] > lambda[1])) return AM_EINVAL;
+    return AM_OK;
+}
+
+/* Haar-random orthogonal matrix: QR of a Gaussian matrix with the signs of R's diagonal
+ * absorbed into Q (Mezzadri 2007). */
+static int random_orthogonal(size_t d, uint64_t seed, double *q)
+{
+    gsl_matrix *a = gsl_matrix_alloc(d, d);
+    gsl_vector *tau = gsl_vector_alloc(d);
+    gsl_matrix *qm = gsl_matrix_alloc(d, d);
+    gsl_matrix *r = gsl_matrix_alloc(d, d);
+    int rc = -1;
+    if (!a || !tau || !qm || !r) goto done;
+    am_rng rng;
+    am_rng_init(&rng, seed, 0, AM_STREAM_ROTATE, 0);
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < d; j++) gsl_matrix_set(a, i, j, am_rng_gaussian(&rng));
+    if (gsl_linalg_QR_decomp(a, tau) || gsl_linalg_QR_unpack(a, tau, qm, r)) goto done;
+    for (size_t j = 0; j < d; j++) {
+        double s = gsl_matrix_get(r, j, j) < 0 ? -1.0 : 1.0;
+        for (size_t i = 0; i < d; i++) q[i * d + j] = s * gsl_matrix_get(qm, i, j);
+    }
+    rc = 0;
+done:
+    gsl_matrix_free(a);
+    gsl_vector_free(tau);
+    gsl_matrix_free(qm);
+    gsl_matrix_free(r);
+    return rc;
+}
+
+am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uint64_t rotate_seed)
+{
+    if (am_problem_check_spectrum(dim, lambda) != AM_OK) return NULL;
+    if (dist.kind == AM_DIST_STUDENT && !(dist.nu > 2)) return NULL;
+    if (dim > ((size_t)1 << 20)) return NULL;
+    am_problem *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->dim = dim;
+    p->dist = dist;
+    p->lambda = malloc(dim * sizeof *p->lambda);
+    p->sqrt_lambda = malloc(dim * sizeof *p->sqrt_lambda);
+    if (!p->lambda || !p->sqrt_lambda) goto fail;
+    for (size_t i = 0; i < dim; i++) {
+        p->lambda[i] = lambda[i];
+        p->sqrt_lambda[i] = sqrt(lambda[i]);
+    }
+    if (rotate_seed) {
+        if (dim * dim * sizeof(double) > AM_MEMORY_LIMIT / 4) goto fail;
+        p->q = malloc(dim * dim * sizeof *p->q);
+        if (!p->q || random_orthogonal(dim, rotate_seed, p->q)) goto fail;
+        p->rotate_seed = rotate_seed;
+    }
+    return p;
+fail:
+    am_problem_free(p);
+    return NULL;
+}
+
+void am_problem_free(am_problem *p)
+{
+    if (!p) return;
+    free(p->lambda);
+    free(p->sqrt_lambda);
+    free(p->q);
+    free(p);
+}
+
+void am_problem_eigvec(const am_problem *p, size_t j, double *out)
+{
+    size_t d = p->dim;
+    for (size_t i = 0; i < d; i++) out[i] = p->q ? p->q[i * d + j] : (i == j ? 1.0 : 0.0);
+}
+
+double am_problem_m4(const am_problem *p, size_t i, am_status *status)
+{
+    double l2 = p->lambda[i] * p->lambda[i];
+    if (status) *status = AM_OK;
+    switch (p->dist.kind) {
+    case AM_DIST_GAUSSIAN: return 3.0 * l2;
+    case AM_DIST_RADEMACHER: return l2;
+    case AM_DIST_UNIFORM: return 1.8 * l2;
+    case AM_DIST_STUDENT:
+        if (!(p->dist.nu > 4)) {
+            if (status) *status = AM_EDOM;
+            return INFINITY;
+        }
+        return 3.0 * l2 * (p->dist.nu - 2.0) / (p->dist.nu - 4.0);
+    case AM_DIST_EXPECTED: return l2; /* Y Y^T replaced by its mean: no fluctuation */
+    }
+    return NAN;
+}
+
+double am_problem_alpha2(const am_problem *p, size_t i, size_t j, am_status *status)
+{
+    if (i == j) return am_problem_m4(p, i, status);
+    if (status) *status = AM_OK;
+    return p->lambda[i] * p->lambda[j];
+}
+
+double am_problem_bound(const am_problem *p)
+{
+    double s = 0;
+    for (size_t i = 0; i < p->dim; i++) s += p->lambda[i];
+    switch (p->dist.kind) {
+    case AM_DIST_RADEMACHER: return sqrt(s);
+    case AM_DIST_UNIFORM: return sqrt(3.0 * s);
+    case AM_DIST_EXPECTED: return 0.0;
+    default: return INFINITY;
+    }
+}
+
+const char *am_dist_name(am_dist_kind kind)
+{
+    static const char *const names[] = {"gaussian", "rademacher", "uniform", "student",
+                                        "expected"};
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
+}
+
+am_status am_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        am_dist_kind kind;
+    } table[] = {{"gaussian", AM_DIST_GAUSSIAN},
+                 {"rademacher", AM_DIST_RADEMACHER},
+                 {"uniform", AM_DIST_UNIFORM},
+                 {"expected", AM_DIST_EXPECTED}};
+    out->nu = 0;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(spec, table[i].name) == 0) {
+            out->kind = table[i].kind;
+            return AM_OK;
+        }
+    if (strncmp(spec, "student:", 8) == 0) {
+        char *end;
+        errno = 0;
+        double nu = strtod(spec + 8, &end);
+        if (spec[8] == 0 || *end || errno || !isfinite(nu) || !(nu > 2)) {
+            snprintf(err, errlen, "student:NU needs a finite NU > 2 (finite variance), got '%s'",
+                     spec);
+            return AM_EINVAL;
+        }
+        out->kind = AM_DIST_STUDENT;
+        out->nu = nu;
+        return AM_OK;
+    }
+    snprintf(err, errlen,
+             "unknown distribution '%s' (gaussian, rademacher, uniform, student:NU, expected)",
+             spec);
+    return AM_EINVAL;
+}
+
+void am_dist_format(const am_dist *dist, char *buf, size_t len)
+{
+    if (dist->kind == AM_DIST_STUDENT)
+        snprintf(buf, len, "student:%.17g", dist->nu);
+    else
+        snprintf(buf, len, "%s", am_dist_name(dist->kind));
+}
