@@ -138,7 +138,7 @@ static void check_expected(const char *delay_spec, double mu, uint64_t rot)
     const double l[5] = {5, 3, 2, 1.5, 1};
     am_problem *p = make_problem(d, l, AM_DIST_EXPECTED, 0, rot);
     am_msgd_params par = am_msgd_params_default();
-    par.eta = 0.01;
+    par.eta = 0.002;
     par.mu = mu;
     par.seed = 17;
     par.init.kind = AM_INIT_ANGLE;
@@ -148,7 +148,7 @@ static void check_expected(const char *delay_spec, double mu, uint64_t rot)
     am_status st;
     am_msgd *m = am_msgd_alloc(p, &par, &st);
     cr_assert_not_null(m);
-    const uint64_t n = 700;
+    const uint64_t n = 150;
     am_grid grid = {2, (double)n * par.eta};
     uint64_t k[2];
     am_grid_steps(&grid, par.eta, k);
@@ -183,7 +183,8 @@ static void check_expected(const char *delay_spec, double mu, uint64_t rot)
               (unsigned long long)rot, e, e_ref);
     cr_assert(fabs(nrm - sqrt(nn)) <= 1e-12 * sqrt(nn), "delay=%s mu=%g: norm %.17g, plain %.17g",
               delay_spec, mu, nrm, sqrt(nn));
-    cr_assert(e_ref < 0.5, "the reference must have moved (err %.3g)", e_ref);
+    cr_assert(e_ref < 0.8 && e_ref > 1e-6, "the reference must have moved but not converged to "
+              "rounding (err %.3g)", e_ref);
     free(taus);
     am_ensemble_result_free(res);
     am_msgd_free(m);
@@ -195,6 +196,75 @@ Test(mc, expected_momentum) { check_expected("none", 0.8, 0); }
 Test(mc, expected_const_delay) { check_expected("const:7", 0.6, 0); }
 Test(mc, expected_uniform_delay_rotated) { check_expected("uniform:12", 0.5, 99); }
 Test(mc, expected_geometric_delay) { check_expected("geometric:3.5", 0.7, 0); }
+
+/* The stochastic recursion against a plain implementation that draws the same data
+ * (stream AM_STREAM_DATA at each step) and keeps the whole history. */
+static void check_stochastic(const char *dist_spec, const char *delay_spec, double mu)
+{
+    const size_t d = 6;
+    const double l[6] = {3, 2.5, 2, 1, 0.5, 0.25};
+    am_dist dist;
+    char err[200];
+    cr_assert_eq(am_dist_parse(dist_spec, &dist, err, sizeof err), AM_OK);
+    am_problem *p = am_problem_alloc(d, l, dist, 0);
+    am_msgd_params par = am_msgd_params_default();
+    par.eta = 0.01;
+    par.mu = mu;
+    par.seed = 23;
+    par.init.kind = AM_INIT_RANDOM_EACH;
+    cr_assert_eq(am_delay_parse(delay_spec, &par.delay, err, sizeof err), AM_OK, "%s", err);
+    am_status st;
+    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    const uint64_t n = 120, replica = 2;
+    am_grid grid = {2, (double)n * par.eta};
+    uint64_t k[2];
+    am_grid_steps(&grid, par.eta, k);
+    am_ensemble_params ep = {replica + 1, 1, 1};
+    am_ensemble_result *res;
+    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 2, &ep, &res), AM_OK);
+    /* with 3 replicas the statistics hold their mean; recover replica 2 from a run of 2 */
+    am_ensemble_result *res2;
+    ep.replicas = replica;
+    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 2, &ep, &res2), AM_OK);
+    double e_engine = 3 * res->obs[2].mean - 2 * res2->obs[2].mean;
+
+    double *hist = malloc((n + 1) * d * sizeof *hist), x[6], u1[6];
+    am_msgd_initial(m, replica, hist);
+    am_rng rd, rt;
+    am_rng_init(&rd, par.seed, replica, AM_STREAM_DATA, 0);
+    am_rng_init(&rt, par.seed, replica, AM_STREAM_DELAY, 0);
+    for (uint64_t s = 0; s < n; s++) {
+        am_rng_seek(&rd, s);
+        am_rng_seek(&rt, s);
+        uint64_t tau = am_delay_draw(&par.delay, &rt);
+        long j = (long)s - (long)tau;
+        const double *w = hist + (j < 0 ? 0 : (size_t)j) * d;
+        const double *v = hist + s * d, *vp = hist + (s == 0 ? 0 : s - 1) * d;
+        am_data_draw(p, &rd, x);
+        double a = 0;
+        for (size_t i = 0; i < d; i++) a += x[i] * w[i];
+        for (size_t i = 0; i < d; i++) {
+            double g = a * x[i] - a * a * w[i]; /* (I - w w^T) x x^T w */
+            hist[(s + 1) * d + i] = v[i] + mu * (v[i] - vp[i]) + par.eta * g;
+        }
+    }
+    am_problem_eigvec(p, 0, u1);
+    double e_ref = am_msgd_error(d, u1, hist + n * d);
+    cr_assert(fabs(e_engine - e_ref) <= 1e-9 * fabs(e_ref) + 1e-12,
+              "dist=%s delay=%s mu=%g: engine err %.15g, plain %.15g", dist_spec, delay_spec, mu,
+              e_engine, e_ref);
+    cr_assert(e_ref > 1e-4, "reference too close to converged (%g)", e_ref);
+    free(hist);
+    am_ensemble_result_free(res);
+    am_ensemble_result_free(res2);
+    am_msgd_free(m);
+    am_problem_free(p);
+}
+
+Test(mc, stochastic_gaussian) { check_stochastic("gaussian", "none", 0.5); }
+Test(mc, stochastic_gaussian_delay) { check_stochastic("gaussian", "const:5", 0.3); }
+Test(mc, stochastic_rademacher_delay) { check_stochastic("rademacher", "uniform:9", 0.6); }
+Test(mc, stochastic_student_delay) { check_stochastic("student:6", "geometric:2", 0.2); }
 
 /* With the same eigen-coordinate draws Y, the rotated run is the unrotated run seen in
  * another basis: the error trajectories agree to rounding. Exercises the fused Gaussian
