@@ -30,7 +30,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean
+.PHONY: all test demo bench deps san-test check-format format clean figures
 
 all: $(BIN)
 
@@ -71,6 +71,10 @@ san-test: $(DEPS_STAMP)
 demo: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory $(BIN)
 	scripts/demo.sh $(BIN) out
+
+figures: $(DEPS_STAMP)
+	$(MAKE) --no-print-directory $(BIN)
+	scripts/figures.sh $(BIN)
 
 bench: $(DEPS_STAMP)
 	scripts/install-deps.sh --bench

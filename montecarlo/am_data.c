@@ -4,6 +4,7 @@
 #include "am_data.h"
 
 #include <math.h>
+#include <string.h>
 
 double am_data_gamma(am_rng *rng, double shape)
 {
@@ -38,7 +39,13 @@ void am_data_draw(const am_problem *p, am_rng *rng, double *y)
         for (size_t i0 = 0; i0 < d; i0 += 64) {
             uint64_t bits = am_rng_u64(rng);
             size_t n = d - i0 < 64 ? d - i0 : 64;
-            for (size_t j = 0; j < n; j++) y[i0 + j] = (bits >> j & 1) ? sl[i0 + j] : -sl[i0 + j];
+            for (size_t j = 0; j < n; j++) {
+                /* branch-free: bit j of the word becomes the sign bit of sqrt(lambda) */
+                uint64_t u;
+                memcpy(&u, &sl[i0 + j], sizeof u);
+                u ^= (bits >> j & 1) << 63;
+                memcpy(&y[i0 + j], &u, sizeof u);
+            }
         }
         break;
     case AM_DIST_UNIFORM:

@@ -1,0 +1,101 @@
+/*
+ * bench_mc.c -- cost of the Monte Carlo kernel per coordinate-step, against drawing the
+ * same random numbers alone, and the speed-up from 1 to 2 threads.
+ *
+ * For d in {4, 100, 1000} and gaussian/rademacher data it runs the Async-MSGD ensemble
+ * (no delay, mu = 0.5) for R replicas x N steps and reports
+ *   kernel_ns  = wall time / (R N d)  on 1 thread,
+ *   rng_ns     = the same per-coordinate cost of am_data_draw alone (same streams),
+ *   ratio      = kernel_ns / rng_ns,
+ *   speedup    = time(1 thread) / time(2 threads), and whether the outputs are identical.
+ * Output: one whitespace-separated row per case (machine-readable for scripts/bench.sh).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/am_grid.h"
+#include "../montecarlo/am_data.h"
+#include "../montecarlo/am_msgd.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double run(const am_problem *p, size_t R, uint64_t N, int threads, am_ensemble_result **out)
+{
+    am_msgd_params par = am_msgd_params_default();
+    par.eta = 1e-4;
+    par.mu = 0.5;
+    am_status st;
+    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    uint64_t k[2] = {0, N};
+    am_ensemble_params ep = {R, threads, 0};
+    double t0 = now();
+    if (am_ensemble_run(am_msgd_model(m), k, 2, &ep, out) != AM_OK) {
+        fprintf(stderr, "bench_mc: ensemble failed\n");
+        exit(3);
+    }
+    double t = now() - t0;
+    am_msgd_free(m);
+    return t;
+}
+
+static double rng_only(const am_problem *p, size_t R, uint64_t N, double *sink)
+{
+    double *y = malloc(p->dim * sizeof *y), acc = 0;
+    double t0 = now();
+    for (size_t r = 0; r < R; r++) {
+        am_rng rng;
+        am_rng_init(&rng, 1, r, AM_STREAM_DATA, 0);
+        for (uint64_t k = 0; k < N; k++) {
+            am_rng_seek(&rng, k);
+            am_data_draw(p, &rng, y);
+            acc += y[k % p->dim];
+        }
+    }
+    double t = now() - t0;
+    *sink += acc;
+    free(y);
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    double budget = argc > 1 ? atof(argv[1]) : 4e8; /* coordinate-steps per measurement */
+    const size_t dims[] = {4, 100, 1000};
+    const char *dists[] = {"gaussian", "rademacher"};
+    double sink = 0;
+    printf("# dim dist kernel_ns rng_ns ratio t1_s t2_s speedup identical\n");
+    for (size_t di = 0; di < 3; di++)
+        for (size_t si = 0; si < 2; si++) {
+            size_t d = dims[di];
+            double *l = malloc(d * sizeof *l);
+            for (size_t i = 0; i < d; i++) l[i] = 4.0 - 3.0 * (double)i / (double)(d - 1);
+            am_dist dist;
+            char err[64];
+            am_dist_parse(dists[si], &dist, err, sizeof err);
+            am_problem *p = am_problem_alloc(d, l, dist, 0);
+            size_t R = 64;
+            uint64_t N = (uint64_t)(budget / ((double)R * (double)d));
+            am_ensemble_result *r1, *r2;
+            double t1 = run(p, R, N, 1, &r1);
+            double t2 = run(p, R, N, 2, &r2);
+            double tr = rng_only(p, R, N, &sink);
+            int same = memcmp(r1->obs, r2->obs, r1->ngrid * r1->nobs * sizeof *r1->obs) == 0;
+            double cs = (double)R * (double)N * (double)d;
+            printf("%zu %s %.3f %.3f %.2f %.3f %.3f %.2f %s\n", d, dists[si], 1e9 * t1 / cs,
+                   1e9 * tr / cs, t1 / tr, t1, t2, t1 / t2, same ? "yes" : "NO");
+            fflush(stdout);
+            am_ensemble_result_free(r1);
+            am_ensemble_result_free(r2);
+            am_problem_free(p);
+            free(l);
+        }
+    if (sink == 12345.0) puts("");
+    return 0;
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Regenerates every figure the docs show into docs/figures/, from the same commands a user
+# would type. Each figure keeps its data file and its editable gnuplot script beside it.
+# Usage: scripts/figures.sh BUILD/amsgd
+set -euo pipefail
+bin=${1:-build/amsgd}
+here=$(cd "$(dirname "$0")/.." && pwd)
+dst="$here/docs/figures"
+mkdir -p "$dst"
+
+# mc_error: mean error of the ensemble with its +-2 SE band
+"$bin" mc --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --delay const:40 --time 8 \
+    --grid 161 --replicas 4000 --seed 1 -o "$dst/mc_error.csv"
+cp "$here/figures/mc_error.gp" "$dst/mc_error.gp"
+(cd "$dst" && gnuplot -e "data='mc_error.csv'; out='mc_error'; title='Async-MSGD, mu = 0.5, delay 40, eta = 1e-3 (band: +-2 SE)'" mc_error.gp)
+echo "figures: written to $dst" >&2
