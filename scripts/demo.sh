@@ -14,7 +14,7 @@ common=(--dim 4 --spectrum 4,3,2,1 --eta 1e-3 --time 8 --grid 161 --replicas 400
 "$bin" mc "${common[@]}" --mu 0.5 --delay const:40 -o "$out/mc_delay40.csv"
 "$bin" mc "${common[@]}" --mu 0.5 --delay const:40 --format json -o "$out/mc_delay40.json"
 gnuplot -e "data='$out/mc_delay40.csv'; out='$out/mc_error'; title='Async-MSGD, mu = 0.5, delay 40, eta = 1e-3 (band: +-2 SE)'" \
-    "$here/figures/mc_error.gp"
+    "$here/docs/figures/mc_error.gp"
 
 last() { tail -n 1 "$1" | awk -F, '{printf "%.4g +- %.2g", $3, $4}'; }
 {

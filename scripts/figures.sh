@@ -11,6 +11,5 @@ mkdir -p "$dst"
 # mc_error: mean error of the ensemble with its +-2 SE band
 "$bin" mc --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --delay const:40 --time 8 \
     --grid 161 --replicas 4000 --seed 1 -o "$dst/mc_error.csv"
-cp "$here/figures/mc_error.gp" "$dst/mc_error.gp"
 (cd "$dst" && gnuplot -e "data='mc_error.csv'; out='mc_error'; title='Async-MSGD, mu = 0.5, delay 40, eta = 1e-3 (band: +-2 SE)'" mc_error.gp)
 echo "figures: written to $dst" >&2
