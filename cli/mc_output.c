@@ -19,6 +19,12 @@ am_status mc_run_model(const am_model *model, double h, const am_grid *grid,
     am_grid_times(grid, run->t);
     am_status st = am_grid_steps(grid, h, run->k);
     if (st) return st;
+    double mem = am_ensemble_memory(model, grid->n, ep);
+    if (mem > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--grid %zu with %zu observables and --threads %d would need %.3g GB, "
+                        "above the limit of %.3g GB",
+                        grid->n, model->nobs, am_ensemble_threads(ep->threads), mem / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
     return am_ensemble_run(model, run->k, grid->n, ep, &run->res);
 }
 

@@ -52,6 +52,15 @@ void am_ensemble_result_free(am_ensemble_result *res)
     free(res);
 }
 
+double am_ensemble_memory(const am_model *m, size_t ngrid, const am_ensemble_params *params)
+{
+    double threads = am_ensemble_threads(params->threads);
+    double nobs = (double)m->nobs, nsum = (double)m->nsummary, g = (double)ngrid;
+    return threads * ((double)m->work_bytes + 64.0 + g * nobs * sizeof(double)) +
+           (AM_WAVE + 1.0) * g * (nobs * sizeof(am_stats) + sizeof(size_t)) +
+           (params->keep_summary ? (double)params->replicas * nsum * sizeof(double) : 0.0);
+}
+
 static void chunk_reset(chunk_acc *c, size_t ngrid, size_t nobs, size_t nsum)
 {
     memset(c->obs, 0, ngrid * nobs * sizeof *c->obs);
@@ -108,10 +117,7 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     int threads = am_ensemble_threads(params->threads);
     size_t work_bytes = (m->work_bytes + 63) / 64 * 64;
     if (work_bytes == 0) work_bytes = 64;
-    double mem = (double)threads * (double)work_bytes +
-                 (double)AM_WAVE * (double)ngrid * (double)nobs * sizeof(am_stats) +
-                 (params->keep_summary ? (double)R * (double)nsum * sizeof(double) : 0.0);
-    if (mem > (double)AM_MEMORY_LIMIT) return AM_ENOMEM;
+    if (am_ensemble_memory(m, ngrid, params) > (double)AM_MEMORY_LIMIT) return AM_ENOMEM;
 
     am_status status = AM_OK;
     am_ensemble_result *res = calloc(1, sizeof *res);

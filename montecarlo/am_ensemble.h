@@ -55,6 +55,9 @@ am_ensemble_params am_ensemble_params_default(void);
 am_status am_ensemble_run(const am_model *model, const uint64_t *k, size_t ngrid,
                           const am_ensemble_params *params, am_ensemble_result **out);
 
+/* Bytes an ensemble run would allocate (workspaces, chunk statistics, kept summaries). */
+double am_ensemble_memory(const am_model *model, size_t ngrid, const am_ensemble_params *params);
+
 /* Frees a result; NULL is safe. */
 void am_ensemble_result_free(am_ensemble_result *res);
 

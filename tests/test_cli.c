@@ -46,6 +46,7 @@ Test(cli, bad_inputs_exit_2)
         {"--time -1", "--time"},        {"--threads -2", "--threads"},
         {"--seed -5", "--seed"},        {"--eta", "needs a value"},
         {"--mu 0.5 --mu 0.6", "twice"},  {"stray", "unexpected argument"},
+        {"--grid 1000000 --dim 100 --coords", "--grid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(args, sizeof args, "mc %s %s", q, cases[i].args);
