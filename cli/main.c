@@ -10,6 +10,7 @@
 
 const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
+    {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
     {NULL, NULL, NULL},
 };
 
