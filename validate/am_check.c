@@ -1,0 +1,231 @@
+/*
+ * am_check.c -- verdicts of theorem checks, bootstrap over replicas and quantile intervals.
+ *
+ * Verdict:  PASS iff |m - p| <= z sqrt(s_m^2 + s_p^2) + e_model.
+ * Bootstrap: resample the n replica records with replacement B times, evaluate the
+ *   statistic T*_b, interval [Q_{(1-L)/2}(T*), Q_{(1+L)/2}(T*)] (percentile method).
+ * Quantile interval: [x_(l), x_(u)] with B ~ Bin(n, q),
+ *   l = max{l : P(B <= l-1) <= a}, u = min{u : P(B >= u) <= a}, a = (1-L)/2,
+ *   coverage P(l <= B <= u-1) = F(u-1) - F(l-1) >= L.
+ */
+#include "am_check.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+const char *am_check_verdict_name(am_check_verdict verdict)
+{
+    switch (verdict) {
+    case AM_CHECK_PASS: return "PASS";
+    case AM_CHECK_FAIL: return "FAIL";
+    case AM_CHECK_INCONCLUSIVE: return "INCONCLUSIVE";
+    }
+    return "?";
+}
+
+void am_check_init(am_check_result *r, const char *name)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name ? name : "");
+    r->verdict = AM_CHECK_INCONCLUSIVE;
+}
+
+void am_check_set_params(am_check_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->params, sizeof r->params, fmt, ap);
+    va_end(ap);
+}
+
+void am_check_add_note(am_check_result *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->note);
+    if (len > 0 && len + 2 < sizeof r->note) {
+        memcpy(r->note + len, "; ", 3);
+        len += 2;
+    }
+    if (len + 1 >= sizeof r->note) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->note + len, sizeof r->note - len, fmt, ap);
+    va_end(ap);
+}
+
+double am_check_z(double level)
+{
+    if (!(level > 0 && level < 1)) return NAN;
+    return gsl_cdf_ugaussian_Qinv(0.5 * (1.0 - level));
+}
+
+am_status am_check_decide(am_check_result *r, double z, double model_error)
+{
+    if (!(z > 0) || !(model_error >= 0)) return AM_EINVAL;
+    r->z = z;
+    r->model_error = model_error;
+    double se = hypot(r->measured_sem, r->predicted_sem);
+    r->tolerance = z * se + model_error;
+    double diff = fabs(r->measured - r->predicted);
+    if (!isfinite(diff) || !isfinite(r->tolerance))
+        r->verdict = AM_CHECK_INCONCLUSIVE;
+    else
+        r->verdict = diff <= r->tolerance ? AM_CHECK_PASS : AM_CHECK_FAIL;
+    return AM_OK;
+}
+
+am_status am_check_bootstrap(const double *x, size_t n, size_t dim, am_check_statistic stat,
+                             void *ctx, size_t n_boot, double level, uint64_t seed,
+                             am_check_interval *out)
+{
+    if (!x || !stat || !out || n < 2 || dim < 1 || n_boot < 2 || !(level > 0 && level < 1))
+        return AM_EINVAL;
+    if (n > SIZE_MAX / sizeof(double) / dim) return AM_ENOMEM;
+    double *res = malloc(n * dim * sizeof *res);
+    double *t = malloc(n_boot * sizeof *t);
+    if (!res || !t) {
+        free(res);
+        free(t);
+        return AM_ENOMEM;
+    }
+    out->estimate = stat(x, n, dim, ctx);
+    out->level = level;
+    out->coverage = level;
+    size_t nv = 0;
+    for (size_t b = 0; b < n_boot; b++) {
+        am_rng rng;
+        am_rng_init(&rng, seed, 0, AM_STREAM_CHECK_BOOT, b);
+        for (size_t i = 0; i < n; i++) {
+            /* index uniform on 0..n-1: floor(u n), u in (0,1) with 53 bits */
+            size_t k = (size_t)(am_rng_uniform(&rng) * (double)n);
+            if (k >= n) k = n - 1;
+            memcpy(res + i * dim, x + k * dim, dim * sizeof *res);
+        }
+        double v = stat(res, n, dim, ctx);
+        if (isfinite(v)) t[nv++] = v;
+    }
+    out->n_valid = nv;
+    out->n_rejected = n_boot - nv;
+    if (nv >= 2) {
+        gsl_sort(t, 1, nv);
+        out->lo = gsl_stats_quantile_from_sorted_data(t, 1, nv, 0.5 * (1.0 - level));
+        out->hi = gsl_stats_quantile_from_sorted_data(t, 1, nv, 0.5 * (1.0 + level));
+        out->se = gsl_stats_sd(t, 1, nv);
+    } else {
+        out->lo = out->hi = out->se = NAN;
+    }
+    free(res);
+    free(t);
+    return AM_OK;
+}
+
+/* Copies n finite values into a new sorted array (NULL + status on failure). */
+static double *sorted_copy(const double *x, size_t n, am_status *st)
+{
+    *st = AM_OK;
+    double *s = malloc(n * sizeof *s);
+    if (!s) {
+        *st = AM_ENOMEM;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i])) {
+            free(s);
+            *st = AM_EINVAL;
+            return NULL;
+        }
+        s[i] = x[i];
+    }
+    gsl_sort(s, 1, n);
+    return s;
+}
+
+am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq,
+                             double *out)
+{
+    if (!x || !q || !out || n < 1) return AM_EINVAL;
+    for (size_t j = 0; j < nq; j++)
+        if (!(q[j] >= 0 && q[j] <= 1)) return AM_EINVAL;
+    am_status st;
+    double *s = sorted_copy(x, n, &st);
+    if (!s) return st;
+    for (size_t j = 0; j < nq; j++) out[j] = gsl_stats_quantile_from_sorted_data(s, 1, n, q[j]);
+    free(s);
+    return AM_OK;
+}
+
+am_status am_check_quantile(const double *x, size_t n, double q, double level,
+                            am_check_interval *out)
+{
+    if (!x || !out || n < 1 || !(q >= 0 && q <= 1) || !(level > 0 && level < 1))
+        return AM_EINVAL;
+    if (n > UINT32_MAX) return AM_EINVAL; /* gsl_cdf_binomial_P takes unsigned ints */
+    am_status st;
+    double *s = sorted_copy(x, n, &st);
+    if (!s) return st;
+    double a = 0.5 * (1.0 - level);
+    unsigned nn = (unsigned)n;
+    /* F(j) = P(B <= j); l = largest rank in 1..n with F(l-1) <= a (0 if none) */
+    size_t l = 0;
+    double fl = 0.0; /* F(l-1), with F(-1) = 0 */
+    for (size_t r = 1; r <= n; r++) {
+        double f = gsl_cdf_binomial_P((unsigned)(r - 1), q, nn);
+        if (f <= a) {
+            l = r;
+            fl = f;
+        } else {
+            break;
+        }
+    }
+    /* u = smallest rank in 1..n with 1 - F(u-1) <= a (n+1 if none) */
+    size_t u = n + 1;
+    double fu = 1.0; /* F(u-1), with F(n) = 1 */
+    for (size_t r = n; r >= 1; r--) {
+        double f = gsl_cdf_binomial_P((unsigned)(r - 1), q, nn);
+        if (1.0 - f <= a) {
+            u = r;
+            fu = f;
+        } else {
+            break;
+        }
+    }
+    out->estimate = gsl_stats_quantile_from_sorted_data(s, 1, n, q);
+    out->lo = l >= 1 ? s[l - 1] : -INFINITY;
+    out->hi = u <= n ? s[u - 1] : INFINITY;
+    out->level = level;
+    out->coverage = fu - (l >= 1 ? fl : 0.0);
+    out->se = NAN;
+    out->n_valid = 0;
+    out->n_rejected = 0;
+    free(s);
+    return AM_OK;
+}
+
+/* Statistic callback: the quantile *(double *)ctx of the resample (dim 1). */
+static double quantile_stat(const double *x, size_t n, size_t dim, void *ctx)
+{
+    (void)dim;
+    double q = *(const double *)ctx;
+    double *s = malloc(n * sizeof *s);
+    if (!s) return NAN;
+    memcpy(s, x, n * sizeof *s);
+    gsl_sort(s, 1, n);
+    double v = gsl_stats_quantile_from_sorted_data(s, 1, n, q);
+    free(s);
+    return v;
+}
+
+am_status am_check_quantile_bootstrap(const double *x, size_t n, double q, size_t n_boot,
+                                      double level, uint64_t seed, am_check_interval *out)
+{
+    if (!x || !(q >= 0 && q <= 1)) return AM_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return AM_EINVAL;
+    return am_check_bootstrap(x, n, 1, quantile_stat, &q, n_boot, level, seed, out);
+}
