@@ -41,7 +41,8 @@ static void vs_ar1(double *x, size_t n, double phi, uint64_t seed, uint64_t repl
     am_rng r;
     am_rng_init(&r, seed, replica, VS_STREAM, 0);
     x[0] = am_rng_gaussian(&r) / sqrt(1.0 - phi * phi);
-    for (size_t t = 1; t < n; t++) x[t] = phi * x[t - 1] + am_rng_gaussian(&r);
+    for (size_t t = 1; t < n; t++)
+        x[t] = phi * x[t - 1] + am_rng_gaussian(&r);
 }
 
 /* A non-halving ladder of step sizes. */
@@ -60,8 +61,8 @@ Test(validate_stats, fit_exact_power_law)
     am_fit_result r;
     cr_assert_eq(am_fit_order(vs_eta, err, 6, NULL, &r), AM_OK);
     cr_expect(vs_rel(r.slope, p) < 1e-12, "OLS slope %.17g, want %g", r.slope, p);
-    cr_expect(vs_rel(r.intercept, log(c)) < 1e-12, "OLS intercept %.17g, want log %g",
-              r.intercept, c);
+    cr_expect(vs_rel(r.intercept, log(c)) < 1e-12, "OLS intercept %.17g, want log %g", r.intercept,
+              c);
     cr_expect(r.slope_se < 1e-12, "OLS se %g on exact data", r.slope_se);
     cr_assert_eq(am_fit_order_weighted(vs_eta, err, sem, 6, NULL, &r), AM_OK);
     cr_expect(vs_rel(r.slope, p) < 1e-12, "WLS slope %.17g, want %g", r.slope, p);
@@ -188,8 +189,8 @@ Test(validate_stats, fit_wls_coverage)
         cover += r.ci_lo <= p && p <= r.ci_hi;
     }
     double frac = (double)cover / (double)m, tol = 4 * vs_binom_se(0.95, (double)m);
-    cr_expect(fabs(frac - 0.95) < tol,
-              "WLS coverage %g over %zu datasets (p=%g), want 0.95 +- %g", frac, m, p, tol);
+    cr_expect(fabs(frac - 0.95) < tol, "WLS coverage %g over %zu datasets (p=%g), want 0.95 +- %g",
+              frac, m, p, tol);
 }
 
 /* Coverage of the parametric-bootstrap percentile interval on the same model as above. */
@@ -263,7 +264,8 @@ Test(validate_stats, noise_floor_refuses)
     cr_expect_eq(nf.replicas_needed, 3375.0, "replicas_needed %g", nf.replicas_needed);
     /* with that many replicas sem shrinks by sqrt(R / R_needed): now resolved */
     double sem2[4];
-    for (int i = 0; i < 4; i++) sem2[i] = sem[i] * sqrt(1000.0 / nf.replicas_needed);
+    for (int i = 0; i < 4; i++)
+        sem2[i] = sem[i] * sqrt(1000.0 / nf.replicas_needed);
     am_fit_noise_floor_result nf2;
     cr_assert_eq(am_fit_noise_floor(err, sem2, 4, nf.replicas_needed, NULL, &nf2), AM_OK);
     cr_expect(nf2.resolved, "ratio %g after R_needed replicas", nf2.ratio);
@@ -310,7 +312,8 @@ Test(validate_stats, noise_floor_accepts)
     cr_assert_eq(am_fit_order_check(eta, e, s, 4, 100, 2.0, NULL, &r), AM_OK);
     cr_expect_eq(r.verdict, AM_CHECK_FAIL, "measured %g predicted 2", r.measured);
     /* exact data, sem 0: OLS route */
-    for (int i = 0; i < 4; i++) e[i] = 3 * eta[i] * eta[i];
+    for (int i = 0; i < 4; i++)
+        e[i] = 3 * eta[i] * eta[i];
     am_check_init(&r, "order-exact");
     cr_assert_eq(am_fit_order_check(eta, e, zero, 4, 1, 2.0, NULL, &r), AM_OK);
     cr_expect_eq(r.verdict, AM_CHECK_PASS, "measured %.17g tol %g", r.measured, r.tolerance);
@@ -333,20 +336,24 @@ Test(validate_stats, acf_matches_direct_sum)
     const size_t n = 1000, nlag = 50;
     double *x = malloc(n * sizeof *x), rho[50];
     vs_ar1(x, n, 0.5, 31, 0);
-    for (size_t t = 0; t < n; t++) x[t] += 3.0; /* a mean to subtract */
+    for (size_t t = 0; t < n; t++)
+        x[t] += 3.0; /* a mean to subtract */
     double mean, var;
     cr_assert_eq(am_acf_compute(x, n, rho, nlag, &mean, &var), AM_OK);
     double xm = 0;
-    for (size_t t = 0; t < n; t++) xm += x[t];
+    for (size_t t = 0; t < n; t++)
+        xm += x[t];
     xm /= (double)n;
     cr_expect(vs_rel(mean, xm) < 1e-13, "mean");
     double c0 = 0;
-    for (size_t t = 0; t < n; t++) c0 += (x[t] - xm) * (x[t] - xm);
+    for (size_t t = 0; t < n; t++)
+        c0 += (x[t] - xm) * (x[t] - xm);
     c0 /= (double)n;
     cr_expect(vs_rel(var, c0) < 1e-12, "c(0) %.17g vs direct %.17g", var, c0);
     for (size_t k = 0; k < nlag; k++) {
         double ck = 0;
-        for (size_t t = 0; t + k < n; t++) ck += (x[t] - xm) * (x[t + k] - xm);
+        for (size_t t = 0; t + k < n; t++)
+            ck += (x[t] - xm) * (x[t + k] - xm);
         ck /= (double)n;
         cr_expect(fabs(rho[k] - ck / c0) < 1e-12, "rho(%zu) %.17g vs direct %.17g", k, rho[k],
                   ck / c0);
@@ -370,12 +377,12 @@ Test(validate_stats, acf_ar1)
     cr_assert_eq(am_acf_compute(x, n, rho, nlag, NULL, NULL), AM_OK);
     for (size_t k = 1; k < nlag; k++) {
         double p2k = pow(phi, 2.0 * (double)k);
-        double v = ((1 + phi * phi) * (1 - p2k) / (1 - phi * phi) - 2.0 * (double)k * p2k) /
-                   (double)n;
+        double v =
+            ((1 + phi * phi) * (1 - p2k) / (1 - phi * phi) - 2.0 * (double)k * p2k) / (double)n;
         double want = pow(phi, (double)k);
         cr_expect(fabs(rho[k] - want) < 5 * sqrt(v),
-                  "AR(1) phi=%g N=%zu: rho(%zu) = %g, want %g +- 5 x %g", phi, n, k, rho[k],
-                  want, sqrt(v));
+                  "AR(1) phi=%g N=%zu: rho(%zu) = %g, want %g +- 5 x %g", phi, n, k, rho[k], want,
+                  sqrt(v));
     }
     free(x);
 }
@@ -405,13 +412,13 @@ Test(validate_stats, tau_int_ar1)
     double sd = sqrt((sum2 - sum * mean) / (double)(nrep - 1));
     double sem = sd / sqrt((double)nrep);
     cr_expect(fabs(mean - want) < 5 * sem,
-              "tau_int mean %g over %zu series (N=%zu, phi=%g), want %g +- 5 x %g", mean, nrep,
-              n, phi, want, sem);
+              "tau_int mean %g over %zu series (N=%zu, phi=%g), want %g +- 5 x %g", mean, nrep, n,
+              phi, want, sem);
     double se_model = se_sum / (double)nrep;
     double rel_tol = 5 / sqrt(2.0 * (double)(nrep - 1));
     cr_expect(fabs(se_model / sd - 1) < rel_tol,
-              "Madras-Sokal se %g vs empirical sd %g (N=%zu), relative tolerance %g", se_model,
-              sd, n, rel_tol);
+              "Madras-Sokal se %g vs empirical sd %g (N=%zu), relative tolerance %g", se_model, sd,
+              n, rel_tol);
 
     /* one long series against the closed form with the Madras-Sokal error bar */
     const size_t nl = 1 << 16;
@@ -419,8 +426,8 @@ Test(validate_stats, tau_int_ar1)
     vs_ar1(xl, nl, phi, 52, 0);
     am_acf_summary s;
     cr_assert_eq(am_acf_time_average(xl, nl, 5.0, &s), AM_OK);
-    cr_expect(fabs(s.tau_int - want) < 5 * s.tau_se, "tau_int %g +- %g (N=%zu), want %g",
-              s.tau_int, s.tau_se, nl, want);
+    cr_expect(fabs(s.tau_int - want) < 5 * s.tau_se, "tau_int %g +- %g (N=%zu), want %g", s.tau_int,
+              s.tau_se, nl, want);
     cr_expect(s.window >= 5.0 * s.tau_int && s.window < 5.0 * s.tau_int + 10,
               "window %zu for tau %g", s.window, s.tau_int);
     free(xl);
@@ -451,14 +458,14 @@ Test(validate_stats, relaxation_time)
 {
     /* exact exponential: recovered to rounding */
     double rho[40];
-    for (int k = 0; k < 40; k++) rho[k] = 0.9 * exp(-k / 7.5);
+    for (int k = 0; k < 40; k++)
+        rho[k] = 0.9 * exp(-k / 7.5);
     rho[0] = 1.0;
     am_acf_exp e;
     cr_assert_eq(am_acf_fit_exp(rho, 40, 0.05, &e), AM_OK);
     cr_expect(vs_rel(e.tau_exp, 7.5) < 1e-12, "tau_exp %.17g, want 7.5", e.tau_exp);
     cr_expect(vs_rel(e.amplitude, 0.9) < 1e-12, "amplitude %.17g", e.amplitude);
-    cr_expect_eq(e.lags_used, 21, "lags with 0.9 exp(-k/7.5) > 0.05: 1..21, got %zu",
-                 e.lags_used);
+    cr_expect_eq(e.lags_used, 21, "lags with 0.9 exp(-k/7.5) > 0.05: 1..21, got %zu", e.lags_used);
     cr_expect_eq(am_acf_fit_exp(rho, 40, 0.89, &e), AM_EDOM, "fewer than 2 lags");
 
     /* AR(1): tau_exp = -1/log(phi); from tau_int by the closed form */
@@ -480,8 +487,8 @@ Test(validate_stats, relaxation_time)
     double mean = sum / (double)nrep;
     double sem = sqrt((sum2 - sum * mean) / (double)(nrep - 1) / (double)nrep);
     cr_expect(fabs(mean - want) < 5 * sem,
-              "tau_exp mean %g over %zu AR(1) series (phi=%g N=%zu), want %g +- 5 x %g", mean,
-              nrep, phi, n, want, sem);
+              "tau_exp mean %g over %zu AR(1) series (phi=%g N=%zu), want %g +- 5 x %g", mean, nrep,
+              phi, n, want, sem);
     free(x);
 }
 
@@ -531,7 +538,8 @@ static double vs_mean_stat(const double *x, size_t n, size_t dim, void *ctx)
 {
     (void)ctx;
     double s = 0;
-    for (size_t i = 0; i < n; i++) s += x[i * dim];
+    for (size_t i = 0; i < n; i++)
+        s += x[i * dim];
     return s / (double)n;
 }
 
@@ -564,7 +572,8 @@ Test(validate_stats, bootstrap_replicas_coverage)
     for (size_t d = 0; d < m; d++) {
         am_rng rng;
         am_rng_init(&rng, 81, d, VS_STREAM, 0);
-        for (size_t i = 0; i < n; i++) x[i] = mu + 2.0 * am_rng_gaussian(&rng);
+        for (size_t i = 0; i < n; i++)
+            x[i] = mu + 2.0 * am_rng_gaussian(&rng);
         am_check_interval ci;
         cr_assert_eq(am_check_bootstrap(x, n, 1, vs_mean_stat, NULL, nb, 0.95, 900 + d, &ci),
                      AM_OK);
@@ -574,19 +583,21 @@ Test(validate_stats, bootstrap_replicas_coverage)
             /* bootstrap se estimates sqrt(sum (x - xm)^2 / n) / sqrt(n); Monte Carlo error
                of a sd from B draws is 1/sqrt(2B) relative */
             double xm = 0, ss = 0;
-            for (size_t i = 0; i < n; i++) xm += x[i];
+            for (size_t i = 0; i < n; i++)
+                xm += x[i];
             xm /= (double)n;
-            for (size_t i = 0; i < n; i++) ss += (x[i] - xm) * (x[i] - xm);
+            for (size_t i = 0; i < n; i++)
+                ss += (x[i] - xm) * (x[i] - xm);
             double se = sqrt(ss / (double)n) / sqrt((double)n);
             double tol = 5 / sqrt(2.0 * (double)nb);
-            cr_expect(fabs(ci.se / se - 1) < tol, "bootstrap se %g vs plug-in se %g (B=%zu)",
-                      ci.se, se, nb);
+            cr_expect(fabs(ci.se / se - 1) < tol, "bootstrap se %g vs plug-in se %g (B=%zu)", ci.se,
+                      se, nb);
         }
     }
     double frac = (double)cover / (double)m, tol = 4 * vs_binom_se(0.95, (double)m);
     cr_expect(fabs(frac - 0.95) < tol,
-              "bootstrap coverage %g over %zu datasets (n=%zu B=%zu), want 0.95 +- %g", frac, m,
-              n, nb, tol);
+              "bootstrap coverage %g over %zu datasets (n=%zu B=%zu), want 0.95 +- %g", frac, m, n,
+              nb, tol);
 }
 
 Test(validate_stats, bootstrap_records_and_skips)
@@ -603,8 +614,7 @@ Test(validate_stats, bootstrap_records_and_skips)
     cr_expect(ci.lo < 2.5 && 2.5 < ci.hi, "[%g, %g]", ci.lo, ci.hi);
     /* values -1 (prob 0.5) and 1: the mean of 2 draws is <= 0 with probability 3/4 */
     double pm[2] = {-1.0, 1.0};
-    cr_assert_eq(am_check_bootstrap(pm, 2, 1, vs_positive_mean, NULL, 2000, 0.9, 4, &ci),
-                 AM_OK);
+    cr_assert_eq(am_check_bootstrap(pm, 2, 1, vs_positive_mean, NULL, 2000, 0.9, 4, &ci), AM_OK);
     double frac = (double)ci.n_rejected / 2000.0;
     cr_expect(fabs(frac - 0.75) < 5 * vs_binom_se(0.75, 2000), "skipped fraction %g, want 0.75",
               frac);
@@ -619,8 +629,8 @@ Test(validate_stats, quantiles_closed_form)
     double x[11] = {11, 3, 7, 1, 9, 5, 2, 10, 4, 8, 6}; /* 1..11 shuffled */
     double q[3] = {0.25, 0.5, 0.75}, out[3];
     cr_assert_eq(am_check_quantiles(x, 11, q, 3, out), AM_OK);
-    cr_expect(out[0] == 3.5 && out[1] == 6.0 && out[2] == 8.5, "quartiles %g %g %g", out[0],
-              out[1], out[2]);
+    cr_expect(out[0] == 3.5 && out[1] == 6.0 && out[2] == 8.5, "quartiles %g %g %g", out[0], out[1],
+              out[2]);
     /* Bin(11, 1/2): F(1) = 12/2048, F(2) = 67/2048 > 0.025 -> l = 2; F(9) = 2036/2048 ->
        u = 10; coverage F(9) - F(1) = 2024/2048 */
     am_check_interval ci;
@@ -649,7 +659,8 @@ Test(validate_stats, quantile_interval_coverage)
     for (size_t d = 0; d < m; d++) {
         am_rng rng;
         am_rng_init(&rng, 91, d, VS_STREAM, 0);
-        for (size_t i = 0; i < n; i++) x[i] = -log(am_rng_uniform(&rng));
+        for (size_t i = 0; i < n; i++)
+            x[i] = -log(am_rng_uniform(&rng));
         am_check_interval ci;
         cr_assert_eq(am_check_quantile(x, n, q, 0.95, &ci), AM_OK);
         reported = ci.coverage;
@@ -658,8 +669,8 @@ Test(validate_stats, quantile_interval_coverage)
     cr_expect(reported >= 0.95, "reported coverage %g below the level", reported);
     double frac = (double)cover / (double)m, tol = 4 * vs_binom_se(reported, (double)m);
     cr_expect(fabs(frac - reported) < tol,
-              "order-statistic coverage %g over %zu Exp(1) samples (n=%zu), want %g +- %g",
-              frac, m, n, reported, tol);
+              "order-statistic coverage %g over %zu Exp(1) samples (n=%zu), want %g +- %g", frac, m,
+              n, reported, tol);
 
     /* the bootstrap interval of the same median on one sample */
     am_check_interval bi, oi;

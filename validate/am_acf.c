@@ -22,10 +22,14 @@ size_t am_acf_fast_size(size_t m)
     if (m > SIZE_MAX / 8) return 0;
     for (size_t k = m;; k++) {
         size_t r = k;
-        while (r % 2 == 0) r /= 2;
-        while (r % 3 == 0) r /= 3;
-        while (r % 5 == 0) r /= 5;
-        while (r % 7 == 0) r /= 7;
+        while (r % 2 == 0)
+            r /= 2;
+        while (r % 3 == 0)
+            r /= 3;
+        while (r % 5 == 0)
+            r /= 5;
+        while (r % 7 == 0)
+            r /= 7;
         if (r == 1) return k;
     }
 }
@@ -60,7 +64,8 @@ am_status am_acf_compute(const double *x, size_t n, double *rho, size_t nlag, do
         if (!fwd || !bwd) st = AM_ENOMEM;
     }
     if (st == AM_OK) {
-        for (size_t t = 0; t < n; t++) in[t] = x[t] - xm;
+        for (size_t t = 0; t < n; t++)
+            in[t] = x[t] - xm;
         memset(in + n, 0, (nf - n) * sizeof *in);
         fftw_execute(fwd);
         for (size_t j = 0; j < nc; j++) {
@@ -74,7 +79,8 @@ am_status am_acf_compute(const double *x, size_t n, double *rho, size_t nlag, do
             st = AM_EDOM;
         } else {
             rho[0] = 1.0;
-            for (size_t k = 1; k < nlag; k++) rho[k] = in[k] / in[0];
+            for (size_t k = 1; k < nlag; k++)
+                rho[k] = in[k] / in[0];
             if (mean) *mean = xm;
             if (var) *var = c0;
         }
@@ -139,11 +145,13 @@ am_status am_acf_fit_exp(const double *rho, size_t nlag, double threshold, am_ac
 {
     if (!rho || !out || !(threshold > 0 && threshold < 1)) return AM_EINVAL;
     size_t k_last = 0;
-    for (size_t k = 1; k < nlag && rho[k] > threshold && isfinite(rho[k]); k++) k_last = k;
+    for (size_t k = 1; k < nlag && rho[k] > threshold && isfinite(rho[k]); k++)
+        k_last = k;
     if (k_last < 2) return AM_EDOM;
     /* OLS of y = log rho(k) on k = 1..K: km = (K+1)/2, Skk = sum (k - km)^2 */
     double km = 0.5 * ((double)k_last + 1.0), ym = 0;
-    for (size_t k = 1; k <= k_last; k++) ym += log(rho[k]);
+    for (size_t k = 1; k <= k_last; k++)
+        ym += log(rho[k]);
     ym /= (double)k_last;
     double skk = 0, sky = 0;
     for (size_t k = 1; k <= k_last; k++) {

@@ -23,9 +23,12 @@
 const char *am_check_verdict_name(am_check_verdict verdict)
 {
     switch (verdict) {
-    case AM_CHECK_PASS: return "PASS";
-    case AM_CHECK_FAIL: return "FAIL";
-    case AM_CHECK_INCONCLUSIVE: return "INCONCLUSIVE";
+    case AM_CHECK_PASS:
+        return "PASS";
+    case AM_CHECK_FAIL:
+        return "FAIL";
+    case AM_CHECK_INCONCLUSIVE:
+        return "INCONCLUSIVE";
     }
     return "?";
 }
@@ -146,8 +149,7 @@ static double *sorted_copy(const double *x, size_t n, am_status *st)
     return s;
 }
 
-am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq,
-                             double *out)
+am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq, double *out)
 {
     if (!x || !q || !out || n < 1) return AM_EINVAL;
     for (size_t j = 0; j < nq; j++)
@@ -155,7 +157,8 @@ am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t 
     am_status st;
     double *s = sorted_copy(x, n, &st);
     if (!s) return st;
-    for (size_t j = 0; j < nq; j++) out[j] = gsl_stats_quantile_from_sorted_data(s, 1, n, q[j]);
+    for (size_t j = 0; j < nq; j++)
+        out[j] = gsl_stats_quantile_from_sorted_data(s, 1, n, q[j]);
     free(s);
     return AM_OK;
 }
@@ -163,8 +166,7 @@ am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t 
 am_status am_check_quantile(const double *x, size_t n, double q, double level,
                             am_check_interval *out)
 {
-    if (!x || !out || n < 1 || !(q >= 0 && q <= 1) || !(level > 0 && level < 1))
-        return AM_EINVAL;
+    if (!x || !out || n < 1 || !(q >= 0 && q <= 1) || !(level > 0 && level < 1)) return AM_EINVAL;
     if (n > UINT32_MAX) return AM_EINVAL; /* gsl_cdf_binomial_P takes unsigned ints */
     am_status st;
     double *s = sorted_copy(x, n, &st);

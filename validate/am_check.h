@@ -23,11 +23,7 @@
 #include "../core/am_common.h"
 #include "../core/am_rng.h"
 
-typedef enum {
-    AM_CHECK_PASS = 0,
-    AM_CHECK_FAIL = 1,
-    AM_CHECK_INCONCLUSIVE = 2
-} am_check_verdict;
+typedef enum { AM_CHECK_PASS = 0, AM_CHECK_FAIL = 1, AM_CHECK_INCONCLUSIVE = 2 } am_check_verdict;
 
 /* Random stream ids (core/am_rng.h) used by the validate module's resampling. */
 enum {
@@ -49,8 +45,8 @@ typedef struct {
     double model_error;             /* e_model added to the tolerance */
     double tolerance;               /* tol = z sqrt(s_m^2 + s_p^2) + e_model */
     am_check_verdict verdict;
-    double replicas_used;   /* R of the measurement (0 if not a Monte Carlo value) */
-    double replicas_needed; /* INCONCLUSIVE: R that would resolve the claim; else 0 */
+    double replicas_used;         /* R of the measurement (0 if not a Monte Carlo value) */
+    double replicas_needed;       /* INCONCLUSIVE: R that would resolve the claim; else 0 */
     char note[AM_CHECK_TEXT_MAX]; /* free text: why inconclusive, goodness of fit, ... */
 } am_check_result;
 
@@ -80,12 +76,12 @@ am_status am_check_decide(am_check_result *r, double z, double model_error);
 
 /* A confidence interval for a statistic. */
 typedef struct {
-    double estimate; /* the statistic of the original sample */
-    double lo, hi;   /* interval bounds (may be -INFINITY/INFINITY, see each function) */
-    double level;    /* requested confidence level */
-    double coverage; /* order-statistic CI: exact distribution-free coverage; else level */
-    double se;       /* bootstrap: standard deviation of the resampled statistics; else NaN */
-    size_t n_valid;  /* bootstrap: resamples with a finite statistic */
+    double estimate;   /* the statistic of the original sample */
+    double lo, hi;     /* interval bounds (may be -INFINITY/INFINITY, see each function) */
+    double level;      /* requested confidence level */
+    double coverage;   /* order-statistic CI: exact distribution-free coverage; else level */
+    double se;         /* bootstrap: standard deviation of the resampled statistics; else NaN */
+    size_t n_valid;    /* bootstrap: resamples with a finite statistic */
     size_t n_rejected; /* bootstrap: resamples skipped (statistic not finite) */
 } am_check_interval;
 
@@ -110,8 +106,7 @@ am_status am_check_bootstrap(const double *x, size_t n, size_t dim, am_check_sta
  * Sample quantiles of n finite values at the probabilities q[0..nq-1] (each in [0, 1]),
  * GSL's definition (linear interpolation between order statistics at (n-1) q).
  */
-am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq,
-                             double *out);
+am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq, double *out);
 
 /*
  * Quantile q of n finite values with the distribution-free order-statistic interval

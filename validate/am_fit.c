@@ -41,8 +41,8 @@ static int params_ok(const am_fit_params *p)
  * Fits y = a + p x with weights w (NULL: OLS). Only the point estimate when
  * want_errors == 0 (bootstrap refits). Returns AM_EINVAL if all x coincide.
  */
-static am_status fit_core(const double *x, const double *y, const double *w, size_t n,
-                          double level, int scale, int want_errors, am_fit_result *res)
+static am_status fit_core(const double *x, const double *y, const double *w, size_t n, double level,
+                          int scale, int want_errors, am_fit_result *res)
 {
     double sw = 0, sx = 0, sy = 0;
     for (size_t i = 0; i < n; i++) {
@@ -137,8 +137,8 @@ am_status am_fit_order(const double *eta, const double *err, size_t n, const am_
     return st;
 }
 
-am_status am_fit_order_weighted(const double *eta, const double *err, const double *sem,
-                                size_t n, const am_fit_params *p, am_fit_result *res)
+am_status am_fit_order_weighted(const double *eta, const double *err, const double *sem, size_t n,
+                                const am_fit_params *p, am_fit_result *res)
 {
     am_fit_params def = am_fit_params_default();
     if (!p) p = &def;
@@ -161,14 +161,12 @@ am_status am_fit_order_weighted(const double *eta, const double *err, const doub
     return st;
 }
 
-am_status am_fit_order_bootstrap(const double *eta, const double *err, const double *sem,
-                                 size_t n, int weighted, const am_fit_params *p,
-                                 am_fit_boot *out)
+am_status am_fit_order_bootstrap(const double *eta, const double *err, const double *sem, size_t n,
+                                 int weighted, const am_fit_params *p, am_fit_boot *out)
 {
     am_fit_params def = am_fit_params_default();
     if (!p) p = &def;
-    if (!eta || !err || !sem || !out || n < 2 || p->n_boot < 2 || !params_ok(p))
-        return AM_EINVAL;
+    if (!eta || !err || !sem || !out || n < 2 || p->n_boot < 2 || !params_ok(p)) return AM_EINVAL;
     for (size_t i = 0; i < n; i++)
         if (!(weighted ? sem[i] > 0 : sem[i] >= 0) || !isfinite(sem[i])) return AM_EINVAL;
     double *x = malloc((4 * n + p->n_boot) * sizeof *x);
@@ -219,8 +217,7 @@ am_status am_fit_noise_floor(const double *err, const double *sem, size_t n, dou
 {
     am_fit_params def = am_fit_params_default();
     if (!p) p = &def;
-    if (!err || !sem || !out || n < 1 || !(replicas > 0) || !isfinite(replicas) ||
-        !params_ok(p))
+    if (!err || !sem || !out || n < 1 || !(replicas > 0) || !isfinite(replicas) || !params_ok(p))
         return AM_EINVAL;
     size_t worst = 0;
     double wr = INFINITY;

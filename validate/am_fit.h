@@ -44,12 +44,12 @@ typedef struct {
     double intercept_se; /* se(a) */
     double ci_lo, ci_hi; /* confidence interval of p at level */
     double level;
-    double quantile;     /* t or z quantile used for the interval */
-    double dof;          /* n - 2 */
-    double rss;          /* OLS: sum r_i^2; WLS: chi2 = sum w_i r_i^2 */
-    double chi2_pvalue;  /* WLS: P(chi2_{n-2} >= chi2) (NaN for OLS or n = 2) */
-    size_t n;            /* points used */
-    int weighted;        /* 1 for WLS */
+    double quantile;    /* t or z quantile used for the interval */
+    double dof;         /* n - 2 */
+    double rss;         /* OLS: sum r_i^2; WLS: chi2 = sum w_i r_i^2 */
+    double chi2_pvalue; /* WLS: P(chi2_{n-2} >= chi2) (NaN for OLS or n = 2) */
+    size_t n;           /* points used */
+    int weighted;       /* 1 for WLS */
 } am_fit_result;
 
 /*
@@ -65,13 +65,13 @@ am_status am_fit_order(const double *eta, const double *err, size_t n, const am_
  * err_i^2 / sem_i^2), n >= 2; z interval, or t interval scaled by sqrt(max(1, chi2/dof))
  * if p->scale_by_chi2.
  */
-am_status am_fit_order_weighted(const double *eta, const double *err, const double *sem,
-                                size_t n, const am_fit_params *p, am_fit_result *res);
+am_status am_fit_order_weighted(const double *eta, const double *err, const double *sem, size_t n,
+                                const am_fit_params *p, am_fit_result *res);
 
 typedef struct {
-    double lo, hi;     /* percentile interval of the slope at level (NaN if n_valid < 2) */
-    double median;     /* median of the resampled slopes */
-    double sd;         /* standard deviation of the resampled slopes */
+    double lo, hi; /* percentile interval of the slope at level (NaN if n_valid < 2) */
+    double median; /* median of the resampled slopes */
+    double sd;     /* standard deviation of the resampled slopes */
     double level;
     size_t n_valid;    /* resamples refitted */
     size_t n_rejected; /* resamples with some err*_i <= 0, skipped (see docs) */
@@ -83,9 +83,8 @@ typedef struct {
  * WLS (weighted != 0, weights from err*_i) or OLS; resamples with any err*_i <= 0 are
  * skipped and counted. Needs sem_i > 0 (sem_i >= 0 for OLS), n >= 2, n_boot >= 2.
  */
-am_status am_fit_order_bootstrap(const double *eta, const double *err, const double *sem,
-                                 size_t n, int weighted, const am_fit_params *p,
-                                 am_fit_boot *out);
+am_status am_fit_order_bootstrap(const double *eta, const double *err, const double *sem, size_t n,
+                                 int weighted, const am_fit_params *p, am_fit_boot *out);
 
 typedef struct {
     int resolved;           /* 1 if every err_i >= k sem_i, i.e. a fit is allowed */
