@@ -462,11 +462,11 @@ Test(validate_stats, relaxation_time)
         rho[k] = 0.9 * exp(-k / 7.5);
     rho[0] = 1.0;
     am_acf_exp e;
-    cr_assert_eq(am_acf_fit_exp(rho, 40, 0.05, &e), AM_OK);
+    cr_assert_eq(am_acf_fit_exp(rho, 40, 0, 0.05, &e), AM_OK);
     cr_expect(vs_rel(e.tau_exp, 7.5) < 1e-12, "tau_exp %.17g, want 7.5", e.tau_exp);
     cr_expect(vs_rel(e.amplitude, 0.9) < 1e-12, "amplitude %.17g", e.amplitude);
     cr_expect_eq(e.lags_used, 21, "lags with 0.9 exp(-k/7.5) > 0.05: 1..21, got %zu", e.lags_used);
-    cr_expect_eq(am_acf_fit_exp(rho, 40, 0.89, &e), AM_EDOM, "fewer than 2 lags");
+    cr_expect_eq(am_acf_fit_exp(rho, 40, 0, 0.89, &e), AM_EDOM, "fewer than 2 lags");
 
     /* AR(1): tau_exp = -1/log(phi); from tau_int by the closed form */
     const double phi = 0.9, want = -1.0 / log(phi);
@@ -480,7 +480,7 @@ Test(validate_stats, relaxation_time)
     for (size_t r = 0; r < nrep; r++) {
         vs_ar1(x, n, phi, 71, r);
         cr_assert_eq(am_acf_compute(x, n, r30, 30, NULL, NULL), AM_OK);
-        cr_assert_eq(am_acf_fit_exp(r30, 30, 0.2, &e), AM_OK);
+        cr_assert_eq(am_acf_fit_exp(r30, 30, n, 0.2, &e), AM_OK);
         sum += e.tau_exp;
         sum2 += e.tau_exp * e.tau_exp;
     }
@@ -489,6 +489,105 @@ Test(validate_stats, relaxation_time)
     cr_expect(fabs(mean - want) < 5 * sem,
               "tau_exp mean %g over %zu AR(1) series (phi=%g N=%zu), want %g +- 5 x %g", mean, nrep,
               phi, n, want, sem);
+    free(x);
+}
+
+/* The n/(n-k) correction: an ACF with the biased estimator's factor (n-k)/n applied. */
+Test(validate_stats, relaxation_time_bias_correction)
+{
+    const size_t n = 100;
+    double rho[30];
+    for (size_t k = 0; k < 30; k++)
+        rho[k] = exp(-(double)k / 6.0) * (double)(n - k) / (double)n;
+    am_acf_exp e;
+    cr_assert_eq(am_acf_fit_exp(rho, 30, n, 0.01, &e), AM_OK);
+    cr_expect(vs_rel(e.tau_exp, 6.0) < 1e-12, "corrected tau_exp %.17g, want 6", e.tau_exp);
+    cr_assert_eq(am_acf_fit_exp(rho, 30, 0, 0.01, &e), AM_OK);
+    cr_expect(e.tau_exp < 5.9, "uncorrected fit must be biased low, got %g", e.tau_exp);
+    cr_expect_eq(am_acf_fit_exp(rho, 30, 20, 0.01, &e), AM_EINVAL, "n < nlag");
+}
+
+/* Pooled ACF equals the average of the per-series autocovariances (direct sums). */
+Test(validate_stats, acf_pooled_matches_direct)
+{
+    const size_t nrep = 3, n = 200, nlag = 20;
+    double x[600], rho[20], rk[20], var, mean, vk;
+    for (size_t r = 0; r < nrep; r++)
+        vs_ar1(x + r * n, n, 0.6, 33, r);
+    for (size_t t = 0; t < n; t++)
+        x[n + t] += 1.0; /* series 1 has another mean */
+    cr_assert_eq(am_acf_pooled(x, nrep, n, rho, nlag, &mean, &var), AM_OK);
+    cr_assert_eq(am_acf_pooled_known_mean(x, nrep, n, 0.25, rk, nlag, &vk), AM_OK);
+    double c[20] = {0}, ck[20] = {0}, gm = 0;
+    for (size_t r = 0; r < nrep; r++) {
+        const double *xr = x + r * n;
+        double xm = 0;
+        for (size_t t = 0; t < n; t++)
+            xm += xr[t];
+        xm /= (double)n;
+        gm += xm / (double)nrep;
+        for (size_t k = 0; k < nlag; k++)
+            for (size_t t = 0; t + k < n; t++) {
+                c[k] += (xr[t] - xm) * (xr[t + k] - xm) / (double)(n * nrep);
+                ck[k] += (xr[t] - 0.25) * (xr[t + k] - 0.25) / (double)(n * nrep);
+            }
+    }
+    cr_expect(vs_rel(mean, gm) < 1e-13 && vs_rel(var, c[0]) < 1e-12, "mean %g var %g", mean, var);
+    cr_expect(vs_rel(vk, ck[0]) < 1e-12, "known-mean var %.17g vs %.17g", vk, ck[0]);
+    for (size_t k = 0; k < nlag; k++) {
+        cr_expect(fabs(rho[k] - c[k] / c[0]) < 1e-12, "pooled rho(%zu)", k);
+        cr_expect(fabs(rk[k] - ck[k] / ck[0]) < 1e-12, "known-mean rho(%zu)", k);
+    }
+}
+
+/* Called from an OpenMP region (plans made in the critical section): same bits as serial. */
+Test(validate_stats, acf_openmp_safe)
+{
+    enum { NS = 8, N = 3000, L = 64 };
+    double *x = malloc(NS * N * sizeof *x), serial[NS][L], par[NS][L];
+    for (size_t r = 0; r < NS; r++) {
+        vs_ar1(x + r * N, N, 0.7, 34, r);
+        cr_assert_eq(am_acf_compute(x + r * N, N, serial[r], L, NULL, NULL), AM_OK);
+    }
+    int bad = 0;
+#pragma omp parallel for num_threads(2) schedule(static, 1) reduction(+ : bad)
+    for (int r = 0; r < NS; r++)
+        bad += am_acf_compute(x + (size_t)r * N, N, par[r], L, NULL, NULL) != AM_OK;
+    cr_expect_eq(bad, 0);
+    cr_expect(memcmp(serial, par, sizeof serial) == 0, "threaded ACF differs from serial");
+    free(x);
+}
+
+/* Statistic for the bootstrap below: tau_exp of the pooled, known-mean ACF of the records. */
+static double vs_pooled_tau_exp(const double *x, size_t n, size_t dim, void *ctx)
+{
+    (void)ctx;
+    double rho[40];
+    am_acf_exp e;
+    if (am_acf_pooled_known_mean(x, n, dim, 0.0, rho, 40, NULL) != AM_OK) return NAN;
+    if (am_acf_fit_exp(rho, 40, dim, 0.2, &e) != AM_OK) return NAN;
+    return e.tau_exp;
+}
+
+/*
+ * Relaxation time from many short stationary series (the shape of an ensemble run): 128
+ * AR(1) series of 512 steps, pooled known-mean ACF, n/(n-k) correction; the truth must lie
+ * within 5 bootstrap-over-replicas standard errors.
+ */
+Test(validate_stats, relaxation_time_pooled_bootstrap)
+{
+    const size_t nrep = 128, n = 512;
+    const double phi = 0.9, want = -1.0 / log(phi);
+    double *x = malloc(nrep * n * sizeof *x);
+    for (size_t r = 0; r < nrep; r++)
+        vs_ar1(x + r * n, n, phi, 72, r);
+    am_check_interval ci;
+    cr_assert_eq(am_check_bootstrap(x, nrep, n, vs_pooled_tau_exp, NULL, 200, 0.95, 9, &ci), AM_OK);
+    cr_expect_eq(ci.n_rejected, 0);
+    cr_expect(fabs(ci.estimate - want) < 5 * ci.se,
+              "pooled tau_exp %g +- %g (R=%zu n=%zu phi=%g), want %g", ci.estimate, ci.se, nrep, n,
+              phi, want);
+    cr_expect(ci.lo < ci.estimate && ci.estimate < ci.hi);
     free(x);
 }
 

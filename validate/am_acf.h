@@ -40,6 +40,23 @@ size_t am_acf_fast_size(size_t m);
 am_status am_acf_compute(const double *x, size_t n, double *rho, size_t nlag, double *mean,
                          double *var);
 
+/*
+ * Pooled autocorrelation of nrep >= 1 independent series of equal length n >= 2 (x[r * n + t],
+ * row-major; each centred on its own mean): rho(k) = sum_r c_r(k) / sum_r c_r(0). mean is
+ * the average of the series means, var the average c_r(0) (if not NULL). The variance of
+ * rho(k) falls like 1/(nrep n). AM_EDOM if every series is constant.
+ */
+am_status am_acf_pooled(const double *x, size_t nrep, size_t n, double *rho, size_t nlag,
+                        double *mean, double *var);
+
+/*
+ * As am_acf_pooled, but every series is centred on the known stationary mean mu instead of
+ * its sample mean (removes the O(tau_int / n) downward bias of rho(k) that centring on the
+ * sample mean causes on short series); var = average of (1/n) sum_t (x_t - mu)^2.
+ */
+am_status am_acf_pooled_known_mean(const double *x, size_t nrep, size_t n, double mu, double *rho,
+                                   size_t nlag, double *var);
+
 typedef struct {
     double tau_int;   /* 1 + 2 sum_{k=1}^{window} rho(k) */
     double tau_se;    /* sqrt(2 (2 window + 1) / n) tau_int */
@@ -81,10 +98,12 @@ typedef struct {
 
 /*
  * Fits log rho(k) = log A - k / tau_exp over k = 1..K, K the last lag before rho first
- * drops to threshold or below (threshold in (0, 1)); needs K >= 2 (else AM_EDOM), and a
- * decreasing fit (slope < 0, else AM_EDOM).
+ * drops to threshold or below (threshold in (0, 1)). If n > 0 (the series length; n >= nlag)
+ * rho(k) is first multiplied by n / (n - k), which undoes the (n - k)/n factor of the biased
+ * estimator; pass 0 to fit rho as given. Needs K >= 2 and a decreasing fit (else AM_EDOM).
  */
-am_status am_acf_fit_exp(const double *rho, size_t nlag, double threshold, am_acf_exp *out);
+am_status am_acf_fit_exp(const double *rho, size_t nlag, size_t n, double threshold,
+                         am_acf_exp *out);
 
 /* tau_exp = 1 / (2 atanh(1 / tau_int)) for tau_int > 1 (NaN otherwise). */
 double am_acf_tau_exp_from_tau_int(double tau_int);

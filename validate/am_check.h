@@ -27,8 +27,8 @@ typedef enum { AM_CHECK_PASS = 0, AM_CHECK_FAIL = 1, AM_CHECK_INCONCLUSIVE = 2 }
 
 /* Random stream ids (core/am_rng.h) used by the validate module's resampling. */
 enum {
-    AM_STREAM_CHECK_BOOT = AM_STREAM_USER + 0, /* am_check_bootstrap, quantile bootstrap */
-    AM_STREAM_FIT_BOOT = AM_STREAM_USER + 1    /* am_fit_order_bootstrap */
+    AM_STREAM_CHECK_BOOT = AM_STREAM_USER + 8, /* am_check_bootstrap, quantile bootstrap */
+    AM_STREAM_FIT_BOOT = AM_STREAM_USER + 9    /* am_fit_order_bootstrap */
 };
 
 #define AM_CHECK_NAME_MAX 64
