@@ -741,6 +741,27 @@ Test(validate_stats, quantiles_closed_form)
     cr_assert_eq(am_check_quantile(x, 3, 0.5, 0.95, &ci), AM_OK);
     cr_expect(isinf(ci.lo) && ci.lo < 0 && isinf(ci.hi) && ci.hi > 0);
     cr_expect_eq(am_check_quantile(x, 11, 1.5, 0.95, &ci), AM_EINVAL);
+
+    /* x_i = i, so the interval bounds are the ranks: check they are the extreme ones */
+    const unsigned nn = 2000;
+    double *r = malloc(nn * sizeof *r);
+    for (unsigned i = 0; i < nn; i++)
+        r[i] = (double)(nn - i); /* unsorted on purpose */
+    const double qs[3] = {0.1, 0.5, 0.97};
+    for (int j = 0; j < 3; j++) {
+        cr_assert_eq(am_check_quantile(r, nn, qs[j], 0.99, &ci), AM_OK);
+        unsigned l = (unsigned)ci.lo, u = (unsigned)ci.hi;
+        double a = 0.005;
+        cr_expect(gsl_cdf_binomial_P(l - 1, qs[j], nn) <= a && gsl_cdf_binomial_P(l, qs[j], nn) > a,
+                  "q=%g n=%u: lower rank %u not the largest with F(l-1) <= %g", qs[j], nn, l, a);
+        cr_expect(
+            gsl_cdf_binomial_Q(u - 1, qs[j], nn) <= a && gsl_cdf_binomial_Q(u - 2, qs[j], nn) > a,
+            "q=%g n=%u: upper rank %u not the smallest with P(B >= u) <= %g", qs[j], nn, u, a);
+        double cov = gsl_cdf_binomial_P(u - 1, qs[j], nn) - gsl_cdf_binomial_P(l - 1, qs[j], nn);
+        cr_expect(fabs(ci.coverage - cov) < 1e-12 && ci.coverage >= 0.99, "coverage %.17g vs %.17g",
+                  ci.coverage, cov);
+    }
+    free(r);
     double bad[2] = {1, NAN};
     cr_expect_eq(am_check_quantiles(bad, 2, q, 3, out), AM_EINVAL);
 }

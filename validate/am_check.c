@@ -174,34 +174,35 @@ am_status am_check_quantile(const double *x, size_t n, double q, double level,
     double a = 0.5 * (1.0 - level);
     unsigned nn = (unsigned)n;
     /* F(j) = P(B <= j); l = largest rank in 1..n with F(l-1) <= a (0 if none) */
-    size_t l = 0;
-    double fl = 0.0; /* F(l-1), with F(-1) = 0 */
-    for (size_t r = 1; r <= n; r++) {
-        double f = gsl_cdf_binomial_P((unsigned)(r - 1), q, nn);
-        if (f <= a) {
-            l = r;
-            fl = f;
-        } else {
-            break;
-        }
+    /* F(j) = P(B <= j) rises with j: binary search for
+       l = largest rank in 1..n with F(l-1) <= a (0 if none) */
+    size_t lo_r = 0, hi_r = n + 1; /* invariant: pred(lo_r) (rank 0 trivially), !pred(hi_r) */
+    while (hi_r - lo_r > 1) {
+        size_t mid = lo_r + (hi_r - lo_r) / 2;
+        if (gsl_cdf_binomial_P((unsigned)(mid - 1), q, nn) <= a)
+            lo_r = mid;
+        else
+            hi_r = mid;
     }
-    /* u = smallest rank in 1..n with 1 - F(u-1) <= a (n+1 if none) */
-    size_t u = n + 1;
-    double fu = 1.0; /* F(u-1), with F(n) = 1 */
-    for (size_t r = n; r >= 1; r--) {
-        double f = gsl_cdf_binomial_P((unsigned)(r - 1), q, nn);
-        if (1.0 - f <= a) {
-            u = r;
-            fu = f;
-        } else {
-            break;
-        }
+    size_t l = lo_r;
+    double fl = l >= 1 ? gsl_cdf_binomial_P((unsigned)(l - 1), q, nn) : 0.0;
+    /* u = smallest rank in 1..n with P(B >= u) = Q(u-1) <= a (n+1 if none) */
+    lo_r = 0;
+    hi_r = n + 1; /* invariant: !pred(lo_r), pred(hi_r) (rank n+1 trivially) */
+    while (hi_r - lo_r > 1) {
+        size_t mid = lo_r + (hi_r - lo_r) / 2;
+        if (gsl_cdf_binomial_Q((unsigned)(mid - 1), q, nn) <= a)
+            hi_r = mid;
+        else
+            lo_r = mid;
     }
+    size_t u = hi_r;
+    double qu = u <= n ? gsl_cdf_binomial_Q((unsigned)(u - 1), q, nn) : 0.0;
     out->estimate = gsl_stats_quantile_from_sorted_data(s, 1, n, q);
     out->lo = l >= 1 ? s[l - 1] : -INFINITY;
     out->hi = u <= n ? s[u - 1] : INFINITY;
     out->level = level;
-    out->coverage = fu - (l >= 1 ? fl : 0.0);
+    out->coverage = 1.0 - qu - fl;
     out->se = NAN;
     out->n_valid = 0;
     out->n_rejected = 0;
