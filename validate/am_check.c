@@ -128,7 +128,8 @@ am_status am_check_bootstrap(const double *x, size_t n, size_t dim, am_check_sta
     return AM_OK;
 }
 
-/* Copies n finite values into a new sorted array (NULL + status on failure). */
+/* Copies n values (finite, or +INFINITY for a right-censored value) into a new sorted array
+   (NULL + status on failure). */
 static double *sorted_copy(const double *x, size_t n, am_status *st)
 {
     *st = AM_OK;
@@ -138,7 +139,7 @@ static double *sorted_copy(const double *x, size_t n, am_status *st)
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!isfinite(x[i])) {
+        if (!(isfinite(x[i]) || x[i] == INFINITY)) {
             free(s);
             *st = AM_EINVAL;
             return NULL;
@@ -147,6 +148,16 @@ static double *sorted_copy(const double *x, size_t n, am_status *st)
     }
     gsl_sort(s, 1, n);
     return s;
+}
+
+/* GSL's sample quantile, extended to +INFINITY values at the top of the sorted array: the
+   interpolation weight on an infinite neighbour is zero when the position is integral. */
+static double quantile_sorted(const double *s, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t lhs = (size_t)pos;
+    if (lhs + 1 < n && isinf(s[lhs + 1])) return pos == (double)lhs ? s[lhs] : INFINITY;
+    return gsl_stats_quantile_from_sorted_data(s, 1, n, q);
 }
 
 am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq, double *out)
@@ -158,7 +169,7 @@ am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t 
     double *s = sorted_copy(x, n, &st);
     if (!s) return st;
     for (size_t j = 0; j < nq; j++)
-        out[j] = gsl_stats_quantile_from_sorted_data(s, 1, n, q[j]);
+        out[j] = quantile_sorted(s, n, q[j]);
     free(s);
     return AM_OK;
 }
@@ -198,7 +209,7 @@ am_status am_check_quantile(const double *x, size_t n, double q, double level,
     }
     size_t u = hi_r;
     double qu = u <= n ? gsl_cdf_binomial_Q((unsigned)(u - 1), q, nn) : 0.0;
-    out->estimate = gsl_stats_quantile_from_sorted_data(s, 1, n, q);
+    out->estimate = quantile_sorted(s, n, q);
     out->lo = l >= 1 ? s[l - 1] : -INFINITY;
     out->hi = u <= n ? s[u - 1] : INFINITY;
     out->level = level;

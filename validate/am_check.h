@@ -103,22 +103,27 @@ am_status am_check_bootstrap(const double *x, size_t n, size_t dim, am_check_sta
                              am_check_interval *out);
 
 /*
- * Sample quantiles of n finite values at the probabilities q[0..nq-1] (each in [0, 1]),
- * GSL's definition (linear interpolation between order statistics at (n-1) q).
+ * Sample quantiles of n values at the probabilities q[0..nq-1] (each in [0, 1]), GSL's
+ * definition (linear interpolation between order statistics at 0-based position (n-1) q).
+ * A value may be +INFINITY: right-censored (e.g. a replica that had not escaped by the
+ * horizon); a quantile that needs a censored value is INFINITY. NaN or -INFINITY: AM_EINVAL.
  */
 am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t nq, double *out);
 
 /*
- * Quantile q of n finite values with the distribution-free order-statistic interval
+ * Quantile q of n values (finite or +INFINITY = right-censored, as in am_check_quantiles)
+ * with the distribution-free order-statistic interval
  * [x_(l), x_(u)] (1-based ranks), l the largest and u the smallest rank with
  * P(B < l) <= (1-level)/2 and P(B >= u) <= (1-level)/2, B ~ Binomial(n, q); its exact
  * coverage P(l <= B < u) >= level is reported. A side that needs a rank outside 1..n is
- * -INFINITY / INFINITY (n too small for that level).
+ * -INFINITY / INFINITY (n too small for that level); an upper bound that falls on a
+ * censored value is INFINITY (the interval remains valid under censoring at a fixed horizon).
  */
 am_status am_check_quantile(const double *x, size_t n, double q, double level,
                             am_check_interval *out);
 
-/* Quantile q of n finite values with a percentile bootstrap interval (am_check_bootstrap). */
+/* Quantile q of n finite values with a percentile bootstrap interval (am_check_bootstrap);
+   censored (infinite) values are refused (AM_EINVAL): use am_check_quantile for them. */
 am_status am_check_quantile_bootstrap(const double *x, size_t n, double q, size_t n_boot,
                                       double level, uint64_t seed, am_check_interval *out);
 
