@@ -619,6 +619,11 @@ Test(validate_stats, check_decide)
     cr_expect_str_eq(am_check_verdict_name(AM_CHECK_PASS), "PASS");
     cr_expect_str_eq(am_check_verdict_name(AM_CHECK_FAIL), "FAIL");
     cr_expect_str_eq(am_check_verdict_name(AM_CHECK_INCONCLUSIVE), "INCONCLUSIVE");
+    cr_expect_eq(am_check_replicas_for(0.02, 1000, 0.01, 1.0), 4000.0);
+    cr_expect_eq(am_check_replicas_for(0.02, 1000, 0.01, 1.5), 6000.0);
+    cr_expect_eq(am_check_replicas_for(0.01, 1000, 0.02, 1.0), 250.0);
+    cr_expect(isnan(am_check_replicas_for(0.01, 0, 0.02, 1.0)));
+    cr_expect(isnan(am_check_replicas_for(0.01, 10, 0.02, 0.5)));
     am_check_set_params(&r, "eta=%g mu=%g", 0.01, 0.5);
     cr_expect_str_eq(r.params, "eta=0.01 mu=0.5");
     am_check_add_note(&r, "first");

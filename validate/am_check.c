@@ -83,6 +83,15 @@ am_status am_check_decide(am_check_result *r, double z, double model_error)
     return AM_OK;
 }
 
+double am_check_replicas_for(double sem, double replicas, double target, double margin)
+{
+    if (!(sem >= 0) || !(replicas > 0) || !(target > 0) || !(margin >= 1) || !isfinite(sem) ||
+        !isfinite(replicas) || !isfinite(target) || !isfinite(margin))
+        return NAN;
+    double f = sem / target;
+    return ceil(margin * replicas * f * f);
+}
+
 am_status am_check_bootstrap(const double *x, size_t n, size_t dim, am_check_statistic stat,
                              void *ctx, size_t n_boot, double level, uint64_t seed,
                              am_check_interval *out)

@@ -74,6 +74,13 @@ double am_check_z(double level);
  */
 am_status am_check_decide(am_check_result *r, double z, double model_error);
 
+/*
+ * Replicas needed to bring a standard error sem measured with R replicas down to target
+ * (sem ~ 1/sqrt(R)): ceil(margin R (sem / target)^2); NaN unless sem >= 0, R > 0,
+ * target > 0 and margin >= 1.
+ */
+double am_check_replicas_for(double sem, double replicas, double target, double margin);
+
 /* A confidence interval for a statistic. */
 typedef struct {
     double estimate;   /* the statistic of the original sample */

@@ -236,6 +236,8 @@ am_status am_fit_noise_floor(const double *err, const double *sem, size_t n, dou
     if (out->resolved) {
         out->replicas_needed = replicas;
     } else {
+        /* the worst point needs sem <= err / k; same as am_check_replicas_for(sem, R,
+           err / k, margin), written with k sem / err to avoid rounding err / k */
         double f = p->noise_k / wr;
         out->replicas_needed = ceil(p->replica_margin * replicas * f * f);
     }
