@@ -17,15 +17,14 @@ static const cli_opt OPT_GAMMA = {"gamma", "G", "0.5",
                                   "exponent gamma of the paper's delay conditions, in (0, 1]"};
 static const cli_opt OPT_BOUND_C = {"bound-constant", "C", "1",
                                     "constant C > 0 in front of the paper's delay conditions"};
-static const cli_opt OPT_DELTA = {"delta", "D", "0.1",
-                                  "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
+static const cli_opt OPT_DELTA = {
+    "delta", "D", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
 static const cli_opt OPT_NU = {"nu", "P", "0.05",
                                "failure probability nu in (0, 1) of the escape time T1"};
 
 static const cli_opt *const theory_opts[] = {
-    &OPT_DIM,   &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE, &OPT_ETA,    &OPT_MU,
-    &OPT_GAMMA, &OPT_BOUND_C,  &OPT_DELTA,  &OPT_NU,     &OPT_FORMAT, &OPT_OUTPUT,
-    NULL};
+    &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA,    &OPT_MU, &OPT_GAMMA,
+    &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT, NULL};
 
 /* Largest dimension for which the full alpha_ij^2 matrix is written. */
 #define THEORY_MAX_MATRIX 100
@@ -57,7 +56,10 @@ static void mode_name(size_t m, size_t dim, char *buf, size_t len)
         snprintf(buf, len, "%zu", m + 2);
 }
 
-static json_t *json_num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+static json_t *json_num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
 
 int cmd_theory(int argc, char **argv)
 {
@@ -103,10 +105,10 @@ int cmd_theory(int argc, char **argv)
                                                     dist));
     r.noise_free = p->dist.kind == AM_DIST_EXPECTED;
     if (r.noise_free)
-        json_array_append_new(r.notes,
-                              json_string("expected data carry no noise: the OU variances and the "
-                                          "stationary error are 0 and the escape time is infinite "
-                                          "(null); alpha2 lists E[(Y Y^T)_ij^2] with Y Y^T = Lambda"));
+        json_array_append_new(
+            r.notes, json_string("expected data carry no noise: the OU variances and the "
+                                 "stationary error are 0 and the escape time is infinite "
+                                 "(null); alpha2 lists E[(Y Y^T)_ij^2] with Y Y^T = Lambda"));
     r.cd = am_problem_bound(p);
     for (size_t i = 1; i < d; i++) {
         r.ou_var[i - 1] = am_theory_ou_variance(p, mu, i);
@@ -121,11 +123,11 @@ int cmd_theory(int argc, char **argv)
     r.bound_local = am_theory_tau_bound_local(p->lambda[0], r.cd, eta, mu, gamma, c);
     if (isinf(r.cd)) {
         r.bound_local = INFINITY; /* written as null */
-        json_array_append_new(r.notes,
-                              json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
-                                           "local delay condition (1-mu)^2/((lambda_1+C_d) "
-                                           "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
-                                           dist));
+        json_array_append_new(
+            r.notes, json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
+                                  "local delay condition (1-mu)^2/((lambda_1+C_d) "
+                                  "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
+                                  dist));
     } else if (gamma > 0.5) {
         json_array_append_new(r.notes,
                               json_string("the local delay condition needs gamma in (0, 1/2]: "
@@ -244,7 +246,8 @@ int cmd_theory(int argc, char **argv)
         cli_out_json(f, root);
     }
     cli_out_commit(&out);
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(*arrays[k]);
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+        free(*arrays[k]);
     am_problem_free(p);
     return 0;
 }

@@ -54,12 +54,14 @@ typedef struct {
 static double density(const moment_ctx *c, double y)
 {
     switch (c->kind) {
-    case AM_DIST_GAUSSIAN: return gsl_ran_gaussian_pdf(y, sqrt(c->lambda));
+    case AM_DIST_GAUSSIAN:
+        return gsl_ran_gaussian_pdf(y, sqrt(c->lambda));
     case AM_DIST_STUDENT: {
         double s = sqrt(c->lambda * (c->nu - 2.0) / c->nu);
         return gsl_ran_tdist_pdf(y / s, c->nu) / s;
     }
-    default: return NAN;
+    default:
+        return NAN;
     }
 }
 
@@ -82,7 +84,8 @@ static double quad_moment(am_dist_kind kind, double lambda, double nu, int power
             gsl_integration_fixed_alloc(gsl_integration_fixed_legendre, 8, -b, b, 0, 0);
         const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
         double s = 0;
-        for (size_t k = 0; k < 8; k++) s += wt[k] * pow(x[k], power) / (2.0 * b);
+        for (size_t k = 0; k < 8; k++)
+            s += wt[k] * pow(x[k], power) / (2.0 * b);
         gsl_integration_fixed_free(w);
         return s;
     }
@@ -104,8 +107,8 @@ Test(theory_moments, m4_and_variance_by_quadrature)
     struct {
         am_dist_kind kind;
         double nu;
-    } cases[] = {{AM_DIST_GAUSSIAN, 0},  {AM_DIST_RADEMACHER, 0}, {AM_DIST_UNIFORM, 0},
-                 {AM_DIST_STUDENT, 5},   {AM_DIST_STUDENT, 7},    {AM_DIST_STUDENT, 10},
+    } cases[] = {{AM_DIST_GAUSSIAN, 0}, {AM_DIST_RADEMACHER, 0}, {AM_DIST_UNIFORM, 0},
+                 {AM_DIST_STUDENT, 5},  {AM_DIST_STUDENT, 7},    {AM_DIST_STUDENT, 10},
                  {AM_DIST_STUDENT, 30}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         am_problem *p = mkp(4, lam, cases[c].kind, cases[c].nu, 0);
@@ -118,8 +121,9 @@ Test(theory_moments, m4_and_variance_by_quadrature)
             cr_expect(close_rel(m4, q4, 1e-8),
                       "m4 kind %d nu %g lambda %g: formula %.15g, quadrature %.15g",
                       (int)cases[c].kind, cases[c].nu, lam[i], m4, q4);
-            cr_expect(close_rel(q2, lam[i], 1e-9), "Var Y kind %d nu %g: quadrature %.15g, lambda %g",
-                      (int)cases[c].kind, cases[c].nu, q2, lam[i]);
+            cr_expect(close_rel(q2, lam[i], 1e-9),
+                      "Var Y kind %d nu %g: quadrature %.15g, lambda %g", (int)cases[c].kind,
+                      cases[c].nu, q2, lam[i]);
             /* alpha_ij^2 = E[Y_i^2] E[Y_j^2] for independent coordinates */
             for (size_t j = 0; j < 4; j++) {
                 if (j == i) continue;
@@ -161,7 +165,8 @@ Test(theory_moments, student_m4_infinite_for_nu_at_most_4)
         cr_expect(isinf(n1) && st == AM_EDOM, "student:%g noise variance %g", nus[k], n1);
         /* the truncated fourth moment keeps growing with the cut-off */
         double a = student_m4_truncated(nus[k], 1e2), b = student_m4_truncated(nus[k], 1e5);
-        cr_expect(b > a + 1.0, "student:%g truncated m4 %.6g (L=1e2) vs %.6g (L=1e5)", nus[k], a, b);
+        cr_expect(b > a + 1.0, "student:%g truncated m4 %.6g (L=1e2) vs %.6g (L=1e5)", nus[k], a,
+                  b);
         /* the off-diagonal alpha is finite */
         cr_expect(close_rel(am_problem_alpha2(p, 0, 1, NULL), 2.0, 1e-15));
         am_problem_free(p);
@@ -177,12 +182,13 @@ Test(theory_moments, rademacher_cross_moments_by_enumeration)
             double s = 0;
             for (unsigned b = 0; b < 8; b++) {
                 double y[3];
-                for (size_t k = 0; k < 3; k++) y[k] = (b >> k & 1 ? 1 : -1) * sqrt(lam[k]);
+                for (size_t k = 0; k < 3; k++)
+                    y[k] = (b >> k & 1 ? 1 : -1) * sqrt(lam[k]);
                 s += y[i] * y[i] * y[j] * y[j] / 8.0;
             }
             double a = am_problem_alpha2(p, i, j, NULL);
-            cr_expect(close_rel(a, s, 1e-14), "rademacher alpha2(%zu,%zu) = %.15g, enumeration %.15g",
-                      i, j, a, s);
+            cr_expect(close_rel(a, s, 1e-14),
+                      "rademacher alpha2(%zu,%zu) = %.15g, enumeration %.15g", i, j, a, s);
         }
     am_problem_free(p);
 }
@@ -231,10 +237,12 @@ Test(theory_moments, bound_by_enumeration_of_extreme_points)
         double scale = kinds[k] == AM_DIST_UNIFORM ? sqrt(3.0) : 1.0, best = 0;
         for (unsigned b = 0; b < 32; b++) { /* sign patterns = vertices of the support box */
             double y[5], x2 = 0;
-            for (size_t i = 0; i < 5; i++) y[i] = (b >> i & 1 ? 1 : -1) * scale * sqrt(lam[i]);
+            for (size_t i = 0; i < 5; i++)
+                y[i] = (b >> i & 1 ? 1 : -1) * scale * sqrt(lam[i]);
             for (size_t r = 0; r < 5; r++) { /* X = Q y */
                 double xr = 0;
-                for (size_t c = 0; c < 5; c++) xr += p->q[r * 5 + c] * y[c];
+                for (size_t c = 0; c < 5; c++)
+                    xr += p->q[r * 5 + c] * y[c];
                 x2 += xr * xr;
             }
             best = fmax(best, sqrt(x2));
@@ -271,15 +279,18 @@ static void cov_from_points(const am_problem *p, const double *v, size_t npts, c
         }
         /* g = (I - v v^T) x (x . v) */
         double vx = xv;
-        for (size_t r = 0; r < d; r++) g[r] = (x[r] - v[r] * vx) * xv;
+        for (size_t r = 0; r < d; r++)
+            g[r] = (x[r] - v[r] * vx) * xv;
         (void)vv;
         for (size_t r = 0; r < d; r++) {
             mean[r] += wts[k] * g[r];
-            for (size_t c = 0; c < d; c++) m2[r * d + c] += wts[k] * g[r] * g[c];
+            for (size_t c = 0; c < d; c++)
+                m2[r * d + c] += wts[k] * g[r] * g[c];
         }
     }
     for (size_t r = 0; r < d; r++)
-        for (size_t c = 0; c < d; c++) cov[r * d + c] = m2[r * d + c] - mean[r] * mean[c];
+        for (size_t c = 0; c < d; c++)
+            cov[r * d + c] = m2[r * d + c] - mean[r] * mean[c];
     free(mean);
     free(m2);
     free(x);
@@ -291,7 +302,8 @@ static void check_cov(const am_problem *p, const double *v, const double *ref, c
     size_t d = p->dim;
     double *c = malloc(d * d * sizeof *c), scale = 0;
     cr_assert_eq(am_theory_sde_covariance(p, v, c), AM_OK);
-    for (size_t k = 0; k < d * d; k++) scale = fmax(scale, fabs(ref[k]));
+    for (size_t k = 0; k < d * d; k++)
+        scale = fmax(scale, fabs(ref[k]));
     for (size_t k = 0; k < d * d; k++)
         cr_expect(fabs(c[k] - ref[k]) <= 1e-11 * scale,
                   "%s: C[%zu,%zu] formula %.15g, independent %.15g", what, k / d, k % d, c[k],
@@ -306,7 +318,8 @@ Test(theory_sde, covariance_rademacher_by_enumeration)
     am_problem *p = mkp(3, lam, AM_DIST_RADEMACHER, 0, 7);
     double ys[8 * 3], w[8], ref[9];
     for (unsigned b = 0; b < 8; b++) {
-        for (size_t k = 0; k < 3; k++) ys[b * 3 + k] = (b >> k & 1 ? 1 : -1) * sqrt(lam[k]);
+        for (size_t k = 0; k < 3; k++)
+            ys[b * 3 + k] = (b >> k & 1 ? 1 : -1) * sqrt(lam[k]);
         w[b] = 1.0 / 8.0;
     }
     cov_from_points(p, v, 8, ys, w, ref);
@@ -319,7 +332,8 @@ Test(theory_sde, covariance_rademacher_by_enumeration)
     gsl_eigen_symm_workspace *ws = gsl_eigen_symm_alloc(3);
     gsl_eigen_symm(&m.matrix, ev, ws);
     for (size_t k = 0; k < 3; k++)
-        cr_expect(gsl_vector_get(ev, k) > -1e-12, "eigenvalue %zu of C = %g", k, gsl_vector_get(ev, k));
+        cr_expect(gsl_vector_get(ev, k) > -1e-12, "eigenvalue %zu of C = %g", k,
+                  gsl_vector_get(ev, k));
     gsl_eigen_symm_free(ws);
     gsl_vector_free(ev);
     am_problem_free(p);
@@ -334,7 +348,8 @@ static void cov_tensor(const am_problem *p, const double *v, int hermite, double
                 : gsl_integration_fixed_alloc(gsl_integration_fixed_legendre, n, -1, 1, 0, 0);
     const double *x = gsl_integration_fixed_nodes(w), *wt = gsl_integration_fixed_weights(w);
     double wsum = 0;
-    for (size_t k = 0; k < n; k++) wsum += wt[k];
+    for (size_t k = 0; k < n; k++)
+        wsum += wt[k];
     size_t npts = n * n * n;
     double *ys = malloc(npts * d * sizeof *ys), *wts = malloc(npts * sizeof *wts);
     for (size_t k = 0; k < npts; k++) {
@@ -374,7 +389,8 @@ Test(theory_sde, covariance_special_cases)
     double c[4];
     am_problem *e = mkp(2, lam, AM_DIST_EXPECTED, 0, 0);
     cr_expect_eq(am_theory_sde_covariance(e, v, c), AM_OK);
-    for (int k = 0; k < 4; k++) cr_expect_eq(c[k], 0.0, "expected data: C[%d] = %g", k, c[k]);
+    for (int k = 0; k < 4; k++)
+        cr_expect_eq(c[k], 0.0, "expected data: C[%d] = %g", k, c[k]);
     am_problem_free(e);
     am_problem *s = mkp(2, lam, AM_DIST_STUDENT, 3.5, 0);
     cr_expect_eq(am_theory_sde_covariance(s, v, c), AM_EDOM);
@@ -386,8 +402,10 @@ Test(theory_sde, covariance_special_cases)
     am_theory_sde_covariance(g, e1, c4);
     for (size_t i = 1; i < 4; i++)
         cr_expect(close_rel(c4[i * 4 + i], am_problem_alpha2(g, i, 0, NULL), 1e-14),
-                  "C_%zu%zu = %g vs alpha2 %g", i, i, c4[i * 4 + i], am_problem_alpha2(g, i, 0, NULL));
-    for (size_t i = 0; i < 4; i++) cr_expect_eq(c4[i], 0.0);
+                  "C_%zu%zu = %g vs alpha2 %g", i, i, c4[i * 4 + i],
+                  am_problem_alpha2(g, i, 0, NULL));
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_eq(c4[i], 0.0);
     am_problem_free(g);
 }
 
@@ -404,8 +422,10 @@ static int oja_rhs(double t, const double y[], double f[], void *params)
     (void)t;
     const ode_ctx *c = params;
     double q = 0;
-    for (size_t i = 0; i < c->d; i++) q += c->lambda[i] * y[i] * y[i];
-    for (size_t i = 0; i < c->d; i++) f[i] = (c->lambda[i] - q) * y[i] / (1.0 - c->mu);
+    for (size_t i = 0; i < c->d; i++)
+        q += c->lambda[i] * y[i] * y[i];
+    for (size_t i = 0; i < c->d; i++)
+        f[i] = (c->lambda[i] - q) * y[i] / (1.0 - c->mu);
     return GSL_SUCCESS;
 }
 
@@ -414,8 +434,8 @@ static void integrate_oja(const double *lam, size_t d, double mu, const double *
 {
     ode_ctx c = {lam, d, mu};
     gsl_odeiv2_system sys = {oja_rhs, NULL, d, &c};
-    gsl_odeiv2_driver *drv = gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rk8pd, 1e-4,
-                                                           1e-14, 1e-14);
+    gsl_odeiv2_driver *drv =
+        gsl_odeiv2_driver_alloc_y_new(&sys, gsl_odeiv2_step_rk8pd, 1e-4, 1e-14, 1e-14);
     memcpy(out, h0, d * sizeof *out);
     double t0 = 0;
     int st = gsl_odeiv2_driver_apply(drv, &t0, t, out);
@@ -427,8 +447,8 @@ Test(theory_ode, closed_form_matches_rk8pd)
 {
     const double lam[] = {4, 3, 2, 1};
     const double starts[3][4] = {{0.1, 0.7, -0.5, 0.4898979485566356}, /* unit norm */
-                                 {0.05, 0.3, 0.2, -0.35},                /* |h0| < 1 */
-                                 {0.2, 1.1, -0.9, 0.6}};                 /* |h0| > 1 */
+                                 {0.05, 0.3, 0.2, -0.35},              /* |h0| < 1 */
+                                 {0.2, 1.1, -0.9, 0.6}};               /* |h0| > 1 */
     const double mus[] = {0, 0.6}, ts[] = {0.25, 1.5, 4};
     am_problem *p = mkp(4, lam, AM_DIST_GAUSSIAN, 0, 0);
     for (int s = 0; s < 3; s++)
@@ -441,11 +461,13 @@ Test(theory_ode, closed_form_matches_rk8pd)
                     cr_expect(fabs(cf[i] - num[i]) <= 1e-10 * (1 + fabs(num[i])),
                               "start %d mu %g t %g: H_%d closed %.15g, rk8pd %.15g", s, mus[m],
                               ts[k], i + 1, cf[i], num[i]);
-                double err_num = 1 - num[0] * num[0] / (num[0] * num[0] + num[1] * num[1] +
-                                                        num[2] * num[2] + num[3] * num[3]);
+                double err_num =
+                    1 - num[0] * num[0] /
+                            (num[0] * num[0] + num[1] * num[1] + num[2] * num[2] + num[3] * num[3]);
                 double err_cf = am_theory_ode_error(p, mus[m], starts[s], ts[k]);
-                cr_expect(fabs(err_cf - err_num) <= 1e-10, "start %d mu %g t %g: err %.15g vs %.15g",
-                          s, mus[m], ts[k], err_cf, err_num);
+                cr_expect(fabs(err_cf - err_num) <= 1e-10,
+                          "start %d mu %g t %g: err %.15g vs %.15g", s, mus[m], ts[k], err_cf,
+                          err_num);
             }
     /* long horizons stay finite and converge to e_1 */
     double h[4];
@@ -471,12 +493,14 @@ static void ar2_stationary(double mu, double h, double eta, double noise, double
     for (int it = 0; it < 50; it++) {
         double AS[4], ASA[4], A2[4];
         for (int r = 0; r < 2; r++)
-            for (int c = 0; c < 2; c++) AS[r * 2 + c] = A[r * 2] * S[c] + A[r * 2 + 1] * S[2 + c];
+            for (int c = 0; c < 2; c++)
+                AS[r * 2 + c] = A[r * 2] * S[c] + A[r * 2 + 1] * S[2 + c];
         for (int r = 0; r < 2; r++)
             for (int c = 0; c < 2; c++)
                 ASA[r * 2 + c] = AS[r * 2] * A[c * 2] + AS[r * 2 + 1] * A[c * 2 + 1];
         for (int r = 0; r < 2; r++)
-            for (int c = 0; c < 2; c++) A2[r * 2 + c] = A[r * 2] * A[c] + A[r * 2 + 1] * A[2 + c];
+            for (int c = 0; c < 2; c++)
+                A2[r * 2 + c] = A[r * 2] * A[c] + A[r * 2 + 1] * A[2 + c];
         for (int k = 0; k < 4; k++) {
             S[k] += ASA[k];
             A[k] = A2[k];
@@ -513,16 +537,16 @@ Test(theory_ou, variance_autocorrelation_and_stationary_error_vs_discrete)
                 /* exact ratio 1/(1 - h/(2(1+mu))): first-order error h/(2(1+mu)) < h */
                 double var = am_theory_ou_variance(p, mu, i);
                 cr_expect(fabs(S[0] / eta / var - 1) < h,
-                          "kind %d mu %g i %zu: discrete Var/eta %.10g, OU %.10g (h %g)", (int)kinds[k],
-                          mu, i + 1, S[0] / eta, var, h);
+                          "kind %d mu %g i %zu: discrete Var/eta %.10g, OU %.10g (h %g)",
+                          (int)kinds[k], mu, i + 1, S[0] / eta, var, h);
                 /* autocorrelation at lag s = relaxation time: O(h/(1-mu)^2) discretisation */
                 double relax = am_theory_relaxation_time(p, mu, i);
                 long n = lround(relax / eta);
                 double rho = ar2_autocov(mu, h, S, n) / S[0];
                 double want = am_theory_autocorrelation(p, mu, i, (double)n * eta);
                 cr_expect(fabs(rho - want) < 4 * h / ((1 - mu) * (1 - mu)),
-                          "kind %d mu %g i %zu: discrete rho(%ld) %.10g, OU %.10g", (int)kinds[k], mu,
-                          i + 1, n, rho, want);
+                          "kind %d mu %g i %zu: discrete rho(%ld) %.10g, OU %.10g", (int)kinds[k],
+                          mu, i + 1, n, rho, want);
                 cr_expect(close_rel(am_theory_autocorrelation(p, mu, i, -relax), exp(-1), 1e-15));
                 /* relaxation time = -eta / log(slow root of z^2 - (1+mu-h) z + mu) */
                 double z0, z1;
@@ -533,8 +557,9 @@ Test(theory_ou, variance_autocorrelation_and_stationary_error_vs_discrete)
                           mu, i + 1, slow, relax);
             }
             double se = am_theory_stationary_error(p, eta, mu);
-            cr_expect(fabs(sum / se - 1) < hmax, "kind %d mu %g: discrete sum Var %.10g, formula %.10g",
-                      (int)kinds[k], mu, sum, se);
+            cr_expect(fabs(sum / se - 1) < hmax,
+                      "kind %d mu %g: discrete sum Var %.10g, formula %.10g", (int)kinds[k], mu,
+                      sum, se);
             am_problem_free(p);
         }
     const double l2[] = {2, 1};
@@ -584,8 +609,9 @@ Test(theory_ou, saddle_variance_vs_rk8pd)
                 double s2 = lam[i] * lam[j] / ((1 - mu) * (1 - mu));
                 double num = integrate_var(g, s2, ts[k]);
                 double cf = am_theory_saddle_variance(p, mu, i, j, ts[k]);
-                cr_expect(close_rel(cf, num, 1e-10), "i %zu j %zu mu %g t %g: closed %.15g, rk8pd %.15g",
-                          i + 1, j + 1, mu, ts[k], cf, num);
+                cr_expect(close_rel(cf, num, 1e-10),
+                          "i %zu j %zu mu %g t %g: closed %.15g, rk8pd %.15g", i + 1, j + 1, mu,
+                          ts[k], cf, num);
             }
     am_problem_free(p);
 }
@@ -596,7 +622,8 @@ Test(theory_phase, escape_time_reaches_the_confidence)
 {
     const double lam[] = {4, 3, 2, 1};
     am_dist_kind kinds[] = {AM_DIST_GAUSSIAN, AM_DIST_RADEMACHER};
-    const double mus[] = {0, 0.7}, etas[] = {5e-4, 1e-2}, deltas[] = {0.05, 0.3}, nus[] = {0.05, 0.5};
+    const double mus[] = {0, 0.7}, etas[] = {5e-4, 1e-2}, deltas[] = {0.05, 0.3},
+                 nus[] = {0.05, 0.5};
     for (int k = 0; k < 2; k++)
         for (int m = 0; m < 2; m++)
             for (int e = 0; e < 2; e++)
@@ -679,14 +706,16 @@ static double companion_radius(double mu, double h, int tau)
     gsl_matrix_set(A, 0, 0, 1 + mu);
     gsl_matrix_set(A, 0, 1, -mu);
     gsl_matrix_set(A, 0, (size_t)tau, gsl_matrix_get(A, 0, (size_t)tau) - h);
-    for (size_t r = 1; r < n; r++) gsl_matrix_set(A, r, r - 1, 1);
+    for (size_t r = 1; r < n; r++)
+        gsl_matrix_set(A, r, r - 1, 1);
     gsl_vector_complex *ev = gsl_vector_complex_alloc(n);
     gsl_eigen_nonsymm_workspace *w = gsl_eigen_nonsymm_alloc(n);
     gsl_eigen_nonsymm_params(0, 1, w); /* balance */
     int st = gsl_eigen_nonsymm(A, ev, w);
     cr_assert_eq(st, 0, "gsl_eigen_nonsymm mu %g h %g tau %d", mu, h, tau);
     double r = 0;
-    for (size_t k = 0; k < n; k++) r = fmax(r, gsl_complex_abs(gsl_vector_complex_get(ev, k)));
+    for (size_t k = 0; k < n; k++)
+        r = fmax(r, gsl_complex_abs(gsl_vector_complex_get(ev, k)));
     gsl_eigen_nonsymm_free(w);
     gsl_vector_complex_free(ev);
     gsl_matrix_free(A);
@@ -713,7 +742,8 @@ static double poly_radius(double mu, double h, int tau)
     int st = gsl_poly_complex_solve(a, n, w, z);
     cr_assert_eq(st, 0, "gsl_poly_complex_solve mu %g h %g tau %d", mu, h, tau);
     double r = 0;
-    for (size_t k = 0; k + 1 < n; k++) r = fmax(r, hypot(z[2 * k], z[2 * k + 1]));
+    for (size_t k = 0; k + 1 < n; k++)
+        r = fmax(r, hypot(z[2 * k], z[2 * k + 1]));
     gsl_poly_complex_workspace_free(w);
     free(a);
     free(z);
@@ -755,8 +785,9 @@ Test(theory_stability, larger_delays_vs_roots)
         cr_assert_eq(am_theory_stability_tau_c(mu, h, &tc), AM_OK);
         cr_assert(tc > 60 && tc < 400, "mu %g h %g: tau_c %g outside the tested range", mu, h, tc);
         double below = companion_radius(mu, h, (int)tc - 1), at = companion_radius(mu, h, (int)tc);
-        cr_expect(below < 1 && at > 1, "mu %g h %g: tau_c %g, radius %.12g at tau_c-1, %.12g at tau_c",
-                  mu, h, tc, below, at);
+        cr_expect(below < 1 && at > 1,
+                  "mu %g h %g: tau_c %g, radius %.12g at tau_c-1, %.12g at tau_c", mu, h, tc, below,
+                  at);
         /* the independent bisection for h_c brackets h */
         cr_expect(am_theory_stability_h_c(mu, tc) <= h && h < am_theory_stability_h_c(mu, tc - 1),
                   "mu %g h %g tau_c %g: h_c(tau_c) %.12g, h_c(tau_c-1) %.12g", mu, h, tc,
@@ -770,7 +801,8 @@ static double iterate_growth(double mu, double h, int tau, long n)
 {
     size_t L = (size_t)tau + 2;
     double *x = malloc(L * sizeof *x);
-    for (size_t k = 0; k < L; k++) x[k] = 1.0;
+    for (size_t k = 0; k < L; k++)
+        x[k] = 1.0;
     size_t cur = 0; /* x[cur] = x_k, x[(cur + L - j) % L] = x_{k-j} */
     double mid = 0, end = 0;
     for (long k = 0; k < n; k++) {
@@ -832,7 +864,8 @@ Test(theory_stability, edge_cases)
               am_theory_stability_h_c(0.9, 1));
     /* h_c strictly decreasing in tau */
     for (int t = 0; t < 300; t++)
-        cr_expect(am_theory_stability_h_c(0.7, t + 1) < am_theory_stability_h_c(0.7, t), "tau %d", t);
+        cr_expect(am_theory_stability_h_c(0.7, t + 1) < am_theory_stability_h_c(0.7, t), "tau %d",
+                  t);
 }
 
 Test(theory_stability, delay_equation_limits)
@@ -849,7 +882,8 @@ Test(theory_stability, delay_equation_limits)
         double hs = 1e-7;
         cr_expect(fabs(am_theory_stability_tau_star(mu, hs) * hs / (1 - mu) - M_PI_2) <
                       (1 + mu) * hs / (1 - mu) / (1 - mu),
-                  "mu %g: tau* h/(1-mu) = %.12g", mu, am_theory_stability_tau_star(mu, hs) * hs / (1 - mu));
+                  "mu %g: tau* h/(1-mu) = %.12g", mu,
+                  am_theory_stability_tau_star(mu, hs) * hs / (1 - mu));
         cr_expect(close_rel(am_theory_tau_c_dde(mu, 0.01), M_PI * (1 - mu) / 0.02, 1e-15));
     }
 }
@@ -876,18 +910,21 @@ Test(theory_stability, mode_curvatures_by_finite_differences)
                 sv[r] = 0;
                 for (size_t j = 0; j < 4; j++) {
                     double sig = 0; /* Sigma = Q Lambda Q^T */
-                    for (size_t k = 0; k < 4; k++) sig += p->q[r * 4 + k] * lam[k] * p->q[j * 4 + k];
+                    for (size_t k = 0; k < 4; k++)
+                        sig += p->q[r * 4 + k] * lam[k] * p->q[j * 4 + k];
                     sv[r] += sig * vs[s][j];
                 }
             }
-            for (size_t r = 0; r < 4; r++) q += vs[s][r] * sv[r];
-            for (size_t r = 0; r < 4; r++) fs[s][r] = sv[r] - q * vs[s][r];
+            for (size_t r = 0; r < 4; r++)
+                q += vs[s][r] * sv[r];
+            for (size_t r = 0; r < 4; r++)
+                fs[s][r] = sv[r] - q * vs[s][r];
         }
         double a = am_theory_mode_curvature(p, m);
         for (size_t i = 0; i < 4; i++) {
             double jac = (fp[i] - fm[i]) / (2 * eps);
-            cr_expect(fabs(jac + a * e[i]) < 1e-7, "mode %zu: J e [%zu] = %.12g, -a e = %.12g", m, i,
-                      jac, -a * e[i]);
+            cr_expect(fabs(jac + a * e[i]) < 1e-7, "mode %zu: J e [%zu] = %.12g, -a e = %.12g", m,
+                      i, jac, -a * e[i]);
         }
     }
     cr_expect(isnan(am_theory_mode_curvature(p, 4)));
@@ -921,7 +958,8 @@ Test(theory_stability, nonlinear_recursion_switches_at_radial_tau_c)
             const double *vk = v[cur], *vm1 = v[(cur + L - 1) % L],
                          *w = v[(cur + L - (size_t)tau) % L];
             double q = 0, nv[3];
-            for (int i = 0; i < 3; i++) q += lam[i] * w[i] * w[i];
+            for (int i = 0; i < 3; i++)
+                q += lam[i] * w[i] * w[i];
             for (int i = 0; i < 3; i++)
                 nv[i] = vk[i] + mu * (vk[i] - vm1[i]) + eta * (lam[i] * w[i] - q * w[i]);
             cur = (cur + 1) % L;
@@ -932,8 +970,8 @@ Test(theory_stability, nonlinear_recursion_switches_at_radial_tau_c)
             cr_expect(dev < 1e-10, "tau %d < tau_c %g: ||v|-1| = %g after %ld steps", tau, tc_rad,
                       dev, n);
         else
-            cr_expect(!(dev < 1e-2), "tau %d = tau_c %g: ||v|-1| = %g, expected growth", tau, tc_rad,
-                      dev);
+            cr_expect(!(dev < 1e-2), "tau %d = tau_c %g: ||v|-1| = %g, expected growth", tau,
+                      tc_rad, dev);
         free(v);
     }
     am_problem_free(p);
@@ -948,9 +986,21 @@ Test(theory_cli, json_has_the_keys)
     json_error_t err;
     json_t *root = json_loads(r.out, 0, &err);
     cr_assert_not_null(root, "invalid JSON: %s", err.text);
-    const char *keys[] = {"command", "version", "params", "stationary_error", "ou_variance",
-                          "relaxation_time", "escape_time", "traverse_time", "tau_bound_ode",
-                          "tau_bound_local", "tau_c_linear", "alpha2", "m4", "C_d", "notes"};
+    const char *keys[] = {"command",
+                          "version",
+                          "params",
+                          "stationary_error",
+                          "ou_variance",
+                          "relaxation_time",
+                          "escape_time",
+                          "traverse_time",
+                          "tau_bound_ode",
+                          "tau_bound_local",
+                          "tau_c_linear",
+                          "alpha2",
+                          "m4",
+                          "C_d",
+                          "notes"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
         cr_expect_not_null(json_object_get(root, keys[k]), "missing key %s", keys[k]);
     cr_expect_str_eq(json_string_value(json_object_get(root, "command")), "theory");
@@ -964,8 +1014,8 @@ Test(theory_cli, json_has_the_keys)
     cr_expect(json_is_null(json_object_get(root, "C_d")));
     cr_expect(json_array_size(json_object_get(root, "notes")) >= 1);
     json_t *params = json_object_get(root, "params");
-    const char *pkeys[] = {"dim", "spectrum", "dist", "eta", "mu", "gamma", "bound_constant",
-                           "delta", "nu"};
+    const char *pkeys[] = {"dim",   "spectrum",       "dist",  "eta", "mu",
+                           "gamma", "bound_constant", "delta", "nu"};
     for (size_t k = 0; k < sizeof pkeys / sizeof pkeys[0]; k++)
         cr_expect_not_null(json_object_get(params, pkeys[k]), "missing params.%s", pkeys[k]);
     json_decref(root);
@@ -1011,15 +1061,16 @@ Test(theory_cli, csv_long_table)
 
 Test(theory_cli, bad_input_exits_2)
 {
-    const char *bad[] = {"theory --mu 1",     "theory --gamma 0",   "theory --delta 0.8",
-                         "theory --nu 1",     "theory --eta -1",    "theory --bound-constant 0",
+    const char *bad[] = {"theory --mu 1",     "theory --gamma 0",    "theory --delta 0.8",
+                         "theory --nu 1",     "theory --eta -1",     "theory --bound-constant 0",
                          "theory --format x", "theory --dist cauchy"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         test_run r = test_amsgd(bad[k]);
         cr_expect_eq(r.status, 2, "'%s': status %d", bad[k], r.status);
         cr_expect_eq(r.out[0], 0, "'%s': stdout not empty: %s", bad[k], r.out);
         size_t lines = 0;
-        for (const char *c = r.err; *c; c++) lines += *c == '\n';
+        for (const char *c = r.err; *c; c++)
+            lines += *c == '\n';
         cr_expect(lines == 1 && strncmp(r.err, "amsgd: error: ", 14) == 0, "'%s': stderr '%s'",
                   bad[k], r.err);
         test_run_free(&r);

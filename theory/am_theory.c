@@ -14,7 +14,10 @@
 
 #include <gsl/gsl_cdf.h>
 
-static int mu_ok(double mu) { return isfinite(mu) && mu >= 0 && mu < 1; }
+static int mu_ok(double mu)
+{
+    return isfinite(mu) && mu >= 0 && mu < 1;
+}
 
 /* ---- noise and moments ---------------------------------------------------------------- */
 
@@ -53,12 +56,14 @@ am_status am_theory_sde_covariance(const am_problem *p, const double *v, double 
             continue;
         }
         double acc = 0;
-        for (size_t k = 0; k < d; k++) acc += p->q[k * d + i] * v[k];
+        for (size_t k = 0; k < d; k++)
+            acc += p->q[k * d + i] * v[k];
         h[i] = acc;
     }
     /* M = diag(q lambda_i + (m4_i - 3 lambda_i^2) h_i^2) + s s^T, s = Lambda h */
     double q = 0, sh = 0;
-    for (size_t i = 0; i < d; i++) q += p->lambda[i] * h[i] * h[i];
+    for (size_t i = 0; i < d; i++)
+        q += p->lambda[i] * h[i] * h[i];
     sh = q; /* s . h = h^T Lambda h */
     for (size_t i = 0; i < d; i++) {
         am_status s4;
@@ -85,13 +90,15 @@ am_status am_theory_sde_covariance(const am_problem *p, const double *v, double 
         for (size_t i = 0; i < d; i++)
             for (size_t j = 0; j < d; j++) {
                 double acc = 0;
-                for (size_t k = 0; k < d; k++) acc += p->q[i * d + k] * ch[k * d + j];
+                for (size_t k = 0; k < d; k++)
+                    acc += p->q[i * d + k] * ch[k * d + j];
                 tmp[i * d + j] = acc;
             }
         for (size_t i = 0; i < d; i++)
             for (size_t j = 0; j < d; j++) {
                 double acc = 0;
-                for (size_t k = 0; k < d; k++) acc += tmp[i * d + k] * p->q[j * d + k];
+                for (size_t k = 0; k < d; k++)
+                    acc += tmp[i * d + k] * p->q[j * d + k];
                 c[i * d + j] = acc;
             }
     }
@@ -180,12 +187,14 @@ double am_theory_stationary_error(const am_problem *p, double eta, double mu)
 double am_theory_saddle_variance(const am_problem *p, double mu, size_t i, size_t j, double t)
 {
     if (!mu_ok(mu) || i == j || i >= p->dim || j >= p->dim || !(t >= 0)) return NAN;
-    double a = am_theory_noise_variance(p, i, j, NULL), g = (p->lambda[i] - p->lambda[j]) / (1 - mu);
+    double a = am_theory_noise_variance(p, i, j, NULL),
+           g = (p->lambda[i] - p->lambda[j]) / (1 - mu);
     double f = g == 0 ? t : expm1(2.0 * g * t) / (2.0 * g);
     return a * f / ((1.0 - mu) * (1.0 - mu));
 }
 
-/* ---- phases ----------------------------------------------------------------------------------- */
+/* ---- phases -----------------------------------------------------------------------------------
+ */
 
 double am_theory_z_nu(double nu)
 {
@@ -218,7 +227,8 @@ double am_theory_traverse_time(const am_problem *p, double mu, double delta)
     return (1.0 - mu) / gap * log((1.0 - d2) / d2);
 }
 
-/* ---- delay conditions --------------------------------------------------------------------------- */
+/* ---- delay conditions ---------------------------------------------------------------------------
+ */
 
 double am_theory_tau_bound_ode(double lambda1, double eta, double mu, double gamma, double c)
 {
@@ -237,7 +247,8 @@ double am_theory_tau_bound_local(double lambda1, double cd, double eta, double m
     return c * (1.0 - mu) * (1.0 - mu) / ((lambda1 + cd) * pow(eta, 0.5 - gamma));
 }
 
-/* ---- linear stability ----------------------------------------------------------------------------- */
+/* ---- linear stability
+ * ----------------------------------------------------------------------------- */
 
 double am_theory_mode_curvature(const am_problem *p, size_t m)
 {
