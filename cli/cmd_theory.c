@@ -31,7 +31,7 @@ static const cli_opt *const theory_opts[] = {
 
 typedef struct {
     size_t dim;
-    double *m4, *ou_var, *relax, *curv, *tau_c, *tau_star, *tau_dde, *tau_asym;
+    double *m4, *ou_var, *relax, *curv, *tau_c, *tau_star, *tau_dde, *tau_asym, *tau_ud;
     double cd, stat_err, escape, traverse, z_nu, bound_ode, bound_local;
     int m4_infinite, noise_free, alpha_written;
     json_t *notes;
@@ -87,8 +87,8 @@ int cmd_theory(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.dim = d;
     r.notes = json_array();
-    double **arrays[] = {&r.m4,    &r.ou_var,   &r.relax,   &r.curv,
-                         &r.tau_c, &r.tau_star, &r.tau_dde, &r.tau_asym};
+    double **arrays[] = {&r.m4,       &r.ou_var,  &r.relax,    &r.curv,  &r.tau_c,
+                         &r.tau_star, &r.tau_dde, &r.tau_asym, &r.tau_ud};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = calloc(d, sizeof(double));
         if (!*arrays[k]) cli_runtime_error("out of memory");
@@ -144,6 +144,7 @@ int cmd_theory(int argc, char **argv)
         r.tau_star[m] = am_theory_stability_tau_star(mu, h);
         r.tau_dde[m] = am_theory_tau_c_dde(mu, h);
         r.tau_asym[m] = am_theory_tau_c_asymptotic(mu, h);
+        r.tau_ud[m] = am_theory_tau_c_underdamped(mu, h);
     }
     if (n_inf)
         json_array_append_new(r.notes, json_string("tau_c_linear is null where the critical "
@@ -186,6 +187,7 @@ int cmd_theory(int argc, char **argv)
             csv_row(f, "tau_star_linear", idx, r.tau_star[m]);
             csv_row(f, "tau_c_dde", idx, r.tau_dde[m]);
             csv_row(f, "tau_c_asymptotic", idx, r.tau_asym[m]);
+            csv_row(f, "tau_c_underdamped", idx, r.tau_ud[m]);
         }
     } else {
         json_t *params = json_object();
@@ -242,6 +244,7 @@ int cmd_theory(int argc, char **argv)
         json_object_set_new(root, "tau_star_linear", cli_json_doubles(r.tau_star, d));
         json_object_set_new(root, "tau_c_dde", cli_json_doubles(r.tau_dde, d));
         json_object_set_new(root, "tau_c_asymptotic", cli_json_doubles(r.tau_asym, d));
+        json_object_set_new(root, "tau_c_underdamped", cli_json_doubles(r.tau_ud, d));
         json_object_set_new(root, "notes", r.notes);
         cli_out_json(f, root);
     }

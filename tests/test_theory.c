@@ -888,6 +888,29 @@ Test(theory_stability, delay_equation_limits)
     }
 }
 
+Test(theory_stability, underdamped_limit_and_exponent_one)
+{
+    /* (1-mu)^2 << h << 1: tau* = (1-mu)/h (1 + O((1-mu)/sqrt(h) + sqrt(h))) */
+    const double hs[] = {1e-4, 1e-6}, eps[] = {1e-5, 1e-8};
+    for (int k = 0; k < 2; k++) {
+        double h = hs[k], e = eps[k], ts = am_theory_stability_tau_star(1 - e, h);
+        double tol = 3 * (e / sqrt(h) + sqrt(h));
+        cr_expect(fabs(ts / am_theory_tau_c_underdamped(1 - e, h) - 1) < tol,
+                  "h %g 1-mu %g: tau* %.10g, (1-mu)/h %.10g", h, e, ts,
+                  am_theory_tau_c_underdamped(1 - e, h));
+    }
+    /* in both limits tau* is linear in (1-mu): the local exponent d ln(tau*) / d ln(1-mu) stays
+     * within [1, 1.3] for every mu (it never approaches 2) */
+    const double h = 1e-3;
+    for (double lg = -6; lg <= -0.05; lg += 0.05) {
+        double e = pow(10, lg), r = 1.0001;
+        double s1 = am_theory_stability_tau_star(1 - e * r, h);
+        double s0 = am_theory_stability_tau_star(1 - e / r, h);
+        double slope = (log(s1) - log(s0)) / (2 * log(r));
+        cr_expect(slope > 0.99 && slope < 1.3, "h %g 1-mu %g: local exponent %.4f", h, e, slope);
+    }
+}
+
 /* Central-difference Jacobian of F(v) = Sigma v - (v^T Sigma v) v at v^1 along each eigenvector. */
 Test(theory_stability, mode_curvatures_by_finite_differences)
 {

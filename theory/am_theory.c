@@ -343,6 +343,12 @@ double am_theory_tau_c_asymptotic(double mu, double h)
     return M_PI * (1.0 - mu) / (2.0 * h) - (1.0 + mu) / (2.0 * (1.0 - mu));
 }
 
+double am_theory_tau_c_underdamped(double mu, double h)
+{
+    if (!mu_ok(mu) || !(h > 0)) return NAN;
+    return (1.0 - mu) / h;
+}
+
 am_status am_theory_tau_c_curve(const am_problem *p, double eta, size_t m, const double *mu,
                                 size_t n, double *tau_c)
 {

@@ -127,6 +127,9 @@ double am_theory_tau_c_dde(double mu, double h);
  * pi (1-mu)/(2h) - (1+mu)/(2(1-mu)) (from the second-order delay equation). */
 double am_theory_tau_c_asymptotic(double mu, double h);
 
+/* The underdamped limit (1-mu)^2 << h << 1 of tau*: (1-mu)/h. */
+double am_theory_tau_c_underdamped(double mu, double h);
+
 /* Boundary for phase-diagram overlays: for each mu[k], the critical delay tau_c of mode m
  * (am_theory_mode_curvature) at step eta, written to tau_c[k] (INFINITY where undefined).
  * AM_EINVAL on bad arguments. */
