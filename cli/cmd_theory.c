@@ -122,7 +122,7 @@ int cmd_theory(int argc, char **argv)
     r.bound_ode = am_theory_tau_bound_ode(p->lambda[0], eta, mu, gamma, c);
     r.bound_local = am_theory_tau_bound_local(p->lambda[0], r.cd, eta, mu, gamma, c);
     if (isinf(r.cd)) {
-        r.bound_local = INFINITY; /* written as null */
+        r.bound_local = NAN; /* undefined: null in JSON, nan in CSV */
         json_array_append_new(
             r.notes, json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
                                   "local delay condition (1-mu)^2/((lambda_1+C_d) "
