@@ -911,6 +911,47 @@ Test(theory_stability, underdamped_limit_and_exponent_one)
     }
 }
 
+/* The closed-form crossing angle against bisection of the modulus condition, and the
+ * overlay curve against single evaluations. */
+Test(theory_stability, crossing_angle_and_curve)
+{
+    const double mus[] = {0, 0.4, 0.95},
+                 hs[] = {1e-6, 0.01, 0.5, 1.5}; /* away from the flat maximum 2(1+mu) */
+    for (int m = 0; m < 3; m++)
+        for (int k = 0; k < 4; k++) {
+            double mu = mus[m], h = hs[k], lo = 0, hi = M_PI;
+            if (h > 2 * (1 + mu)) continue;
+            for (int it = 0; it < 200; it++) { /* |e^{i t} - 1| |e^{i t} - mu| = h */
+                double t = 0.5 * (lo + hi);
+                double f = hypot(cos(t) - 1, sin(t)) * hypot(cos(t) - mu, sin(t));
+                if (f < h)
+                    lo = t;
+                else
+                    hi = t;
+            }
+            double th = am_theory_stability_theta(mu, h);
+            cr_expect(close_rel(th, 0.5 * (lo + hi), 1e-9),
+                      "mu %g h %g: theta %.15g, bisection %.15g", mu, h, th, 0.5 * (lo + hi));
+        }
+    cr_expect(isnan(am_theory_stability_theta(0.5, 3.1)));
+    const double lam[] = {4, 3, 2, 1}, mu[] = {0, 0.5, 0.9, 0.99};
+    am_problem *p = mkp(4, lam, AM_DIST_GAUSSIAN, 0, 0);
+    double curve[4];
+    for (size_t mode = 0; mode < 4; mode++) {
+        cr_assert_eq(am_theory_tau_c_curve(p, 1e-3, mode, mu, 4, curve), AM_OK);
+        for (int k = 0; k < 4; k++) {
+            double tc;
+            am_theory_stability_tau_c(mu[k], 1e-3 * am_theory_mode_curvature(p, mode), &tc);
+            cr_expect_eq(curve[k], tc, "mode %zu mu %g: curve %g, single %g", mode, mu[k], curve[k],
+                         tc);
+        }
+    }
+    const double bad = 1.0;
+    cr_expect_eq(am_theory_tau_c_curve(p, 1e-3, 0, &bad, 1, curve), AM_EINVAL);
+    cr_expect_eq(am_theory_tau_c_curve(p, 1e-3, 4, mu, 1, curve), AM_EINVAL);
+    am_problem_free(p);
+}
+
 /* Central-difference Jacobian of F(v) = Sigma v - (v^T Sigma v) v at v^1 along each eigenvector. */
 Test(theory_stability, mode_curvatures_by_finite_differences)
 {
@@ -1067,6 +1108,27 @@ Test(theory_cli, bounded_data_and_infinite_moments)
         cr_expect(json_is_null(json_array_get(m4, i)), "student:3 m4[%zu] not null", i);
     cr_expect(json_is_number(json_object_get(root, "stationary_error")));
     cr_expect(json_array_size(json_object_get(root, "notes")) >= 2);
+    json_decref(root);
+    test_run_free(&r);
+}
+
+Test(theory_cli, gamma_above_half_and_large_dim)
+{
+    test_run r = test_amsgd("theory --format json --dist uniform --gamma 0.8");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    json_t *root = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(root);
+    cr_expect(json_is_null(json_object_get(root, "tau_bound_local")));
+    cr_expect(json_is_number(json_object_get(root, "tau_bound_ode")));
+    json_decref(root);
+    test_run_free(&r);
+    r = test_amsgd("theory --format json --dim 300");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    root = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(root);
+    cr_expect(json_is_null(json_object_get(root, "alpha2")));
+    cr_expect_eq(json_array_size(json_object_get(root, "tau_c_linear")), 300);
+    cr_expect_eq(json_array_size(json_object_get(root, "ou_variance")), 299);
     json_decref(root);
     test_run_free(&r);
 }
