@@ -284,7 +284,7 @@ double am_theory_stability_theta(double mu, double h)
 double am_theory_stability_tau_star(double mu, double h)
 {
     if (!mu_ok(mu) || isnan(h)) return NAN;
-    if (!(h > 0)) return INFINITY; /* not reached as a stable region: see contract of tau_c */
+    if (!(h > 0)) return 0.0; /* h <= 0: a root at z >= 1, unstable for every tau */
     if (h >= 2.0 * (1.0 + mu)) return 0.0;
     double th = am_theory_stability_theta(mu, h);
     return 0.5 + (M_PI_2 - crossing_arg(mu, th)) / th;

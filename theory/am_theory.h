@@ -105,7 +105,7 @@ double am_theory_stability_theta(double mu, double h);
 
 /* Real-valued critical delay tau* = 1/2 + (pi/2 - arg(e^{i theta}-mu))/theta, theta from
  * am_theory_stability_theta: the recursion with integer tau >= 0 is asymptotically stable
- * iff tau < tau*. 0 when h >= 2(1+mu); INFINITY when h <= 0; NAN for mu outside [0,1). */
+ * iff tau < tau*. 0 when h >= 2(1+mu) or h <= 0 (never stable); NAN for mu outside [0,1). */
 double am_theory_stability_tau_star(double mu, double h);
 
 /* Critical delay tau_c = smallest integer tau >= 0 at which the recursion is not
