@@ -108,7 +108,9 @@ int cmd_theory(int argc, char **argv)
         json_array_append_new(
             r.notes, json_string("expected data carry no noise: the OU variances and the "
                                  "stationary error are 0 and the escape time is infinite "
-                                 "(null); alpha2 lists E[(Y Y^T)_ij^2] with Y Y^T = Lambda"));
+                                 "(null); m4 and alpha2 list the moments of the other "
+                                 "distributions' convention (lambda_i^2, lambda_i lambda_j), "
+                                 "not noise variances"));
     r.cd = am_problem_bound(p);
     for (size_t i = 1; i < d; i++) {
         r.ou_var[i - 1] = am_theory_ou_variance(p, mu, i);
