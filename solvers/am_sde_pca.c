@@ -36,6 +36,7 @@ struct am_sde_pca {
     double sig;       /* sqrt(eta)/(1-mu) */
     double *k4;       /* [d] m4_i - 3 lambda_i^2 (global) */
     int has_neg;      /* some k4_i < 0: the diagonal D may have one negative entry */
+    int gauss;        /* every k4_i == 0 (Gaussian data): D_i = lambda_i q */
     int noiseless;    /* expected data: no fluctuation */
     double *rate;     /* [d-1] OU decay rates */
     double *amp;      /* [d-1] OU noise amplitudes */
@@ -107,6 +108,17 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
                 double di = l[i] * q + k4[i] * h[i] * h[i];
                 y[i] = sqrt(di > 0 ? di : 0) * am_rng_gaussian(rng) + l[i] * h[i] * zeta;
             }
+        } else if (m->gauss) {
+            /* D_i = lambda_i q: y = sqrt(q) Lambda^(1/2) z + s zeta, fused with h.y */
+            const double *sl = m->p->sqrt_lambda;
+            double sq = sqrt(q), hy = 0;
+            for (size_t i = 0; i < d; i++) {
+                y[i] = sq * sl[i] * am_rng_gaussian(rng) + l[i] * h[i] * zeta;
+                hy += h[i] * y[i];
+            }
+            double sc = m->sig * sqrt_dt;
+            for (size_t i = 0; i < d; i++) out[i] = sc * (y[i] - h[i] * hy);
+            return;
         } else {
             for (size_t i = 0; i < d; i++) {
                 double di = l[i] * q + k4[i] * h[i] * h[i];
@@ -315,6 +327,9 @@ static am_sde_pca *pca_alloc(const am_problem *p, const am_sde_pca_params *par, 
             m->k4[i] = m4 - 3.0 * p->lambda[i] * p->lambda[i];
             if (m->k4[i] < 0) m->has_neg = 1;
         }
+        m->gauss = 1;
+        for (size_t i = 0; i < d; i++)
+            if (m->k4[i] != 0) m->gauss = 0;
         m->sys.dim = d;
         m->sys.drift = global_drift;
         if (m->noiseless) {
