@@ -58,8 +58,7 @@ static void msgd_initial(uint64_t replica, double *v0, const void *ctx)
     am_msgd_initial(ctx, replica, v0);
 }
 
-static double bench_sde(const am_problem *p, am_msgd *init, am_sde_sampler sampler,
-                        uint64_t steps)
+static double bench_sde(const am_problem *p, am_msgd *init, am_sde_sampler sampler, uint64_t steps)
 {
     am_sde_pca_params pp = am_sde_pca_params_default();
     pp.eta = 1e-4;
@@ -93,7 +92,8 @@ int main(int argc, char **argv)
     double acc = 0, ns_rng = 1e300;
     for (int rep = 0; rep < 3; rep++) {
         double t0 = now();
-        for (uint64_t i = 0; i < nrng; i++) acc += am_rng_gaussian(&r);
+        for (uint64_t i = 0; i < nrng; i++)
+            acc += am_rng_gaussian(&r);
         double ns = (now() - t0) * 1e9 / (double)nrng;
         if (ns < ns_rng) ns_rng = ns;
     }
@@ -105,7 +105,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < 3; k++) {
         size_t d = dims[k];
         double *l = malloc(d * sizeof *l);
-        for (size_t i = 0; i < d; i++) l[i] = 4.0 - 3.0 * (double)i / (double)(d - 1);
+        for (size_t i = 0; i < d; i++)
+            l[i] = 4.0 - 3.0 * (double)i / (double)(d - 1);
         am_dist gauss = {AM_DIST_GAUSSIAN, 0}, rad = {AM_DIST_RADEMACHER, 0};
         am_problem *pg = am_problem_alloc(d, l, gauss, 0);
         am_problem *pr = am_problem_alloc(d, l, rad, 0);
@@ -132,8 +133,8 @@ int main(int argc, char **argv)
             snprintf(dense, sizeof dense, "%.2f", ns_dense);
         else
             snprintf(dense, sizeof dense, "-");
-        printf("%-6zu %-12.2f %-14.2f %-14.2f %-14s %-12.2f %-12.2f\n", d, ns_mc, ns_g, ns_r,
-               dense, ns_g / ns_mc, ns_g / ns_rng);
+        printf("%-6zu %-12.2f %-14.2f %-14.2f %-14s %-12.2f %-12.2f\n", d, ns_mc, ns_g, ns_r, dense,
+               ns_g / ns_mc, ns_g / ns_rng);
         am_msgd_free(mg);
         am_msgd_free(mr);
         am_problem_free(pg);

@@ -2,7 +2,8 @@
  * cmd_sde.c -- `amsgd sde`: the SDE limits of Async-MSGD (theory.md §3) by Euler–Maruyama
  * as an ensemble of replicas, with the keys of `amsgd mc`:
  *   global  dV = (1/(1-mu)) (I - V V^T) Sigma V dt + (sqrt(eta)/(1-mu)) S(V) dW,  S S^T = C(V)
- *   ou      dU_i = -((lambda_1 - lambda_i)/(1-mu)) U_i dt + (alpha_i1/(1-mu)) dB_i,  h_i = sqrt(eta) U_i
+ *   ou      dU_i = -((lambda_1 - lambda_i)/(1-mu)) U_i dt + (alpha_i1/(1-mu)) dB_i,  h_i =
+ * sqrt(eta) U_i
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +14,22 @@
 #include "mc_output.h"
 
 static const cli_opt OPT_TIME_SDE = {"time", "T", "10", "horizon in continuous time t"};
-static const cli_opt OPT_DELAY_SDE = {
-    "delay", "SPEC", "none", "must be none: the SDE limits do not depend on the delay"};
+static const cli_opt OPT_DELAY_SDE = {"delay", "SPEC", "none",
+                                      "must be none: the SDE limits do not depend on the delay"};
 static const cli_opt OPT_DT = {"dt", "H", "eta",
                                "Euler-Maruyama step (default: --eta, the step of the chain)"};
 static const cli_opt OPT_MODEL = {"model", "NAME", "global",
                                   "global (small-noise SDE on the sphere) or ou (local, near v^1)"};
 static const cli_opt OPT_NOISE = {"noise", "0|1", "1", "0 drops the noise (the ODE limit)"};
 static const cli_opt OPT_NO_NOISE = {"no-noise", NULL, NULL, "same as --noise 0"};
-static const cli_opt OPT_SAMPLER = {
-    "sampler", "NAME", "fast", "global noise: fast (exact, O(d)) or dense (Cholesky, O(d^3))"};
+static const cli_opt OPT_SAMPLER = {"sampler", "NAME", "fast",
+                                    "global noise: fast (exact, O(d)) or dense (Cholesky, O(d^3))"};
 
 static const cli_opt *const sde_opts[] = {
-    &OPT_DIM,      &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,   &OPT_ETA,   &OPT_MU,
-    &OPT_DELAY_SDE, &OPT_INIT,    &OPT_TIME_SDE, &OPT_GRID,     &OPT_REPLICAS, &OPT_SEED,
-    &OPT_THREADS,  &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,       &OPT_MODEL, &OPT_NOISE,
-    &OPT_NO_NOISE, &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_OUTPUT,   NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE, &OPT_ETA,      &OPT_MU,
+    &OPT_DELAY_SDE, &OPT_INIT,     &OPT_TIME_SDE, &OPT_GRID,   &OPT_REPLICAS, &OPT_SEED,
+    &OPT_THREADS,   &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,     &OPT_MODEL,    &OPT_NOISE,
+    &OPT_NO_NOISE,  &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_OUTPUT, NULL};
 
 /* The initial point of the Monte Carlo engine, so `mc` and `sde` start alike. */
 static void msgd_initial(uint64_t replica, double *v0, const void *ctx)
@@ -63,8 +64,7 @@ int cmd_sde(int argc, char **argv)
         cli_usage_error("--model must be global or ou, got '%s'", model);
     int noise = (int)cli_int(&a, "noise", 0, 1);
     if (cli_flag(&a, "no-noise")) {
-        if (cli_given(&a, "noise") && noise)
-            cli_usage_error("--no-noise contradicts --noise 1");
+        if (cli_given(&a, "noise") && noise) cli_usage_error("--no-noise contradicts --noise 1");
         noise = 0;
     }
     const char *sname = cli_str(&a, "sampler");
@@ -103,8 +103,7 @@ int cmd_sde(int argc, char **argv)
     sp.noise = noise;
     sp.seed = mp.seed;
     sp.blowup = am_sde_pca_state_blowup(m);
-    am_sde_model *sm =
-        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
     if (!sm) cli_runtime_error("sde: %s", am_strerror(st));
 
     mc_run run;

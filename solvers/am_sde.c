@@ -30,7 +30,10 @@ struct am_sde_model {
     am_model model;
 };
 
-static size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+static size_t align64(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
 
 am_sde_params am_sde_params_default(void)
 {
@@ -38,8 +41,7 @@ am_sde_params am_sde_params_default(void)
     return p;
 }
 
-am_status am_sde_check(const am_sde_system *sys, const am_sde_params *par, char *err,
-                       size_t errlen)
+am_status am_sde_check(const am_sde_system *sys, const am_sde_params *par, char *err, size_t errlen)
 {
     if (!sys || !par || !sys->drift || sys->dim == 0 || (par->noise && !sys->noise)) {
         snprintf(err, errlen, "the system needs a dimension, a drift and (with noise) a sampler");
@@ -98,7 +100,10 @@ am_sde_path *am_sde_path_alloc(const am_sde_system *sys, const am_sde_params *pa
     return am_sde_path_place(mem, sys, par);
 }
 
-void am_sde_path_free(am_sde_path *path) { free(path); }
+void am_sde_path_free(am_sde_path *path)
+{
+    free(path);
+}
 
 void am_sde_path_start(am_sde_path *path, uint64_t replica, const double *x0)
 {
@@ -141,9 +146,15 @@ int am_sde_path_run(am_sde_path *path, uint64_t k1)
     return 0;
 }
 
-const double *am_sde_path_state(const am_sde_path *path) { return path->x; }
+const double *am_sde_path_state(const am_sde_path *path)
+{
+    return path->x;
+}
 
-uint64_t am_sde_path_steps(const am_sde_path *path) { return path->k; }
+uint64_t am_sde_path_steps(const am_sde_path *path)
+{
+    return path->k;
+}
 
 /* ---- ensemble adapter: the path lives in the ensemble's per-thread workspace ---- */
 
@@ -177,8 +188,7 @@ am_sde_model *am_sde_model_alloc(const am_sde_system *sys, const am_sde_params *
 {
     char err[128];
     am_status st = am_sde_check(sys, par, err, sizeof err);
-    if (st == AM_OK && (!obs || obs->nobs == 0 || !obs->initial || !obs->observe))
-        st = AM_EINVAL;
+    if (st == AM_OK && (!obs || obs->nobs == 0 || !obs->initial || !obs->observe)) st = AM_EINVAL;
     if (st) {
         *status = st;
         return NULL;
@@ -203,6 +213,12 @@ am_sde_model *am_sde_model_alloc(const am_sde_system *sys, const am_sde_params *
     return m;
 }
 
-void am_sde_model_free(am_sde_model *m) { free(m); }
+void am_sde_model_free(am_sde_model *m)
+{
+    free(m);
+}
 
-const am_model *am_sde_model_get(const am_sde_model *m) { return &m->model; }
+const am_model *am_sde_model_get(const am_sde_model *m)
+{
+    return &m->model;
+}

@@ -149,8 +149,7 @@ am_sde_pca *am_sde_global_alloc(const am_problem *p, const am_sde_pca_params *pa
                                 am_status *status);
 
 /* Builds the local OU model near the optimum (state U_2..U_d, dimension d - 1). */
-am_sde_pca *am_sde_ou_alloc(const am_problem *p, const am_sde_pca_params *par,
-                            am_status *status);
+am_sde_pca *am_sde_ou_alloc(const am_problem *p, const am_sde_pca_params *par, am_status *status);
 
 /* Frees a model; NULL is safe. */
 void am_sde_pca_free(am_sde_pca *m);

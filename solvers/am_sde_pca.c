@@ -30,16 +30,16 @@
 struct am_sde_pca {
     const am_problem *p;
     am_sde_pca_params par;
-    size_t d;         /* problem dimension */
-    int ou;           /* 1: local OU model */
-    double c;         /* 1/(1-mu) */
-    double sig;       /* sqrt(eta)/(1-mu) */
-    double *k4;       /* [d] m4_i - 3 lambda_i^2 (global) */
-    int has_neg;      /* some k4_i < 0: the diagonal D may have one negative entry */
-    int gauss;        /* every k4_i == 0 (Gaussian data): D_i = lambda_i q */
-    int noiseless;    /* expected data: no fluctuation */
-    double *rate;     /* [d-1] OU decay rates */
-    double *amp;      /* [d-1] OU noise amplitudes */
+    size_t d;      /* problem dimension */
+    int ou;        /* 1: local OU model */
+    double c;      /* 1/(1-mu) */
+    double sig;    /* sqrt(eta)/(1-mu) */
+    double *k4;    /* [d] m4_i - 3 lambda_i^2 (global) */
+    int has_neg;   /* some k4_i < 0: the diagonal D may have one negative entry */
+    int gauss;     /* every k4_i == 0 (Gaussian data): D_i = lambda_i q */
+    int noiseless; /* expected data: no fluctuation */
+    double *rate;  /* [d-1] OU decay rates */
+    double *amp;   /* [d-1] OU noise amplitudes */
     double state_blowup;
     am_sde_system sys;
     am_sde_observer obs;
@@ -59,8 +59,7 @@ am_sde_pca_params am_sde_pca_params_default(void)
 
 /* ---- global model ---- */
 
-static void global_drift(double t, const double *h, double *out, const void *params,
-                         void *scratch)
+static void global_drift(double t, const double *h, double *out, const void *params, void *scratch)
 {
     (void)t;
     (void)scratch;
@@ -68,20 +67,24 @@ static void global_drift(double t, const double *h, double *out, const void *par
     const double *l = m->p->lambda;
     size_t d = m->d;
     double q = 0;
-    for (size_t i = 0; i < d; i++) q += l[i] * h[i] * h[i];
-    for (size_t i = 0; i < d; i++) out[i] = m->c * (l[i] - q) * h[i];
+    for (size_t i = 0; i < d; i++)
+        q += l[i] * h[i] * h[i];
+    for (size_t i = 0; i < d; i++)
+        out[i] = m->c * (l[i] - q) * h[i];
 }
 
 /* out = scale (y - h (h.y)) */
 static void project(size_t d, const double *h, const double *y, double scale, double *out)
 {
     double hy = 0;
-    for (size_t i = 0; i < d; i++) hy += h[i] * y[i];
-    for (size_t i = 0; i < d; i++) out[i] = scale * (y[i] - h[i] * hy);
+    for (size_t i = 0; i < d; i++)
+        hy += h[i] * y[i];
+    for (size_t i = 0; i < d; i++)
+        out[i] = scale * (y[i] - h[i] * hy);
 }
 
-static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng *rng,
-                              double *out, const void *params, void *scratch)
+static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng *rng, double *out,
+                              const void *params, void *scratch)
 {
     (void)t;
     const am_sde_pca *m = params;
@@ -89,7 +92,8 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
     size_t d = m->d;
     double *y = scratch;
     double q = 0;
-    for (size_t i = 0; i < d; i++) q += l[i] * h[i] * h[i];
+    for (size_t i = 0; i < d; i++)
+        q += l[i] * h[i] * h[i];
     double zeta = am_rng_gaussian(rng);
     size_t j = d; /* index of the negative diagonal entry, d if none */
     if (m->has_neg) {
@@ -117,7 +121,8 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
                 hy += h[i] * y[i];
             }
             double sc = m->sig * sqrt_dt;
-            for (size_t i = 0; i < d; i++) out[i] = sc * (y[i] - h[i] * hy);
+            for (size_t i = 0; i < d; i++)
+                out[i] = sc * (y[i] - h[i] * hy);
             return;
         } else {
             for (size_t i = 0; i < d; i++) {
@@ -153,8 +158,8 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
     project(d, h, y, m->sig * sqrt_dt, out);
 }
 
-static void global_noise_dense(double t, const double *h, double sqrt_dt, am_rng *rng,
-                               double *out, const void *params, void *scratch)
+static void global_noise_dense(double t, const double *h, double sqrt_dt, am_rng *rng, double *out,
+                               const void *params, void *scratch)
 {
     (void)t;
     const am_sde_pca *m = params;
@@ -162,26 +167,32 @@ static void global_noise_dense(double t, const double *h, double sqrt_dt, am_rng
     size_t d = m->d;
     double *L = scratch, *y = L + d * d;
     double q = 0;
-    for (size_t i = 0; i < d; i++) q += l[i] * h[i] * h[i];
+    for (size_t i = 0; i < d; i++)
+        q += l[i] * h[i] * h[i];
     /* lower triangle of M, then in-place Cholesky (row-major), pivots clipped at 0 */
     for (size_t i = 0; i < d; i++)
         for (size_t k = 0; k <= i; k++)
-            L[i * d + k] = l[i] * h[i] * l[k] * h[k] + (i == k ? l[i] * q + k4[i] * h[i] * h[i] : 0);
+            L[i * d + k] =
+                l[i] * h[i] * l[k] * h[k] + (i == k ? l[i] * q + k4[i] * h[i] * h[i] : 0);
     for (size_t k = 0; k < d; k++) {
         double piv = L[k * d + k];
-        for (size_t r = 0; r < k; r++) piv -= L[k * d + r] * L[k * d + r];
+        for (size_t r = 0; r < k; r++)
+            piv -= L[k * d + r] * L[k * d + r];
         double lkk = piv > 0 ? sqrt(piv) : 0;
         L[k * d + k] = lkk;
         for (size_t i = k + 1; i < d; i++) {
             double s = L[i * d + k];
-            for (size_t r = 0; r < k; r++) s -= L[i * d + r] * L[k * d + r];
+            for (size_t r = 0; r < k; r++)
+                s -= L[i * d + r] * L[k * d + r];
             L[i * d + k] = lkk > 0 ? s / lkk : 0;
         }
     }
-    for (size_t i = 0; i < d; i++) out[i] = am_rng_gaussian(rng);
+    for (size_t i = 0; i < d; i++)
+        out[i] = am_rng_gaussian(rng);
     for (size_t i = 0; i < d; i++) {
         double s = 0;
-        for (size_t k = 0; k <= i; k++) s += L[i * d + k] * out[k];
+        for (size_t k = 0; k <= i; k++)
+            s += L[i * d + k] * out[k];
         y[i] = s;
     }
     project(d, h, y, m->sig * sqrt_dt, out);
@@ -213,7 +224,8 @@ static am_status initial_h(const am_sde_pca *m, uint64_t replica, double *h)
     m->par.initial(replica, v, m->par.initial_ctx);
     for (size_t j = 0; j < d; j++) {
         double s = 0;
-        for (size_t i = 0; i < d; i++) s += q[i * d + j] * v[i];
+        for (size_t i = 0; i < d; i++)
+            s += q[i * d + j] * v[i];
         h[j] = s;
     }
     free(v);
@@ -230,11 +242,13 @@ static void global_observe(const double *h, double *obs, const void *params)
     const am_sde_pca *m = params;
     size_t d = m->d;
     double nn = 0;
-    for (size_t i = 0; i < d; i++) nn += h[i] * h[i];
+    for (size_t i = 0; i < d; i++)
+        nn += h[i] * h[i];
     obs[0] = 1.0 - h[0] * h[0] / nn;
     obs[1] = sqrt(nn);
     if (m->par.coords)
-        for (size_t i = 0; i < d; i++) obs[2 + i] = h[i] * h[i];
+        for (size_t i = 0; i < d; i++)
+            obs[2 + i] = h[i] * h[i];
 }
 
 /* ---- local OU model ---- */
@@ -244,7 +258,8 @@ static void ou_drift(double t, const double *u, double *out, const void *params,
     (void)t;
     (void)scratch;
     const am_sde_pca *m = params;
-    for (size_t i = 0; i + 1 < m->d; i++) out[i] = -m->rate[i] * u[i];
+    for (size_t i = 0; i + 1 < m->d; i++)
+        out[i] = -m->rate[i] * u[i];
 }
 
 static void ou_noise(double t, const double *u, double sqrt_dt, am_rng *rng, double *out,
@@ -254,7 +269,8 @@ static void ou_noise(double t, const double *u, double sqrt_dt, am_rng *rng, dou
     (void)u;
     (void)scratch;
     const am_sde_pca *m = params;
-    for (size_t i = 0; i + 1 < m->d; i++) out[i] = m->amp[i] * sqrt_dt * am_rng_gaussian(rng);
+    for (size_t i = 0; i + 1 < m->d; i++)
+        out[i] = m->amp[i] * sqrt_dt * am_rng_gaussian(rng);
 }
 
 static am_status ou_initial(uint64_t replica, double *x0, const void *params)
@@ -265,7 +281,8 @@ static am_status ou_initial(uint64_t replica, double *x0, const void *params)
     if (!h) return AM_ENOMEM;
     am_status st = initial_h(m, replica, h);
     double s = 1.0 / sqrt(m->par.eta);
-    for (size_t i = 1; i < d; i++) x0[i - 1] = s * h[i];
+    for (size_t i = 1; i < d; i++)
+        x0[i - 1] = s * h[i];
     free(h);
     return st;
 }
@@ -275,13 +292,15 @@ static void ou_observe(const double *u, double *obs, const void *params)
     const am_sde_pca *m = params;
     size_t d = m->d;
     double e = 0;
-    for (size_t i = 0; i + 1 < d; i++) e += u[i] * u[i];
+    for (size_t i = 0; i + 1 < d; i++)
+        e += u[i] * u[i];
     e *= m->par.eta;
     obs[0] = e;
     obs[1] = 1.0;
     if (!m->par.coords) return;
     obs[2] = 1.0 - e;
-    for (size_t i = 0; i + 1 < d; i++) obs[3 + i] = m->par.eta * u[i] * u[i];
+    for (size_t i = 0; i + 1 < d; i++)
+        obs[3 + i] = m->par.eta * u[i] * u[i];
 }
 
 /* ---- construction ---- */
@@ -374,8 +393,7 @@ am_sde_pca *am_sde_global_alloc(const am_problem *p, const am_sde_pca_params *pa
     return pca_alloc(p, par, 0, status);
 }
 
-am_sde_pca *am_sde_ou_alloc(const am_problem *p, const am_sde_pca_params *par,
-                            am_status *status)
+am_sde_pca *am_sde_ou_alloc(const am_problem *p, const am_sde_pca_params *par, am_status *status)
 {
     return pca_alloc(p, par, 1, status);
 }
@@ -389,8 +407,17 @@ void am_sde_pca_free(am_sde_pca *m)
     free(m);
 }
 
-const am_sde_system *am_sde_pca_system(const am_sde_pca *m) { return &m->sys; }
+const am_sde_system *am_sde_pca_system(const am_sde_pca *m)
+{
+    return &m->sys;
+}
 
-const am_sde_observer *am_sde_pca_observer(const am_sde_pca *m) { return &m->obs; }
+const am_sde_observer *am_sde_pca_observer(const am_sde_pca *m)
+{
+    return &m->obs;
+}
 
-double am_sde_pca_state_blowup(const am_sde_pca *m) { return m->state_blowup; }
+double am_sde_pca_state_blowup(const am_sde_pca *m)
+{
+    return m->state_blowup;
+}
