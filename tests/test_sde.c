@@ -472,6 +472,42 @@ Test(sde, covariance_uniform_fast_negative_diagonal)
     sde_cov_case(AM_DIST_UNIFORM, AM_SDE_SAMPLER_FAST, sde_h_near, 1, 1);
 }
 
+/* The noise is sqrt(eta) sqrt(dt)/(1-mu) times the unit-scale draw, on the same normals. */
+Test(sde, noise_scale_sqrt_eta_dt_over_one_minus_mu)
+{
+    const double l[4] = {4, 3, 2, 1};
+    const size_t d = 4;
+    const double eta = 0.25, mu = 0.2, sqdt = 0.3, factor = sqrt(eta) * sqdt / (1 - mu);
+    for (int kind = AM_DIST_GAUSSIAN; kind <= AM_DIST_RADEMACHER; kind++) {
+        am_problem *p = sde_problem(d, l, (am_dist_kind)kind, 0);
+        am_sde_pca_params pp = am_sde_pca_params_default();
+        pp.initial = sde_fixed_v0;
+        pp.initial_ctx = &d;
+        pp.eta = 1;
+        pp.mu = 0;
+        am_status st;
+        am_sde_pca *unit = am_sde_global_alloc(p, &pp, &st);
+        pp.eta = eta;
+        pp.mu = mu;
+        am_sde_pca *scaled = am_sde_global_alloc(p, &pp, &st);
+        cr_assert(unit && scaled);
+        const am_sde_system *su = am_sde_pca_system(unit), *ss = am_sde_pca_system(scaled);
+        double a[4], b[4], scratch[16];
+        am_rng r;
+        am_rng_init(&r, 4, 2, AM_STREAM_NOISE, 7);
+        su->noise(0, sde_h_near, 1.0, &r, a, su->params, scratch);
+        am_rng_init(&r, 4, 2, AM_STREAM_NOISE, 7);
+        ss->noise(0, sde_h_near, sqdt, &r, b, ss->params, scratch);
+        for (size_t i = 0; i < d; i++)
+            cr_assert(fabs(b[i] - factor * a[i]) <= 1e-13 * fabs(factor * a[i]) + 1e-300,
+                      "dist %d eta=%g mu=%g sqrt_dt=%g: coordinate %zu %.17g, expected %.17g", kind,
+                      eta, mu, sqdt, i, b[i], factor * a[i]);
+        am_sde_pca_free(unit);
+        am_sde_pca_free(scaled);
+        am_problem_free(p);
+    }
+}
+
 /* ---- local OU model ---- */
 
 static void sde_e1(uint64_t replica, double *v0, const void *ctx)
