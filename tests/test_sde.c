@@ -708,6 +708,34 @@ Test(sde, cli_noise_free_equals_mc_expected)
     json_decref(m);
 }
 
+/* The SDE starts where the chain starts: same v_0 per replica (random-each), same err and
+ * |V| at t = 0, also with a rotated eigenbasis (the SDE works in h = Q^T V). */
+Test(sde, cli_same_initial_points_as_mc)
+{
+    const char *common = "--init random-each --rotate 5 --dim 6 --replicas 50 --time 1 "
+                         "--grid 2 --coords --format json";
+    char a1[256], a2[256];
+    snprintf(a1, sizeof a1, "sde %s", common);
+    snprintf(a2, sizeof a2, "mc %s", common);
+    json_t *s = sde_json(a1), *m = sde_json(a2);
+    const char *cols[2] = {"err_mean", "norm_mean"};
+    for (int c = 0; c < 2; c++) {
+        double x = json_real_value(json_array_get(json_object_get(s, cols[c]), 0));
+        double y = json_real_value(json_array_get(json_object_get(m, cols[c]), 0));
+        cr_assert(fabs(x - y) <= 1e-12 * fabs(y), "%s at t=0: sde %.17g, mc %.17g", cols[c], x, y);
+    }
+    for (size_t i = 0; i < 6; i++) {
+        double x =
+            json_real_value(json_array_get(json_array_get(json_object_get(s, "h2_mean"), i), 0));
+        double y =
+            json_real_value(json_array_get(json_array_get(json_object_get(m, "h2_mean"), i), 0));
+        cr_assert(fabs(x - y) <= 1e-12 * fabs(y) + 1e-15, "h2_%zu at t=0: sde %.17g, mc %.17g",
+                  i + 1, x, y);
+    }
+    json_decref(s);
+    json_decref(m);
+}
+
 Test(sde, cli_bad_input)
 {
     const char *bad[][2] = {
