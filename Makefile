@@ -30,7 +30,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean
+.PHONY: all test demo bench bench-ode deps san-test check-format format clean
 
 all: $(BIN)
 
@@ -78,6 +78,14 @@ bench: $(DEPS_STAMP)
 	scripts/bench.sh $(BUILD)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).
+bench-ode: $(DEPS_STAMP)
+	$(MAKE) --no-print-directory $(BUILD)/bench_ode
+	scripts/bench-ode.sh $(BUILD)
+
+$(BUILD)/bench_ode: $(BUILD)/bench/bench_ode.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 check-format:
