@@ -31,7 +31,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode
 
 all: $(BIN)
 
@@ -91,6 +91,14 @@ bench-sde:
 	$(BUILD)/bench_sde
 
 $(BUILD)/bench_sde: $(BUILD)/bench/bench_sde.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).
+bench-ode: $(DEPS_STAMP)
+	$(MAKE) --no-print-directory $(BUILD)/bench_ode
+	scripts/bench-ode.sh $(BUILD)
+
+$(BUILD)/bench_ode: $(BUILD)/bench/bench_ode.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 check-format:
