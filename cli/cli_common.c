@@ -180,6 +180,8 @@ json_t *cli_json_doubles(const double *x, size_t n)
     return arr;
 }
 
+json_t *cli_json_number(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
 FILE *cli_out_begin(cli_out *o, const cli_args *a)
 {
     memset(o, 0, sizeof *o);

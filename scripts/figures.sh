@@ -12,4 +12,10 @@ mkdir -p "$dst"
 "$bin" mc --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --delay const:40 --time 8 \
     --grid 161 --replicas 4000 --seed 1 -o "$dst/mc_error.csv"
 (cd "$dst" && gnuplot -e "data='mc_error.csv'; out='mc_error'; title='Async-MSGD, mu = 0.5, delay 40, eta = 1e-3 (band: +-2 SE)'" mc_error.gp)
+
+
+# compare: mc, sde and ode on one grid
+"$bin" compare --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --time 6 --grid 121 \
+    --replicas 4000 --seed 1 -o "$dst/compare.csv"
+(cd "$dst" && gnuplot -e "data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3, d = 4: mc, sde, ode (bands: +-2 SE)'" compare.gp)
 echo "figures: written to $dst" >&2
