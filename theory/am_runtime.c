@@ -273,6 +273,7 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
     case AM_VARIANT_SYNC: return am_runtime_order_stat(r, p, p, out);
     case AM_VARIANT_KSYNC: return am_runtime_order_stat(r, k, p, out);
     case AM_VARIANT_KBATCHSYNC:
+        if (k == 1) return am_runtime_order_stat(r, 1, p, out); /* = 1-sync */
         if (r->kind == AM_RUNTIME_EXP) {
             *out = (double)k / ((double)p * r->a);
             return AM_OK;
@@ -287,7 +288,13 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
         *out = mean / (double)p;
         return AM_OK;
     case AM_VARIANT_KASYNC:
+        if (k == p) return am_runtime_order_stat(r, p, p, out); /* = sync */
         if (r->kind == AM_RUNTIME_EXP) return am_runtime_order_stat(r, k, p, out);
+        if (k == 1) { /* = async */
+            if ((st = am_runtime_mean(r, &mean))) return st;
+            *out = mean / (double)p;
+            return AM_OK;
+        }
         return AM_EDOM;
     case AM_VARIANT_KBATCHASYNC:
         if ((st = am_runtime_mean(r, &mean))) return st;
@@ -306,6 +313,10 @@ am_status am_runtime_p_fresh(const am_runtime *r, am_variant v, size_t p, size_t
     case AM_VARIANT_KSYNC:
     case AM_VARIANT_KBATCHSYNC: *out = 1; return AM_OK;
     default: break;
+    }
+    if (v == AM_VARIANT_KASYNC && k == p) { /* = sync */
+        *out = 1;
+        return AM_OK;
     }
     if (r->kind != AM_RUNTIME_EXP) return AM_EDOM;
     double kk = v == AM_VARIANT_ASYNC ? 1.0 : (double)k, pp = (double)p;
@@ -330,7 +341,7 @@ am_status am_runtime_mean_staleness(const am_runtime *r, am_variant v, size_t p,
     case AM_VARIANT_KBATCHSYNC: *out = 0; return AM_OK;
     default: break;
     }
-    if (r->kind != AM_RUNTIME_EXP) return AM_EDOM;
+    (void)r; /* Little's law: the value does not depend on the distribution */
     double kk = v == AM_VARIANT_ASYNC ? 1.0 : (double)k, pp = (double)p;
     *out = v == AM_VARIANT_KBATCHASYNC ? (pp - 1.0) / kk : pp / kk - 1.0;
     return AM_OK;

@@ -12,16 +12,22 @@
  *   sync          E[X_{P:P}]
  *   k-sync:K      E[X_{K:P}] = int_0^1 Q(u) Beta(u; K, P-K+1) du
  *                 (exponential: (H_P - H_{P-K})/RATE, shifted: + DELTA)
- *   k-batch-sync  exponential: K/(P RATE) (K arrivals of a rate-P RATE Poisson process);
- *                 const: ceil(K/P) C
+ *   k-batch-sync  K = 1: E[X_{1:P}]; exponential: K/(P RATE) (K arrivals of a rate-P RATE
+ *                 Poisson process); const: ceil(K/P) C
  *   async         E[X]/P              (renewal reward, any distribution)
- *   k-async:K     exponential: E[X_{K:P}] (memorylessness); otherwise no closed form
+ *   k-async:K     exponential: E[X_{K:P}] (memorylessness); K = 1: async; K = P: sync;
+ *                 otherwise no closed form
  *   k-batch-async K E[X]/P            (renewal reward, any distribution)
- * Staleness (exponential runtimes, stationary regime): K-async (async: K = 1) uses a uniform
- * random K-subset of learners at each update, so a learner's gap between uses is geometric
- * with success K/P: P(fresh) = K/P, E[staleness] = P/K - 1. K-batch-async: each gradient comes
- * from a uniform learner; with q = 1 - 1/P, P(fresh) = 1 - (P-1)(1 - q^K)/K and (Hermite's
- * identity) E[staleness] = (P-1)/K. The synchronous variants use fresh gradients only.
+ * Mean staleness, any distribution (Little's law): the staleness of a gradient counts the
+ * updates between its start and its use, so the staleness summed over gradients equals the
+ * number of gradients still in flight summed over updates. Right after an update of K-async
+ * P-K learners are running, of K-batch-async P-1 (the finisher restarted on the new iterate),
+ * hence E[staleness] = (P-K)/K = P/K - 1 and (P-1)/K (async: P-1). Synchronous variants: 0.
+ * Probability of a fresh gradient (exponential runtimes): K-async uses a uniform random
+ * K-subset of learners at each update, so a learner's gap between uses is geometric with
+ * success K/P and P(fresh) = K/P. K-batch-async: each gradient comes from a uniform learner;
+ * with q = 1 - 1/P, P(fresh) = 1 - (P-1)(1 - q^K)/K. Synchronous variants and K-async with
+ * K = P: 1.
  * No randomness here: the simulator is montecarlo/am_ps.h.
  */
 #ifndef AM_RUNTIME_H
@@ -126,7 +132,7 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
  * is known (asynchronous variants under non-exponential runtimes). */
 am_status am_runtime_p_fresh(const am_runtime *r, am_variant v, size_t p, size_t k, double *out);
 
-/* Stationary mean staleness of a gradient; AM_EDOM where no closed form is known. */
+/* Stationary mean staleness of a gradient (any distribution). */
 am_status am_runtime_mean_staleness(const am_runtime *r, am_variant v, size_t p, size_t k,
                                     double *out);
 
