@@ -27,8 +27,8 @@ static const cli_opt OPT_REPLICAS_RT = {"replicas", "R", "200",
                                         "independent replicas (standard errors across them)"};
 
 static const cli_opt *const runtime_opts[] = {
-    &OPT_WORKERS, &OPT_RUNTIME, &OPT_KLIST,   &OPT_UPDATES, &OPT_BURNIN, &OPT_REPLICAS_RT,
-    &OPT_SEED,    &OPT_THREADS, &OPT_FORMAT,  &OPT_OUTPUT,  NULL};
+    &OPT_WORKERS, &OPT_RUNTIME, &OPT_KLIST,  &OPT_UPDATES, &OPT_BURNIN, &OPT_REPLICAS_RT,
+    &OPT_SEED,    &OPT_THREADS, &OPT_FORMAT, &OPT_OUTPUT,  NULL};
 
 typedef struct {
     am_variant v;
@@ -109,8 +109,7 @@ int cmd_runtime(int argc, char **argv)
             cli_runtime_error("runtime: quadrature of E[X_{%zu:%zu}] failed", w->k, p);
         if (ts) w->theory = NAN;
         if (am_runtime_p_fresh(&rt, w->v, p, w->k, &w->p_fresh_theory)) w->p_fresh_theory = NAN;
-        if (am_runtime_mean_staleness(&rt, w->v, p, w->k, &w->stale_theory))
-            w->stale_theory = NAN;
+        if (am_runtime_mean_staleness(&rt, w->v, p, w->k, &w->stale_theory)) w->stale_theory = NAN;
     }
 
     cli_out out;
@@ -122,7 +121,8 @@ int cmd_runtime(int argc, char **argv)
         json_object_set_new(params, "workers", json_integer((json_int_t)p));
         json_object_set_new(params, "runtime", json_string(spec));
         json_t *kl = json_array();
-        for (size_t i = 0; i < nk; i++) json_array_append_new(kl, json_integer((json_int_t)rows[1 + i].k));
+        for (size_t i = 0; i < nk; i++)
+            json_array_append_new(kl, json_integer((json_int_t)rows[1 + i].k));
         json_object_set_new(params, "K", kl);
         json_object_set_new(params, "updates", json_integer((json_int_t)n));
         json_object_set_new(params, "burnin", json_integer((json_int_t)burnin));
@@ -149,8 +149,7 @@ int cmd_runtime(int argc, char **argv)
             json_object_set_new(o, "p_fresh_sem", json_num_or_null(am_stats_sem(&w->s[1])));
             json_object_set_new(o, "p_fresh_theory", json_num_or_null(w->p_fresh_theory));
             json_object_set_new(o, "mean_staleness", json_num_or_null(w->s[2].mean));
-            json_object_set_new(o, "mean_staleness_sem",
-                                json_num_or_null(am_stats_sem(&w->s[2])));
+            json_object_set_new(o, "mean_staleness_sem", json_num_or_null(am_stats_sem(&w->s[2])));
             json_object_set_new(o, "mean_staleness_theory", json_num_or_null(w->stale_theory));
             json_array_append_new(arr, o);
         }
@@ -162,9 +161,9 @@ int cmd_runtime(int argc, char **argv)
         for (r = 0; r < nrows; r++) {
             const rt_row *w = &rows[r];
             fprintf(f, "%s,%zu,", am_variant_name(w->v), w->k);
-            const double v[9] = {w->s[0].mean,      am_stats_sem(&w->s[0]), w->theory,
-                                 w->s[1].mean,      am_stats_sem(&w->s[1]), w->p_fresh_theory,
-                                 w->s[2].mean,      am_stats_sem(&w->s[2]), w->stale_theory};
+            const double v[9] = {w->s[0].mean, am_stats_sem(&w->s[0]), w->theory,
+                                 w->s[1].mean, am_stats_sem(&w->s[1]), w->p_fresh_theory,
+                                 w->s[2].mean, am_stats_sem(&w->s[2]), w->stale_theory};
             for (int c = 0; c < 9; c++) {
                 cli_csv_double(f, v[c]);
                 fputc(c == 8 ? '\n' : ',', f);

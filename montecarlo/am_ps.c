@@ -18,9 +18,9 @@ struct am_ps {
     am_ps_params prm;
     size_t p, batch;
     uint64_t replica;
-    uint64_t j;      /* updates done: the server holds w_j */
-    double now;      /* time of the last update */
-    int started;     /* asynchronous variants: learners launched */
+    uint64_t j;  /* updates done: the server holds w_j */
+    double now;  /* time of the last update */
+    int started; /* asynchronous variants: learners launched */
     uint64_t *version;
     uint64_t *jobs;
     double *finish;
@@ -172,7 +172,8 @@ static void push_grad(am_ps *ps, size_t i)
 static void next_sync(am_ps *ps)
 {
     ps->nheap = 0;
-    for (size_t i = 0; i < ps->p; i++) start_job(ps, i, ps->now);
+    for (size_t i = 0; i < ps->p; i++)
+        start_job(ps, i, ps->now);
     double t = ps->now;
     while (ps->nbuf < ps->batch) {
         size_t i = heap_pop(ps);
@@ -188,7 +189,8 @@ static void next_sync(am_ps *ps)
 static void next_async(am_ps *ps)
 {
     if (!ps->started) {
-        for (size_t i = 0; i < ps->p; i++) start_job(ps, i, 0);
+        for (size_t i = 0; i < ps->p; i++)
+            start_job(ps, i, 0);
         ps->started = 1;
     }
     int kasync = ps->prm.variant == AM_VARIANT_KASYNC;
@@ -204,7 +206,8 @@ static void next_async(am_ps *ps)
         if (!kasync) {
             start_job(ps, i, t);
         } else if (full) {
-            for (size_t g = 0; g < ps->nbuf; g++) start_job(ps, ps->from[g], t);
+            for (size_t g = 0; g < ps->nbuf; g++)
+                start_job(ps, ps->from[g], t);
         }
         if (full) return;
     }
@@ -217,8 +220,12 @@ void am_ps_next(am_ps *ps, am_ps_update *u)
     switch (ps->prm.variant) {
     case AM_VARIANT_SYNC:
     case AM_VARIANT_KSYNC:
-    case AM_VARIANT_KBATCHSYNC: next_sync(ps); break;
-    default: next_async(ps); break;
+    case AM_VARIANT_KBATCHSYNC:
+        next_sync(ps);
+        break;
+    default:
+        next_async(ps);
+        break;
     }
     u->index = index;
     u->time = ps->now;
@@ -227,8 +234,7 @@ void am_ps_next(am_ps *ps, am_ps_update *u)
     u->learner = ps->from;
 }
 
-void am_ps_summarize(am_ps *ps, uint64_t replica, uint64_t burnin, uint64_t n,
-                     am_ps_summary *out)
+void am_ps_summarize(am_ps *ps, uint64_t replica, uint64_t burnin, uint64_t n, am_ps_summary *out)
 {
     am_ps_reset(ps, replica);
     am_ps_update u;
@@ -254,8 +260,8 @@ void am_ps_summarize(am_ps *ps, uint64_t replica, uint64_t burnin, uint64_t n,
     out->max_staleness = mx;
 }
 
-am_status am_ps_ensemble(const am_ps_params *params, size_t replicas, uint64_t burnin,
-                         uint64_t n, int threads, am_stats stats[3])
+am_status am_ps_ensemble(const am_ps_params *params, size_t replicas, uint64_t burnin, uint64_t n,
+                         int threads, am_stats stats[3])
 {
     memset(stats, 0, 3 * sizeof *stats);
     if (replicas < 1 || n < 1) return AM_EINVAL;

@@ -36,12 +36,12 @@
 typedef double (*am_ps_runtime_fn)(const void *ctx, size_t learner, uint64_t job);
 
 typedef struct {
-    size_t workers;        /* P >= 1 */
-    am_runtime runtime;    /* distribution of X */
-    am_variant variant;    /* scheme of the server */
-    size_t k;              /* K of the k-variants (ignored by sync and async) */
-    uint64_t seed;         /* Philox key, with the replica */
-    am_ps_runtime_fn fn;   /* if not NULL, runtimes come from fn instead of the stream */
+    size_t workers;      /* P >= 1 */
+    am_runtime runtime;  /* distribution of X */
+    am_variant variant;  /* scheme of the server */
+    size_t k;            /* K of the k-variants (ignored by sync and async) */
+    uint64_t seed;       /* Philox key, with the replica */
+    am_ps_runtime_fn fn; /* if not NULL, runtimes come from fn instead of the stream */
     const void *fn_ctx;
 } am_ps_params;
 
@@ -50,11 +50,11 @@ am_ps_params am_ps_params_default(void);
 
 /* One update of the server, valid until the next call on the same simulator. */
 typedef struct {
-    uint64_t index;             /* j: the update turns w_j into w_{j+1} */
-    double time;                /* wall-clock time of the update */
-    size_t ngrad;               /* gradients used */
-    const uint64_t *staleness;  /* [ngrad]: j - v for a gradient computed on w_v */
-    const size_t *learner;      /* [ngrad]: which learner computed it, in arrival order */
+    uint64_t index;            /* j: the update turns w_j into w_{j+1} */
+    double time;               /* wall-clock time of the update */
+    size_t ngrad;              /* gradients used */
+    const uint64_t *staleness; /* [ngrad]: j - v for a gradient computed on w_v */
+    const size_t *learner;     /* [ngrad]: which learner computed it, in arrival order */
 } am_ps_update;
 
 typedef struct am_ps am_ps;
@@ -81,13 +81,12 @@ typedef struct {
 } am_ps_summary;
 
 /* Resets to the replica, runs burnin + n updates and summarises the last n. */
-void am_ps_summarize(am_ps *ps, uint64_t replica, uint64_t burnin, uint64_t n,
-                     am_ps_summary *out);
+void am_ps_summarize(am_ps *ps, uint64_t replica, uint64_t burnin, uint64_t n, am_ps_summary *out);
 
 /* Runs replicas 0..R-1 in parallel (threads: 0 = all cores) and reduces their summaries in
  * replica order, so the result does not depend on the thread count: stats[0] time per
  * iteration, stats[1] fraction fresh, stats[2] mean staleness (over replicas). */
-am_status am_ps_ensemble(const am_ps_params *params, size_t replicas, uint64_t burnin,
-                         uint64_t n, int threads, am_stats stats[3]);
+am_status am_ps_ensemble(const am_ps_params *params, size_t replicas, uint64_t burnin, uint64_t n,
+                         int threads, am_stats stats[3]);
 
 #endif

@@ -52,8 +52,8 @@ static void ps_check_trace(const char *name, am_variant v, size_t p, size_t k, c
                      u.ngrad, batch);
         for (size_t g = 0; g < batch; g++) {
             cr_assert_eq(u.learner[g], learners[m * batch + g],
-                         "%s: update %zu gradient %zu from learner %zu, expected %zu", name, m,
-                         g, u.learner[g], learners[m * batch + g]);
+                         "%s: update %zu gradient %zu from learner %zu, expected %zu", name, m, g,
+                         u.learner[g], learners[m * batch + g]);
             cr_assert_eq(u.staleness[g], stale[m * batch + g],
                          "%s: update %zu gradient %zu staleness %llu, expected %llu", name, m, g,
                          (unsigned long long)u.staleness[g],
@@ -98,8 +98,8 @@ Test(ps_trace, kbatchsync)
     const double times[] = {2.5, 3.0};
     const size_t lr[] = {0, 0, 1, 1, 1, 0};
     const uint64_t st[] = {0, 0, 0, 0, 0, 0};
-    ps_check_trace("k-batch-sync P=2 K=3", AM_VARIANT_KBATCHSYNC, 2, 3, &tab, NULL, 2, 3, times,
-                   lr, st);
+    ps_check_trace("k-batch-sync P=2 K=3", AM_VARIANT_KBATCHSYNC, 2, 3, &tab, NULL, 2, 3, times, lr,
+                   st);
 }
 
 /* async P=3; L0: 1,1,1,...  L1: 1.5,2,10  L2: 4,...
@@ -142,8 +142,8 @@ Test(ps_trace, kbatchasync)
     const double times[] = {2, 3, 4};
     const size_t lr[] = {0, 0, 1, 0, 1, 0};
     const uint64_t st[] = {0, 0, 1, 0, 1, 0};
-    ps_check_trace("k-batch-async P=2 K=2", AM_VARIANT_KBATCHASYNC, 2, 2, &tab, NULL, 3, 2,
-                   times, lr, st);
+    ps_check_trace("k-batch-async P=2 K=2", AM_VARIANT_KBATCHASYNC, 2, 2, &tab, NULL, 3, 2, times,
+                   lr, st);
 }
 
 /* k-async with const:2 runtimes, P=4 K=2: all finish together; ties go by learner index.
@@ -208,7 +208,8 @@ Test(ps_reproducible, replicas_and_threads)
 static double ps_harm(size_t n)
 {
     double s = 0;
-    for (size_t i = 1; i <= n; i++) s += 1.0 / (double)i;
+    for (size_t i = 1; i <= n; i++)
+        s += 1.0 / (double)i;
     return s;
 }
 
@@ -227,8 +228,7 @@ Test(runtime_formula, order_stat_exact_and_quadrature)
             double hp = ps_harm(p) - ps_harm(p - k);
             /* Independent references: harmonic sums, uniform K/(P+1), Pareto through Gamma
              * functions E = s Gamma(P+1) Gamma(P-K+1-1/a) / (Gamma(P-K+1) Gamma(P+1-1/a)). */
-            double ref[5] = {hp / 2.0, 0.5 + hp / 3.0,
-                             1.0 + 3.0 * (double)k / (double)(p + 1), 0,
+            double ref[5] = {hp / 2.0, 0.5 + hp / 3.0, 1.0 + 3.0 * (double)k / (double)(p + 1), 0,
                              0.7};
             double aa = 2.5, n = (double)p, kk = (double)k;
             ref[3] = 1.5 * exp(lgamma(n + 1) + lgamma(n - kk + 1 - 1 / aa) - lgamma(n - kk + 1) -
@@ -303,8 +303,9 @@ Test(runtime_formula, parse)
     cr_assert(r.kind == AM_RUNTIME_SHIFTEXP && r.a == 0.5 && r.b == 2);
     am_runtime_format(&r, buf, sizeof buf);
     cr_assert_str_eq(buf, "shiftexp:0.5:2");
-    const char *bad[] = {"exp", "exp:0", "exp:1:2", "shiftexp:1", "pareto:-1:1", "uniform:2:1",
-                         "const:abc", "weibull:1", "exp:", "const:inf", "uniform:1:2:3"};
+    const char *bad[] = {"exp",         "exp:0",       "exp:1:2",      "shiftexp:1",
+                         "pareto:-1:1", "uniform:2:1", "const:abc",    "weibull:1",
+                         "exp:",        "const:inf",   "uniform:1:2:3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(am_runtime_parse(bad[i], &r, err, sizeof err), AM_EINVAL, "accepted '%s'",
                      bad[i]);
@@ -337,8 +338,8 @@ static void ps_check_sim(const ps_case *c, size_t replicas, uint64_t n, int chec
                   "%s %s P=%zu K=%zu: no time formula", c->rt, am_variant_name(c->v), c->p, c->k);
     else
         cr_assert(fabs(s[0].mean - th) <= 5 * sem,
-              "%s %s P=%zu K=%zu: time per iteration %.6g +- %.2g, theory %.6g", c->rt,
-              am_variant_name(c->v), c->p, c->k, s[0].mean, sem, th);
+                  "%s %s P=%zu K=%zu: time per iteration %.6g +- %.2g, theory %.6g", c->rt,
+                  am_variant_name(c->v), c->p, c->k, s[0].mean, sem, th);
     if (!check_stale) return;
     double pf, ms;
     double sp = am_stats_sem(&s[1]), ss = am_stats_sem(&s[2]);
@@ -358,24 +359,52 @@ static void ps_check_sim(const ps_case *c, size_t replicas, uint64_t n, int chec
 Test(ps_sim, order_statistics)
 {
     const ps_case cases[] = {
-        {"exp:2", AM_VARIANT_SYNC, 8, 0},         {"exp:2", AM_VARIANT_KSYNC, 8, 1},
-        {"exp:2", AM_VARIANT_KSYNC, 8, 3},        {"shiftexp:0.5:2", AM_VARIANT_KSYNC, 8, 5},
+        {"exp:2", AM_VARIANT_SYNC, 8, 0},          {"exp:2", AM_VARIANT_KSYNC, 8, 1},
+        {"exp:2", AM_VARIANT_KSYNC, 8, 3},         {"shiftexp:0.5:2", AM_VARIANT_KSYNC, 8, 5},
         {"shiftexp:0.5:2", AM_VARIANT_SYNC, 8, 0}, {"uniform:1:3", AM_VARIANT_KSYNC, 8, 2},
-        {"pareto:3:1", AM_VARIANT_KSYNC, 8, 6},   {"pareto:3:1", AM_VARIANT_SYNC, 8, 0},
+        {"pareto:3:1", AM_VARIANT_KSYNC, 8, 6},    {"pareto:3:1", AM_VARIANT_SYNC, 8, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ps_check_sim(&cases[i], 200, 100, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ps_check_sim(&cases[i], 200, 100, 1);
 }
 
 Test(ps_sim, renewal_and_exponential)
 {
     const ps_case cases[] = {
-        {"exp:1", AM_VARIANT_KBATCHSYNC, 8, 3},      {"exp:1", AM_VARIANT_KBATCHSYNC, 4, 9},
-        {"exp:1", AM_VARIANT_ASYNC, 8, 0},           {"exp:1", AM_VARIANT_KASYNC, 8, 3},
-        {"exp:1", AM_VARIANT_KBATCHASYNC, 8, 3},     {"exp:1", AM_VARIANT_KBATCHASYNC, 5, 12},
-        {"uniform:1:3", AM_VARIANT_ASYNC, 8, 0},     {"pareto:3:1", AM_VARIANT_KBATCHASYNC, 8, 4},
-        {"shiftexp:1:1", AM_VARIANT_KBATCHASYNC, 6, 2}, {"uniform:1:3", AM_VARIANT_KASYNC, 6, 1},
-        {"pareto:3:1", AM_VARIANT_KASYNC, 6, 6},        {"uniform:1:3", AM_VARIANT_KASYNC, 6, 2},
+        {"exp:1", AM_VARIANT_KBATCHSYNC, 8, 3},
+        {"exp:1", AM_VARIANT_KBATCHSYNC, 4, 9},
+        {"exp:1", AM_VARIANT_ASYNC, 8, 0},
+        {"exp:1", AM_VARIANT_KASYNC, 8, 3},
+        {"exp:1", AM_VARIANT_KBATCHASYNC, 8, 3},
+        {"exp:1", AM_VARIANT_KBATCHASYNC, 5, 12},
+        {"uniform:1:3", AM_VARIANT_ASYNC, 8, 0},
+        {"pareto:3:1", AM_VARIANT_KBATCHASYNC, 8, 4},
+        {"shiftexp:1:1", AM_VARIANT_KBATCHASYNC, 6, 2},
+        {"uniform:1:3", AM_VARIANT_KASYNC, 6, 1},
+        {"pareto:3:1", AM_VARIANT_KASYNC, 6, 6},
+        {"uniform:1:3", AM_VARIANT_KASYNC, 6, 2},
         {"pareto:3:1", AM_VARIANT_KASYNC, 7, 3},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) ps_check_sim(&cases[i], 100, 1000, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ps_check_sim(&cases[i], 100, 1000, 1);
+}
+
+/* Shifted exponential runtimes are new-longer-than-used: k-async is faster than k-sync's
+ * E[X_{K:P}] (Dutta et al.'s bound), by more than 5 standard errors at P=8, K=4. */
+Test(ps_sim, kasync_below_order_statistic)
+{
+    am_ps_params prm = am_ps_params_default();
+    char err[128];
+    cr_assert_eq(am_runtime_parse("shiftexp:1:1", &prm.runtime, err, sizeof err), AM_OK);
+    prm.workers = 8;
+    prm.variant = AM_VARIANT_KASYNC;
+    prm.k = 4;
+    prm.seed = 99;
+    am_stats s[3];
+    cr_assert_eq(am_ps_ensemble(&prm, 50, 100, 500, 0, s), AM_OK);
+    double bound;
+    cr_assert_eq(am_runtime_order_stat(&prm.runtime, 4, 8, &bound), AM_OK);
+    cr_assert(s[0].mean + 5 * am_stats_sem(&s[0]) < bound,
+              "shiftexp:1:1 k-async P=8 K=4: %.6g +- %.2g not below E[X_{4:8}] = %.6g", s[0].mean,
+              am_stats_sem(&s[0]), bound);
 }

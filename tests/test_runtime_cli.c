@@ -24,19 +24,19 @@ Test(runtime_cli, json_keys_and_values)
     json_t *v = json_object_get(root, "variants");
     cr_assert(json_is_array(v));
     cr_assert_eq(json_array_size(v), 2 + 4 * 2, "rows: %zu", json_array_size(v));
-    const char *names[] = {"sync", "k-sync", "k-batch-sync", "async", "k-async",
-                           "k-batch-async"};
+    const char *names[] = {"sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async"};
     int seen[6] = {0};
     size_t i;
     json_t *o;
     json_array_foreach(v, i, o)
     {
-        const char *keys[] = {"name", "K", "time_per_iter", "time_per_iter_sem", "theory",
-                              "p_fresh", "mean_staleness"};
+        const char *keys[] = {"name",   "K",       "time_per_iter", "time_per_iter_sem",
+                              "theory", "p_fresh", "mean_staleness"};
         for (int k = 0; k < 7; k++)
             cr_assert_not_null(json_object_get(o, keys[k]), "row %zu lacks %s", i, keys[k]);
         const char *name = json_string_value(json_object_get(o, "name"));
-        for (int n = 0; n < 6; n++) seen[n] += strcmp(name, names[n]) == 0;
+        for (int n = 0; n < 6; n++)
+            seen[n] += strcmp(name, names[n]) == 0;
         double t = json_real_value(json_object_get(o, "time_per_iter"));
         double sem = json_real_value(json_object_get(o, "time_per_iter_sem"));
         double th = json_real_value(json_object_get(o, "theory"));
@@ -44,7 +44,8 @@ Test(runtime_cli, json_keys_and_values)
         cr_assert(fabs(t - th) <= 5 * sem, "%s K=%lld: %.6g +- %.2g vs %.6g", name,
                   json_integer_value(json_object_get(o, "K")), t, sem, th);
     }
-    for (int n = 0; n < 6; n++) cr_assert(seen[n] >= 1, "variant %s missing", names[n]);
+    for (int n = 0; n < 6; n++)
+        cr_assert(seen[n] >= 1, "variant %s missing", names[n]);
     /* sync with P=4, rate 2: H_4/2 = 25/24 */
     o = json_array_get(v, 0);
     cr_assert_str_eq(json_string_value(json_object_get(o, "name")), "sync");
@@ -61,7 +62,8 @@ Test(runtime_cli, csv_and_null_theory)
     cr_assert(strncmp(r.out, "name,K,time_per_iter,time_per_iter_sem,theory,", 46) == 0,
               "header: %.80s", r.out);
     size_t lines = 0;
-    for (const char *p = r.out; *p; p++) lines += *p == '\n';
+    for (const char *p = r.out; *p; p++)
+        lines += *p == '\n';
     cr_assert_eq(lines, 1 + 2 + 4, "lines: %zu", lines);
     /* k-async K=2 < P under a uniform runtime has no closed form: nan */
     cr_assert_not_null(strstr(r.out, "\nk-async,2,"), "no k-async row");
@@ -75,10 +77,11 @@ Test(runtime_cli, csv_and_null_theory)
 
 Test(runtime_cli, bad_input)
 {
-    const char *bad[] = {"runtime --workers 0", "runtime --runtime exp:-1",
+    const char *bad[] = {"runtime --workers 0",     "runtime --runtime exp:-1",
                          "runtime --runtime foo:1", "runtime --K 1,9 --workers 8",
-                         "runtime --K 1.5", "runtime --updates 0", "runtime --K ''",
-                         "runtime --replicas 1", "runtime --format xml"};
+                         "runtime --K 1.5",         "runtime --updates 0",
+                         "runtime --K ''",          "runtime --replicas 1",
+                         "runtime --format xml"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         test_run r = test_amsgd(bad[i]);
         cr_assert_eq(r.status, 2, "'%s': status %d", bad[i], r.status);
@@ -90,8 +93,8 @@ Test(runtime_cli, bad_input)
     }
     test_run h = test_amsgd("runtime --help");
     cr_assert_eq(h.status, 0);
-    const char *flags[] = {"--workers", "--runtime", "--K", "--updates", "--burnin",
-                           "--replicas", "--seed", "--threads", "--format", "--output"};
+    const char *flags[] = {"--workers",  "--runtime", "--K",       "--updates", "--burnin",
+                           "--replicas", "--seed",    "--threads", "--format",  "--output"};
     for (int k = 0; k < 10; k++)
         cr_assert_not_null(strstr(h.out, flags[k]), "--help lacks %s", flags[k]);
     test_run_free(&h);

@@ -32,8 +32,8 @@ const size_t am_runtime_table_len = sizeof am_runtime_table / sizeof am_runtime_
 
 const am_variant_entry am_variant_table[] = {
     {"sync", "sync", "the server waits for all P learners", AM_VARIANT_SYNC, 0},
-    {"k-sync", "k-sync:K", "waits for the first K learners, cancels the others",
-     AM_VARIANT_KSYNC, 1},
+    {"k-sync", "k-sync:K", "waits for the first K learners, cancels the others", AM_VARIANT_KSYNC,
+     1},
     {"k-batch-sync", "k-batch-sync:K",
      "waits for K mini-batches from any learners (all on the same w), then cancels",
      AM_VARIANT_KBATCHSYNC, 1},
@@ -53,11 +53,18 @@ am_status am_runtime_make(am_runtime_kind kind, double a, double b, am_runtime *
     out->b = b;
     if (!isfinite(a) || !isfinite(b)) return AM_EINVAL;
     switch (kind) {
-    case AM_RUNTIME_EXP: out->b = 0; return a > 0 ? AM_OK : AM_EINVAL;
-    case AM_RUNTIME_SHIFTEXP: return a >= 0 && b > 0 ? AM_OK : AM_EINVAL;
-    case AM_RUNTIME_PARETO: return a > 0 && b > 0 ? AM_OK : AM_EINVAL;
-    case AM_RUNTIME_UNIFORM: return a >= 0 && b > a ? AM_OK : AM_EINVAL;
-    case AM_RUNTIME_CONST: out->b = 0; return a > 0 ? AM_OK : AM_EINVAL;
+    case AM_RUNTIME_EXP:
+        out->b = 0;
+        return a > 0 ? AM_OK : AM_EINVAL;
+    case AM_RUNTIME_SHIFTEXP:
+        return a >= 0 && b > 0 ? AM_OK : AM_EINVAL;
+    case AM_RUNTIME_PARETO:
+        return a > 0 && b > 0 ? AM_OK : AM_EINVAL;
+    case AM_RUNTIME_UNIFORM:
+        return a >= 0 && b > a ? AM_OK : AM_EINVAL;
+    case AM_RUNTIME_CONST:
+        out->b = 0;
+        return a > 0 ? AM_OK : AM_EINVAL;
     }
     return AM_EINVAL;
 }
@@ -102,8 +109,9 @@ am_status am_runtime_parse(const char *spec, am_runtime *out, char *err, size_t 
         }
         return AM_OK;
     }
-    snprintf(err, errlen, "unknown runtime distribution '%s' (exp, shiftexp, pareto, uniform, "
-                          "const)",
+    snprintf(err, errlen,
+             "unknown runtime distribution '%s' (exp, shiftexp, pareto, uniform, "
+             "const)",
              spec);
     return AM_EINVAL;
 }
@@ -111,11 +119,21 @@ am_status am_runtime_parse(const char *spec, am_runtime *out, char *err, size_t 
 void am_runtime_format(const am_runtime *r, char *buf, size_t len)
 {
     switch (r->kind) {
-    case AM_RUNTIME_EXP: snprintf(buf, len, "exp:%.17g", r->a); return;
-    case AM_RUNTIME_SHIFTEXP: snprintf(buf, len, "shiftexp:%.17g:%.17g", r->a, r->b); return;
-    case AM_RUNTIME_PARETO: snprintf(buf, len, "pareto:%.17g:%.17g", r->a, r->b); return;
-    case AM_RUNTIME_UNIFORM: snprintf(buf, len, "uniform:%.17g:%.17g", r->a, r->b); return;
-    case AM_RUNTIME_CONST: snprintf(buf, len, "const:%.17g", r->a); return;
+    case AM_RUNTIME_EXP:
+        snprintf(buf, len, "exp:%.17g", r->a);
+        return;
+    case AM_RUNTIME_SHIFTEXP:
+        snprintf(buf, len, "shiftexp:%.17g:%.17g", r->a, r->b);
+        return;
+    case AM_RUNTIME_PARETO:
+        snprintf(buf, len, "pareto:%.17g:%.17g", r->a, r->b);
+        return;
+    case AM_RUNTIME_UNIFORM:
+        snprintf(buf, len, "uniform:%.17g:%.17g", r->a, r->b);
+        return;
+    case AM_RUNTIME_CONST:
+        snprintf(buf, len, "const:%.17g", r->a);
+        return;
     }
     snprintf(buf, len, "?");
 }
@@ -123,11 +141,16 @@ void am_runtime_format(const am_runtime *r, char *buf, size_t len)
 double am_runtime_quantile(const am_runtime *r, double u)
 {
     switch (r->kind) {
-    case AM_RUNTIME_EXP: return -log1p(-u) / r->a;
-    case AM_RUNTIME_SHIFTEXP: return r->a - log1p(-u) / r->b;
-    case AM_RUNTIME_PARETO: return r->b * pow(1.0 - u, -1.0 / r->a);
-    case AM_RUNTIME_UNIFORM: return r->a + (r->b - r->a) * u;
-    case AM_RUNTIME_CONST: return r->a;
+    case AM_RUNTIME_EXP:
+        return -log1p(-u) / r->a;
+    case AM_RUNTIME_SHIFTEXP:
+        return r->a - log1p(-u) / r->b;
+    case AM_RUNTIME_PARETO:
+        return r->b * pow(1.0 - u, -1.0 / r->a);
+    case AM_RUNTIME_UNIFORM:
+        return r->a + (r->b - r->a) * u;
+    case AM_RUNTIME_CONST:
+        return r->a;
     }
     return NAN;
 }
@@ -136,8 +159,12 @@ am_status am_runtime_mean(const am_runtime *r, double *out)
 {
     *out = NAN;
     switch (r->kind) {
-    case AM_RUNTIME_EXP: *out = 1.0 / r->a; return AM_OK;
-    case AM_RUNTIME_SHIFTEXP: *out = r->a + 1.0 / r->b; return AM_OK;
+    case AM_RUNTIME_EXP:
+        *out = 1.0 / r->a;
+        return AM_OK;
+    case AM_RUNTIME_SHIFTEXP:
+        *out = r->a + 1.0 / r->b;
+        return AM_OK;
     case AM_RUNTIME_PARETO:
         if (r->a <= 1) {
             *out = INFINITY;
@@ -145,8 +172,12 @@ am_status am_runtime_mean(const am_runtime *r, double *out)
         }
         *out = r->a * r->b / (r->a - 1.0);
         return AM_OK;
-    case AM_RUNTIME_UNIFORM: *out = 0.5 * (r->a + r->b); return AM_OK;
-    case AM_RUNTIME_CONST: *out = r->a; return AM_OK;
+    case AM_RUNTIME_UNIFORM:
+        *out = 0.5 * (r->a + r->b);
+        return AM_OK;
+    case AM_RUNTIME_CONST:
+        *out = r->a;
+        return AM_OK;
     }
     return AM_EINVAL;
 }
@@ -155,7 +186,8 @@ am_status am_runtime_mean(const am_runtime *r, double *out)
 static double harmonic_diff(size_t k, size_t p)
 {
     double s = 0;
-    for (size_t i = p; i > p - k; i--) s += 1.0 / (double)i;
+    for (size_t i = p; i > p - k; i--)
+        s += 1.0 / (double)i;
     return s;
 }
 
@@ -210,11 +242,18 @@ am_status am_runtime_order_stat(const am_runtime *r, size_t k, size_t p, double 
     *out = NAN;
     if (k < 1 || k > p) return AM_EINVAL;
     switch (r->kind) {
-    case AM_RUNTIME_EXP: *out = harmonic_diff(k, p) / r->a; return AM_OK;
-    case AM_RUNTIME_SHIFTEXP: *out = r->a + harmonic_diff(k, p) / r->b; return AM_OK;
-    case AM_RUNTIME_CONST: *out = r->a; return AM_OK;
+    case AM_RUNTIME_EXP:
+        *out = harmonic_diff(k, p) / r->a;
+        return AM_OK;
+    case AM_RUNTIME_SHIFTEXP:
+        *out = r->a + harmonic_diff(k, p) / r->b;
+        return AM_OK;
+    case AM_RUNTIME_CONST:
+        *out = r->a;
+        return AM_OK;
     case AM_RUNTIME_UNIFORM:
-    case AM_RUNTIME_PARETO: return am_runtime_order_stat_quad(r, k, p, out);
+    case AM_RUNTIME_PARETO:
+        return am_runtime_order_stat_quad(r, k, p, out);
     }
     return AM_EINVAL;
 }
@@ -242,9 +281,12 @@ const char *am_variant_name(am_variant v)
 size_t am_variant_batch(am_variant v, size_t p, size_t k)
 {
     switch (v) {
-    case AM_VARIANT_SYNC: return p;
-    case AM_VARIANT_ASYNC: return 1;
-    default: return k;
+    case AM_VARIANT_SYNC:
+        return p;
+    case AM_VARIANT_ASYNC:
+        return 1;
+    default:
+        return k;
     }
 }
 
@@ -253,11 +295,14 @@ am_status am_variant_check(am_variant v, size_t p, size_t k)
     if (p < 1) return AM_EINVAL;
     switch (v) {
     case AM_VARIANT_SYNC:
-    case AM_VARIANT_ASYNC: return AM_OK;
+    case AM_VARIANT_ASYNC:
+        return AM_OK;
     case AM_VARIANT_KSYNC:
-    case AM_VARIANT_KASYNC: return k >= 1 && k <= p ? AM_OK : AM_EINVAL;
+    case AM_VARIANT_KASYNC:
+        return k >= 1 && k <= p ? AM_OK : AM_EINVAL;
     case AM_VARIANT_KBATCHSYNC:
-    case AM_VARIANT_KBATCHASYNC: return k >= 1 ? AM_OK : AM_EINVAL;
+    case AM_VARIANT_KBATCHASYNC:
+        return k >= 1 ? AM_OK : AM_EINVAL;
     }
     return AM_EINVAL;
 }
@@ -270,8 +315,10 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
     double mean;
     am_status st;
     switch (v) {
-    case AM_VARIANT_SYNC: return am_runtime_order_stat(r, p, p, out);
-    case AM_VARIANT_KSYNC: return am_runtime_order_stat(r, k, p, out);
+    case AM_VARIANT_SYNC:
+        return am_runtime_order_stat(r, p, p, out);
+    case AM_VARIANT_KSYNC:
+        return am_runtime_order_stat(r, k, p, out);
     case AM_VARIANT_KBATCHSYNC:
         if (k == 1) return am_runtime_order_stat(r, 1, p, out); /* = 1-sync */
         if (r->kind == AM_RUNTIME_EXP) {
@@ -311,8 +358,11 @@ am_status am_runtime_p_fresh(const am_runtime *r, am_variant v, size_t p, size_t
     switch (v) {
     case AM_VARIANT_SYNC:
     case AM_VARIANT_KSYNC:
-    case AM_VARIANT_KBATCHSYNC: *out = 1; return AM_OK;
-    default: break;
+    case AM_VARIANT_KBATCHSYNC:
+        *out = 1;
+        return AM_OK;
+    default:
+        break;
     }
     if (v == AM_VARIANT_KASYNC && k == p) { /* = sync */
         *out = 1;
@@ -338,8 +388,11 @@ am_status am_runtime_mean_staleness(const am_runtime *r, am_variant v, size_t p,
     switch (v) {
     case AM_VARIANT_SYNC:
     case AM_VARIANT_KSYNC:
-    case AM_VARIANT_KBATCHSYNC: *out = 0; return AM_OK;
-    default: break;
+    case AM_VARIANT_KBATCHSYNC:
+        *out = 0;
+        return AM_OK;
+    default:
+        break;
     }
     (void)r; /* Little's law: the value does not depend on the distribution */
     double kk = v == AM_VARIANT_ASYNC ? 1.0 : (double)k, pp = (double)p;
