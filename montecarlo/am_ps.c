@@ -46,57 +46,66 @@ am_ps_params am_ps_params_default(void)
 /* Largest batch accepted (the batch buffers are allocated whole). */
 #define AM_PS_MAX_BATCH ((size_t)1 << 26)
 
-am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
+static size_t round64(size_t n)
 {
-    am_status st = AM_OK;
-    am_ps *ps = NULL;
+    return (n + 63) / 64 * 64;
+}
+
+size_t am_ps_bytes(const am_ps_params *params)
+{
     am_runtime check;
     if (am_variant_check(params->variant, params->workers, params->k) ||
         am_runtime_make(params->runtime.kind, params->runtime.a, params->runtime.b, &check) ||
-        params->workers > AM_PS_MAX_BATCH) {
-        st = AM_EINVAL;
-        goto out;
-    }
+        params->workers > AM_PS_MAX_BATCH)
+        return 0;
     size_t p = params->workers, batch = am_variant_batch(params->variant, p, params->k);
-    if (batch > AM_PS_MAX_BATCH) {
-        st = AM_EINVAL;
-        goto out;
-    }
-    ps = calloc(1, sizeof *ps);
-    if (!ps) {
-        st = AM_ENOMEM;
-        goto out;
-    }
+    if (batch > AM_PS_MAX_BATCH) return 0;
+    return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8);
+}
+
+am_ps *am_ps_place(void *mem, const am_ps_params *params)
+{
+    size_t p = params->workers, batch = am_variant_batch(params->variant, p, params->k);
+    char *c = mem;
+    am_ps *ps = mem;
+    memset(ps, 0, sizeof *ps);
+    c += round64(sizeof(am_ps));
+    ps->version = (uint64_t *)c;
+    c += round64(p * 8);
+    ps->jobs = (uint64_t *)c;
+    c += round64(p * 8);
+    ps->finish = (double *)c;
+    c += round64(p * 8);
+    ps->heap = (size_t *)c;
+    c += round64(p * 8);
+    ps->stale = (uint64_t *)c;
+    c += round64(batch * 8);
+    ps->from = (size_t *)c;
     ps->prm = *params;
     ps->p = p;
     ps->batch = batch;
-    ps->version = malloc(p * sizeof *ps->version);
-    ps->jobs = malloc(p * sizeof *ps->jobs);
-    ps->finish = malloc(p * sizeof *ps->finish);
-    ps->heap = malloc(p * sizeof *ps->heap);
-    ps->stale = malloc(batch * sizeof *ps->stale);
-    ps->from = malloc(batch * sizeof *ps->from);
-    if (!ps->version || !ps->jobs || !ps->finish || !ps->heap || !ps->stale || !ps->from) {
-        am_ps_free(ps);
-        ps = NULL;
-        st = AM_ENOMEM;
-        goto out;
-    }
     am_ps_reset(ps, 0);
-out:
-    if (status) *status = st;
     return ps;
+}
+
+am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
+{
+    size_t bytes = am_ps_bytes(params);
+    if (!bytes) {
+        if (status) *status = AM_EINVAL;
+        return NULL;
+    }
+    void *mem = aligned_alloc(64, round64(bytes));
+    if (!mem) {
+        if (status) *status = AM_ENOMEM;
+        return NULL;
+    }
+    if (status) *status = AM_OK;
+    return am_ps_place(mem, params);
 }
 
 void am_ps_free(am_ps *ps)
 {
-    if (!ps) return;
-    free(ps->version);
-    free(ps->jobs);
-    free(ps->finish);
-    free(ps->heap);
-    free(ps->stale);
-    free(ps->from);
     free(ps);
 }
 
