@@ -113,10 +113,6 @@ am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *par, c
         snprintf(err, errlen, "e:J needs J in [1, %zu], got %zu", p->dim, par->init.j);
         return AM_EINVAL;
     }
-    if (par->delay.kind == AM_DELAY_WORKERS) { /* stateful: the engine of am_msgd_ps.h */
-        snprintf(err, errlen, "delay workers:P:DIST needs the parameter-server engine");
-        return AM_EINVAL;
-    }
     double ring = ((double)par->delay.max + 2.0) * (double)p->dim * sizeof(double);
     if (ring > (double)AM_MEMORY_LIMIT / 16) {
         snprintf(err, errlen, "delay history of %.3g bytes per thread exceeds the limit", ring);
@@ -297,6 +293,7 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
 {
     char err[256];
     am_status st = am_msgd_params_check(p, par, err, sizeof err);
+    if (par->delay.kind == AM_DELAY_WORKERS) st = AM_EINVAL; /* stateful: see am_msgd_ps.h */
     if (st != AM_OK) {
         *status = st;
         return NULL;

@@ -128,3 +128,40 @@ Test(msgd_ps, delay_spec)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(am_delay_parse(bad[i], &d, err, sizeof err), AM_EINVAL, "accepted %s", bad[i]);
 }
+
+#include "test_util.h"
+
+/* `amsgd mc --delay workers:P:DIST`: wall-clock columns, params, and errors. */
+Test(msgd_ps, cli)
+{
+    test_run r = test_amsgd("mc --delay workers:4:exp:2 --variant k-batch-async:2 --time 1 "
+                            "--eta 0.01 --grid 3 --replicas 40 --format json");
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.out, "\"wallclock_mean\""), "no wallclock_mean");
+    cr_assert_not_null(strstr(r.out, "\"variant\": \"k-batch-async:2\""), "no variant");
+    cr_assert_not_null(strstr(r.out, "\"delay\": \"workers:4:exp:2\""), "no delay");
+    test_run_free(&r);
+    r = test_amsgd("mc --delay workers:4:exp:2 --time 1 --eta 0.01 --grid 3 --replicas 10");
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    cr_assert(strncmp(r.out,
+                      "t,step,err_mean,err_sem,norm_mean,norm_sem,alive,wallclock_mean,"
+                      "wallclock_sem,clamped_mean,clamped_sem\n",
+                      103) == 0,
+              "header %.120s", r.out);
+    test_run_free(&r);
+    const char *bad[] = {"mc --delay workers:4:exp:2 --variant k-sync:5",
+                         "mc --delay workers:4:exp:2 --variant foo",
+                         "mc --delay workers:4:exp:2 --variant async:2",
+                         "mc --delay workers:4:exp:2 --lr adaptive:1",
+                         "mc --delay workers:4:exp:2 --lr fast",
+                         "mc --variant async",
+                         "mc --delay workers:0:exp:1",
+                         "mc --delay workers:4:exp:0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = test_amsgd(bad[i]);
+        cr_assert_eq(r.status, 2, "'%s': status %d", bad[i], r.status);
+        cr_assert_eq(r.out[0], 0, "'%s': stdout", bad[i]);
+        cr_assert(strncmp(r.err, "amsgd: error: --", 16) == 0, "'%s': %s", bad[i], r.err);
+        test_run_free(&r);
+    }
+}

@@ -271,6 +271,38 @@ am_status am_variant_parse(const char *name, am_variant *out, char *err, size_t 
     return AM_EINVAL;
 }
 
+am_status am_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
+                                size_t errlen)
+{
+    char name[32];
+    const char *colon = strchr(spec, ':');
+    size_t nlen = colon ? (size_t)(colon - spec) : strlen(spec);
+    if (nlen >= sizeof name) nlen = sizeof name - 1;
+    memcpy(name, spec, nlen);
+    name[nlen] = 0;
+    if (am_variant_parse(name, v, err, errlen)) return AM_EINVAL;
+    int takes = 0;
+    for (size_t i = 0; i < am_variant_table_len; i++)
+        if (am_variant_table[i].variant == *v) takes = am_variant_table[i].takes_k;
+    *k = 1;
+    if (!takes) {
+        if (colon) {
+            snprintf(err, errlen, "'%s' takes no K, got '%s'", name, spec);
+            return AM_EINVAL;
+        }
+        return AM_OK;
+    }
+    char *end;
+    errno = 0;
+    long long kk = colon ? strtoll(colon + 1, &end, 10) : 0;
+    if (!colon || end == colon + 1 || *end || errno || kk < 1) {
+        snprintf(err, errlen, "expected %s:K with an integer K >= 1, got '%s'", name, spec);
+        return AM_EINVAL;
+    }
+    *k = (size_t)kk;
+    return AM_OK;
+}
+
 const char *am_variant_name(am_variant v)
 {
     for (size_t i = 0; i < am_variant_table_len; i++)

@@ -113,6 +113,11 @@ am_status am_runtime_order_stat_quad(const am_runtime *r, size_t k, size_t p, do
 /* Parses a variant name ("k-sync") into *out; AM_EINVAL with a reason in err otherwise. */
 am_status am_variant_parse(const char *name, am_variant *out, char *err, size_t errlen);
 
+/* Parses "async", "sync", "k-sync:4", ... into the variant and K (1 for sync and async);
+ * AM_EINVAL with a reason in err otherwise (K against P is checked by am_variant_check). */
+am_status am_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
+                                size_t errlen);
+
 /* The registry name of a variant. */
 const char *am_variant_name(am_variant v);
 
