@@ -14,6 +14,7 @@ typedef struct {
 int cmd_mc(int argc, char **argv);
 int cmd_runtime(int argc, char **argv);
 int cmd_staleness(int argc, char **argv);
+int cmd_wallclock(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 

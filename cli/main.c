@@ -12,6 +12,7 @@ const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
     {"runtime", cmd_runtime, "parameter-server variants: time per iteration and staleness"},
     {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
+    {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
     {NULL, NULL, NULL},
 };
 

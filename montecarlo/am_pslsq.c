@@ -127,6 +127,38 @@ static void lsq_observe(const void *ctx, const void *work, double *obs)
     obs[1] = w->t;
 }
 
+/* summary[0]: the replica's mean of F - F* over the last quarter of the saved steps. */
+static void lsq_summarize(const void *ctx, const void *work, const double *obs, size_t ngrid,
+                          int diverged, double *summary)
+{
+    (void)ctx;
+    (void)work;
+    size_t g0 = ngrid - (ngrid + 3) / 4;
+    double s = 0;
+    for (size_t g = g0; g < ngrid; g++)
+        s += obs[g * 2];
+    summary[0] = diverged ? NAN : s / (double)(ngrid - g0);
+}
+
+am_status am_pslsq_decay(const uint64_t *k, const double *f, size_t n, double floor, double *rate)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, m = 0;
+    for (size_t g = 0; g < n; g++) {
+        if (!(f[g] > 10 * floor && f[g] < 0.5 * f[0])) continue;
+        double x = (double)k[g], y = log(f[g] - floor);
+        sx += x;
+        sy += y;
+        sxx += x * x;
+        sxy += x * y;
+        m += 1;
+    }
+    *rate = NAN;
+    double den = m * sxx - sx * sx;
+    if (m < 3 || !(den > 0)) return AM_EDOM;
+    *rate = exp((m * sxy - sx * sy) / den);
+    return AM_OK;
+}
+
 am_pslsq *am_pslsq_alloc(const am_pslsq_params *par, am_status *status)
 {
     *status = AM_EINVAL;
@@ -162,6 +194,8 @@ am_pslsq *am_pslsq_alloc(const am_pslsq_params *par, am_status *status)
         return NULL;
     }
     e->model.nobs = 2;
+    e->model.nsummary = 1;
+    e->model.summarize = lsq_summarize;
     e->model.work_bytes = (size_t)bytes + 64;
     e->model.start = lsq_start;
     e->model.advance = lsq_advance;

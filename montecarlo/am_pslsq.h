@@ -10,7 +10,8 @@
  *   w_{j+1} = w_j - (eta_j / n_j) sum_l a_l (a_l . w_{j - s_l} - sigma z_l),
  * eta_j = eta or the staleness-adaptive min(C / max_l |w_j - w_{j-s_l}|^2, eta_max). Start
  * w_0 = (1, .., 1). Staleness above 40 P + 64 is clamped. Draws: AM_STREAM_DATA at step j.
- * Observables: F(w_j) - F*, the wall-clock time of w_j.
+ * Observables: F(w_j) - F*, the wall-clock time of w_j; per-replica summary: the mean of
+ * F - F* over the last quarter of the saved steps (the measured error floor).
  */
 #ifndef AM_PSLSQ_H
 #define AM_PSLSQ_H
@@ -40,6 +41,11 @@ void am_pslsq_free(am_pslsq *e);
 
 /* The ensemble model (2 observables: F - F*, wall-clock time). */
 const am_model *am_pslsq_model(const am_pslsq *e);
+
+/* Decay factor per update of a mean error curve f at steps k[0..n-1] above the floor:
+ * exp of the least-squares slope of log(f - floor) over the points with
+ * 10 floor < f < f[0] / 2. AM_EDOM with fewer than 3 such points. */
+am_status am_pslsq_decay(const uint64_t *k, const double *f, size_t n, double floor, double *rate);
 
 /* Eigenvalue i of H. */
 double am_pslsq_lambda(const am_pslsq_params *params, size_t i);

@@ -81,3 +81,38 @@ Test(pslsq, exact_floor_by_hand)
     cr_assert(fabs(am_lsq_floor_dutta(&lam, 1, 0.1, 1.0, 1) - 0.05) < 1e-15);
     cr_assert_eq(am_lsq_floor_exact(&lam, 1, 1.5, 1.0, 1, &f), AM_EDOM, "eta=1.5 stable?");
 }
+
+#include <string.h>
+
+#include "test_util.h"
+
+/* `amsgd wallclock`: keys, the measured floor of k-sync against the exact floor, errors. */
+Test(pslsq, wallclock_cli)
+{
+    test_run r = test_amsgd("wallclock --objective lsq --variants k-sync:2,async --workers 4 "
+                            "--updates 800 --grid 41 --replicas 100 --format json");
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    const char *keys[] = {"\"variants\"",       "\"wallclock_mean\"", "\"err_mean\"",
+                          "\"floor_measured\"", "\"floor_exact\"",    "\"floor_dutta\"",
+                          "\"decay_measured\""};
+    for (int k = 0; k < 7; k++)
+        cr_assert_not_null(strstr(r.out, keys[k]), "no %s", keys[k]);
+    test_run_free(&r);
+    r = test_amsgd("wallclock --objective pca --variants async --workers 2 --updates 100 "
+                   "--grid 3 --replicas 4");
+    cr_assert_eq(r.status, 0, "pca: status %d: %s", r.status, r.err);
+    cr_assert(strncmp(r.out, "variant,update,wallclock_mean,wallclock_sem,err_mean,err_sem,alive\n",
+                      67) == 0,
+              "%.80s", r.out);
+    test_run_free(&r);
+    const char *bad[] = {"wallclock --objective svm",   "wallclock --variants k-sync:9",
+                         "wallclock --variants foo",    "wallclock --lmin 3 --lmax 2",
+                         "wallclock --lr adaptive:0:1", "wallclock --variants sync,"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = test_amsgd(bad[i]);
+        cr_assert_eq(r.status, 2, "'%s': status %d", bad[i], r.status);
+        cr_assert_eq(r.out[0], 0, "'%s': stdout", bad[i]);
+        cr_assert(strncmp(r.err, "amsgd: error: --", 16) == 0, "'%s': %s", bad[i], r.err);
+        test_run_free(&r);
+    }
+}
