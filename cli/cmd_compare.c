@@ -48,6 +48,10 @@ int cmd_compare(int argc, char **argv)
               compare_opts, argc, argv);
     am_problem *p = cli_problem(&a);
     am_msgd_params mp = cli_msgd_params(&a, p);
+    if (mp.delay.kind == AM_DELAY_WORKERS)
+        cli_usage_error("--delay workers:P:DIST is not available in compare (use amsgd mc), got "
+                        "'%s'",
+                        cli_str(&a, "delay"));
     double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
     double dt = cli_given(&a, "dt") ? cli_double(&a, "dt", 0, 1e6, 1, 0) : mp.eta;
     if (horizon / mp.eta > 1e15 || horizon / dt > 1e15)

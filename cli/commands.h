@@ -15,6 +15,9 @@ int cmd_mc(int argc, char **argv);
 int cmd_theory(int argc, char **argv);
 int cmd_sde(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_runtime(int argc, char **argv);
+int cmd_staleness(int argc, char **argv);
+int cmd_wallclock(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 

@@ -13,6 +13,9 @@ const cli_command cli_commands[] = {
     {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
     {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
     {"compare", cmd_compare, "mc, sde and ode side by side on one grid, with their gaps"},
+    {"runtime", cmd_runtime, "parameter-server variants: time per iteration and staleness"},
+    {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
+    {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
     {NULL, NULL, NULL},
 };
 

@@ -293,6 +293,7 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
 {
     char err[256];
     am_status st = am_msgd_params_check(p, par, err, sizeof err);
+    if (par->delay.kind == AM_DELAY_WORKERS) st = AM_EINVAL; /* stateful: see am_msgd_ps.h */
     if (st != AM_OK) {
         *status = st;
         return NULL;

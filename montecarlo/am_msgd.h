@@ -50,7 +50,8 @@ typedef struct am_msgd am_msgd;
 am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *params, char *err,
                                size_t errlen);
 
-/* Builds the engine (the problem must outlive it). NULL with *status set on failure. */
+/* Builds the engine (the problem must outlive it). NULL with *status set on failure
+ * (AM_EINVAL for the delay workers:P:DIST, which runs on am_msgd_ps.h). */
 am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *params, am_status *status);
 
 /* Frees the engine; NULL is safe. */
