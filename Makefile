@@ -4,15 +4,23 @@
 #   make test       install missing packages, build, run the Criterion suite
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench      benchmarks (bench/README.md)
+#   make MPI=1     the MPI build into build-mpi/ (needs libopenmpi-dev: make deps-mpi)
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
+# make MPI=1: the MPI build (mpicc, -DAM_HAVE_MPI) into build-mpi/; sweeps then distribute
+# their cells over the ranks of mpirun/srun (docs/mpi.md).
+ifeq ($(MPI),1)
+BUILD   ?= build-mpi
+CC      := mpicc
+MPI_CFLAGS := -DAM_HAVE_MPI
+endif
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(EXTRA_CFLAGS)
+ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lm
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
