@@ -14,6 +14,7 @@ typedef struct {
 int cmd_mc(int argc, char **argv);
 int cmd_phase(int argc, char **argv);
 int cmd_knee(int argc, char **argv);
+int cmd_theory(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 

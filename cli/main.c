@@ -25,6 +25,7 @@ const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
     {"phase", cmd_phase, "momentum x delay grid of a metric, with the theory's boundaries"},
     {"knee", cmd_knee, "critical delay per momentum and the exponent of its scaling"},
+    {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
     {NULL, NULL, NULL},
 };
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../theory/am_theory.h"
 #include "cli_common.h"
 
 /* Delay parameter of the axis per unit of mean delay (1 for const and geometric, 2 for
@@ -25,15 +26,26 @@ void sweep_overlays_compute(sweep_overlays *ov, const sweep_setup *s, const doub
     ov->implicit_mu = malloc((ntau ? ntau : 1) * sizeof(double));
     if (!ov->linear || !ov->dde || !ov->paper || !ov->implicit_mu)
         cli_runtime_error("out of memory");
-    double scale = axis_per_mean(s->kind);
-    (void)gamma;
-    (void)pconst;
+    double scale = axis_per_mean(s->kind), eta = s->base.eta;
+    const am_problem *p = s->p;
+    double amax = 0;
+    for (size_t m = 0; m < p->dim; m++) {
+        double a = am_theory_mode_curvature(p, m);
+        if (a > amax) amax = a;
+    }
+    double *tc = malloc((nmu ? nmu : 1) * sizeof *tc);
+    if (!tc) cli_runtime_error("out of memory");
+    for (size_t i = 0; i < nmu; i++) ov->linear[i] = INFINITY;
+    for (size_t m = 0; m < p->dim; m++) {
+        if (am_theory_tau_c_curve(p, eta, m, mu, nmu, tc)) continue;
+        for (size_t i = 0; i < nmu; i++)
+            if (tc[i] < ov->linear[i]) ov->linear[i] = tc[i];
+    }
+    free(tc);
     for (size_t i = 0; i < nmu; i++) {
-        (void)mu;
-        ov->linear[i] = NAN;
-        ov->dde[i] = NAN;
-        ov->paper[i] = NAN;
-        (void)scale;
+        ov->linear[i] *= scale;
+        ov->dde[i] = scale * am_theory_tau_c_dde(mu[i], eta * amax);
+        ov->paper[i] = scale * am_theory_tau_bound_ode(p->lambda[0], eta, mu[i], gamma, pconst);
     }
     for (size_t j = 0; j < ntau; j++)
         ov->implicit_mu[j] = s->kind == AM_DELAY_GEOMETRIC ? 1.0 - 1.0 / (tau[j] + 1.0) : NAN;

@@ -1,0 +1,250 @@
+/*
+ * cmd_theory.c -- `amsgd theory`: the closed-form predictions of theory/am_theory.h for one
+ * parameter set: moments (m4_i, alpha_ij^2, C_d), OU variances and relaxation times near
+ * v^1, the stationary error (eta/(2(1-mu))) sum alpha_i1^2/(lambda_1-lambda_i), the phase
+ * times T1 and T2, the paper's two delay conditions, and the critical delay of the delayed
+ * heavy-ball recursion x_{k+1} = (1+mu) x_k - mu x_{k-1} - eta a x_{k-tau} for each mode.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../theory/am_theory.h"
+#include "cli_common.h"
+#include "commands.h"
+
+static const cli_opt OPT_GAMMA = {"gamma", "G", "0.5",
+                                  "exponent gamma of the paper's delay conditions, in (0, 1]"};
+static const cli_opt OPT_BOUND_C = {"bound-constant", "C", "1",
+                                    "constant C > 0 in front of the paper's delay conditions"};
+static const cli_opt OPT_DELTA = {"delta", "D", "0.1",
+                                  "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
+static const cli_opt OPT_NU = {"nu", "P", "0.05",
+                               "failure probability nu in (0, 1) of the escape time T1"};
+
+static const cli_opt *const theory_opts[] = {
+    &OPT_DIM,   &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE, &OPT_ETA,    &OPT_MU,
+    &OPT_GAMMA, &OPT_BOUND_C,  &OPT_DELTA,  &OPT_NU,     &OPT_FORMAT, &OPT_OUTPUT,
+    NULL};
+
+/* Largest dimension for which the full alpha_ij^2 matrix is written. */
+#define THEORY_MAX_MATRIX 100
+
+typedef struct {
+    size_t dim;
+    double *m4, *ou_var, *relax, *curv, *tau_c, *tau_star, *tau_dde, *tau_asym;
+    double cd, stat_err, escape, traverse, z_nu, bound_ode, bound_local;
+    int m4_infinite, noise_free, alpha_written;
+    json_t *notes;
+} theory_result;
+
+static void csv_row(FILE *f, const char *q, const char *idx, double v)
+{
+    fprintf(f, "%s,%s,", q, idx);
+    if (isinf(v))
+        fputs(v > 0 ? "inf" : "-inf", f);
+    else
+        cli_csv_double(f, v);
+    fputc('\n', f);
+}
+
+/* CSV index of mode m: the eigen-index i (1-based) of a tangential mode, or "radial". */
+static void mode_name(size_t m, size_t dim, char *buf, size_t len)
+{
+    if (m + 1 == dim)
+        snprintf(buf, len, "radial");
+    else
+        snprintf(buf, len, "%zu", m + 2);
+}
+
+static json_t *json_num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+int cmd_theory(int argc, char **argv)
+{
+    cli_args a;
+    cli_parse(&a, "theory",
+              "Print the closed-form predictions for one parameter set: moments, OU variances\n"
+              "and relaxation times near the optimum, the stationary error, the escape and\n"
+              "traverse times, the paper's delay conditions and the critical delay of the\n"
+              "linearised delayed heavy-ball recursion for every mode (tangential i >= 2,\n"
+              "then radial). --rotate does not change any of these values.",
+              theory_opts, argc, argv);
+    am_problem *p = cli_problem(&a);
+    double eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
+    double mu = cli_double(&a, "mu", 0, 1, 0, 1);
+    double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
+    double c = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
+    double delta = cli_double(&a, "delta", 0, sqrt(0.5), 1, 1);
+    double nu = cli_double(&a, "nu", 0, 1, 1, 1);
+    int json = cli_json(&a);
+    size_t d = p->dim;
+    char dist[64];
+    am_dist_format(&p->dist, dist, sizeof dist);
+
+    theory_result r;
+    memset(&r, 0, sizeof r);
+    r.dim = d;
+    r.notes = json_array();
+    double **arrays[] = {&r.m4,    &r.ou_var,   &r.relax,   &r.curv,
+                         &r.tau_c, &r.tau_star, &r.tau_dde, &r.tau_asym};
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+        *arrays[k] = calloc(d, sizeof(double));
+        if (!*arrays[k]) cli_runtime_error("out of memory");
+    }
+    for (size_t i = 0; i < d; i++) {
+        am_status st;
+        r.m4[i] = am_problem_m4(p, i, &st);
+        if (st) r.m4_infinite = 1;
+    }
+    if (r.m4_infinite)
+        json_array_append_new(r.notes, json_sprintf("m4_i = E[Y_i^4] is infinite for %s (finite "
+                                                    "only for NU > 4): m4 and the diagonal of "
+                                                    "alpha2 are null",
+                                                    dist));
+    r.noise_free = p->dist.kind == AM_DIST_EXPECTED;
+    if (r.noise_free)
+        json_array_append_new(r.notes,
+                              json_string("expected data carry no noise: the OU variances and the "
+                                          "stationary error are 0 and the escape time is infinite "
+                                          "(null); alpha2 lists E[(Y Y^T)_ij^2] with Y Y^T = Lambda"));
+    r.cd = am_problem_bound(p);
+    for (size_t i = 1; i < d; i++) {
+        r.ou_var[i - 1] = am_theory_ou_variance(p, mu, i);
+        r.relax[i - 1] = am_theory_relaxation_time(p, mu, i);
+    }
+    r.stat_err = am_theory_stationary_error(p, eta, mu);
+    am_status est;
+    r.escape = am_theory_escape_time(p, eta, mu, delta, nu, &est);
+    r.traverse = am_theory_traverse_time(p, mu, delta);
+    r.z_nu = am_theory_z_nu(nu);
+    r.bound_ode = am_theory_tau_bound_ode(p->lambda[0], eta, mu, gamma, c);
+    r.bound_local = am_theory_tau_bound_local(p->lambda[0], r.cd, eta, mu, gamma, c);
+    if (isinf(r.cd)) {
+        r.bound_local = INFINITY; /* written as null */
+        json_array_append_new(r.notes,
+                              json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
+                                           "local delay condition (1-mu)^2/((lambda_1+C_d) "
+                                           "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
+                                           dist));
+    } else if (gamma > 0.5) {
+        json_array_append_new(r.notes,
+                              json_string("the local delay condition needs gamma in (0, 1/2]: "
+                                          "tau_bound_local is null"));
+    }
+    size_t n_inf = 0;
+    for (size_t m = 0; m < d; m++) {
+        r.curv[m] = am_theory_mode_curvature(p, m);
+        double h = eta * r.curv[m];
+        if (am_theory_stability_tau_c(mu, h, &r.tau_c[m]) != AM_OK) {
+            r.tau_c[m] = INFINITY;
+            n_inf++;
+        }
+        r.tau_star[m] = am_theory_stability_tau_star(mu, h);
+        r.tau_dde[m] = am_theory_tau_c_dde(mu, h);
+        r.tau_asym[m] = am_theory_tau_c_asymptotic(mu, h);
+    }
+    if (n_inf)
+        json_array_append_new(r.notes, json_string("tau_c_linear is null where the critical "
+                                                   "delay exceeds 2^53 steps"));
+
+    cli_out out;
+    FILE *f = cli_out_begin(&out, &a);
+    char idx[64], name[32];
+    if (!json) {
+        json_decref(r.notes);
+        fputs("quantity,index,value\n", f);
+        for (size_t i = 0; i < d; i++) {
+            snprintf(idx, sizeof idx, "%zu", i + 1);
+            csv_row(f, "m4", idx, r.m4[i]);
+        }
+        if (d <= THEORY_MAX_MATRIX)
+            for (size_t i = 0; i < d; i++)
+                for (size_t j = 0; j < d; j++) {
+                    snprintf(idx, sizeof idx, "%zu:%zu", i + 1, j + 1);
+                    csv_row(f, "alpha2", idx, am_problem_alpha2(p, i, j, NULL));
+                }
+        csv_row(f, "C_d", "", r.cd);
+        csv_row(f, "stationary_error", "", r.stat_err);
+        for (size_t i = 1; i < d; i++) {
+            snprintf(idx, sizeof idx, "%zu", i + 1);
+            csv_row(f, "ou_variance", idx, r.ou_var[i - 1]);
+            csv_row(f, "relaxation_time", idx, r.relax[i - 1]);
+        }
+        csv_row(f, "escape_time", "", r.escape);
+        csv_row(f, "traverse_time", "", r.traverse);
+        csv_row(f, "escape_iterations", "", r.escape / eta);
+        csv_row(f, "traverse_iterations", "", r.traverse / eta);
+        csv_row(f, "z_nu", "", r.z_nu);
+        csv_row(f, "tau_bound_ode", "", r.bound_ode);
+        csv_row(f, "tau_bound_local", "", r.bound_local);
+        for (size_t m = 0; m < d; m++) {
+            mode_name(m, d, idx, sizeof idx);
+            csv_row(f, "mode_curvature", idx, r.curv[m]);
+            csv_row(f, "tau_c_linear", idx, r.tau_c[m]);
+            csv_row(f, "tau_star_linear", idx, r.tau_star[m]);
+            csv_row(f, "tau_c_dde", idx, r.tau_dde[m]);
+            csv_row(f, "tau_c_asymptotic", idx, r.tau_asym[m]);
+        }
+    } else {
+        json_t *params = json_object();
+        cli_params_problem(params, p);
+        json_object_set_new(params, "eta", json_real(eta));
+        json_object_set_new(params, "mu", json_real(mu));
+        json_object_set_new(params, "gamma", json_real(gamma));
+        json_object_set_new(params, "bound_constant", json_real(c));
+        json_object_set_new(params, "delta", json_real(delta));
+        json_object_set_new(params, "nu", json_real(nu));
+        json_t *root = cli_json_root("theory", params);
+        json_object_set_new(root, "m4", cli_json_doubles(r.m4, d));
+        if (d <= THEORY_MAX_MATRIX) {
+            json_t *mat = json_array();
+            for (size_t i = 0; i < d; i++) {
+                json_t *row = json_array();
+                for (size_t j = 0; j < d; j++)
+                    json_array_append_new(row, json_num_or_null(am_problem_alpha2(p, i, j, NULL)));
+                json_array_append_new(mat, row);
+            }
+            json_object_set_new(root, "alpha2", mat);
+        } else {
+            json_object_set_new(root, "alpha2", json_null());
+            json_array_append_new(r.notes,
+                                  json_sprintf("alpha2 is omitted for dim > %d: alpha_ij^2 = "
+                                               "lambda_i lambda_j for i != j, m4_i on the diagonal",
+                                               THEORY_MAX_MATRIX));
+        }
+        json_object_set_new(root, "C_d", json_num_or_null(r.cd));
+        json_object_set_new(root, "stationary_error", json_num_or_null(r.stat_err));
+        json_object_set_new(root, "ou_variance", cli_json_doubles(r.ou_var, d - 1));
+        json_object_set_new(root, "relaxation_time", cli_json_doubles(r.relax, d - 1));
+        json_object_set_new(root, "escape_time", json_num_or_null(r.escape));
+        json_object_set_new(root, "traverse_time", json_num_or_null(r.traverse));
+        json_object_set_new(root, "escape_iterations", json_num_or_null(r.escape / eta));
+        json_object_set_new(root, "traverse_iterations", json_num_or_null(r.traverse / eta));
+        json_object_set_new(root, "z_nu", json_num_or_null(r.z_nu));
+        json_object_set_new(root, "tau_bound_ode", json_num_or_null(r.bound_ode));
+        json_object_set_new(root, "tau_bound_local",
+                            gamma > 0.5 ? json_null() : json_num_or_null(r.bound_local));
+        json_t *modes = json_array(), *tc = json_array();
+        for (size_t m = 0; m < d; m++) {
+            if (m + 1 == d)
+                snprintf(name, sizeof name, "radial");
+            else
+                snprintf(name, sizeof name, "tangential:%zu", m + 2);
+            json_array_append_new(modes, json_string(name));
+            json_array_append_new(tc, isfinite(r.tau_c[m]) ? json_integer((json_int_t)r.tau_c[m])
+                                                           : json_null());
+        }
+        json_object_set_new(root, "modes", modes);
+        json_object_set_new(root, "mode_curvature", cli_json_doubles(r.curv, d));
+        json_object_set_new(root, "tau_c_linear", tc);
+        json_object_set_new(root, "tau_star_linear", cli_json_doubles(r.tau_star, d));
+        json_object_set_new(root, "tau_c_dde", cli_json_doubles(r.tau_dde, d));
+        json_object_set_new(root, "tau_c_asymptotic", cli_json_doubles(r.tau_asym, d));
+        json_object_set_new(root, "notes", r.notes);
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&out);
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(*arrays[k]);
+    am_problem_free(p);
+    return 0;
+}
