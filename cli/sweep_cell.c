@@ -22,7 +22,8 @@ const cli_opt OPT_EPS = {"eps", "EPS", "0.01", "error level of the time metric (
 const cli_opt OPT_DELAY_MODEL = {"delay-model", "KIND", "const",
                                  "delay axis: const (tau), uniform (S), geometric (MEAN)"};
 const cli_opt OPT_QUIET = {"quiet", NULL, NULL, "no progress line on stderr"};
-const cli_opt OPT_GAMMA = {"gamma", "G", "1", "gamma in (0, 1] of the paper's delay bound"};
+const cli_opt OPT_GAMMA = {"gamma", "G", "0.001",
+                           "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
 const cli_opt OPT_PAPER_CONST = {"paper-const", "C", "1",
                                  "constant in front of the paper's delay bound"};
 
