@@ -3,7 +3,8 @@
 #   make            library build/libamsgd.a and the command build/amsgd
 #   make test       install missing packages, build, run the Criterion suite
 #   make demo       install missing packages, build, run the demo into out/
-#   make bench      benchmarks (bench/README.md)
+#   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
+#   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1     the MPI build into build-mpi/ (needs libopenmpi-dev: make deps-mpi)
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
@@ -38,7 +39,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean
+.PHONY: all test demo bench deps san-test check-format format clean bench-sweep resume-test mpi-check
 
 all: $(BIN)
 
@@ -87,6 +88,17 @@ bench: $(DEPS_STAMP)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Sweep checks and benchmark (docs/phase.md, docs/mpi.md): kill/resume byte-for-byte test,
+# serial-versus-MPI comparison (builds build-mpi/), liu2018 preset timing and memory.
+resume-test: $(BIN)
+	tests/resume_test.sh $(BIN)
+
+mpi-check:
+	scripts/mpi-check.sh
+
+bench-sweep: $(BIN)
+	scripts/bench-sweep.sh $(BUILD)
 
 check-format:
 	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)

@@ -42,12 +42,15 @@ static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
-static const cli_opt *const knee_opts[] = {
-    &OPT_DIM, &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA, &OPT_SW_INIT, &OPT_MUS,
-    &OPT_FACTOR, &OPT_TAU_MAX, &OPT_DELAY_MODEL, &OPT_SW_TIME, &OPT_SW_GRID, &OPT_BURNIN,
-    &OPT_EPS, &OPT_SW_REPLICAS, &OPT_BOOTSTRAP, &OPT_SEED, &OPT_THREADS, &OPT_BLOWUP,
-    &OPT_GAMMA, &OPT_PAPER_CONST, &OPT_K_CHECKPOINT, &OPT_K_RESUME, &OPT_QUIET, &OPT_FORMAT,
-    &OPT_OUTPUT, NULL};
+static const cli_opt *const knee_opts[] = {&OPT_DIM,          &OPT_SPECTRUM, &OPT_DIST,
+                                           &OPT_ROTATE,       &OPT_ETA,      &OPT_SW_INIT,
+                                           &OPT_MUS,          &OPT_FACTOR,   &OPT_TAU_MAX,
+                                           &OPT_DELAY_MODEL,  &OPT_SW_TIME,  &OPT_SW_GRID,
+                                           &OPT_BURNIN,       &OPT_EPS,      &OPT_SW_REPLICAS,
+                                           &OPT_BOOTSTRAP,    &OPT_SEED,     &OPT_THREADS,
+                                           &OPT_BLOWUP,       &OPT_GAMMA,    &OPT_PAPER_CONST,
+                                           &OPT_K_CHECKPOINT, &OPT_K_RESUME, &OPT_QUIET,
+                                           &OPT_FORMAT,       &OPT_OUTPUT,   NULL};
 
 /* Values of one momentum cell: fixed part, then the bootstrap replicates. */
 enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_NFIXED };
@@ -133,7 +136,8 @@ static int cmp_eval(const void *a, const void *b)
 static am_status knee_cell(void *ctx, size_t cell, double *v)
 {
     knee_ctx *c = ctx;
-    for (size_t i = 0; i < c->nev; i++) free(c->ev[i].rep);
+    for (size_t i = 0; i < c->nev; i++)
+        free(c->ev[i].rep);
     c->nev = 0;
     c->cur_mu = c->mu[cell];
     knee_eval *e0;
@@ -243,8 +247,9 @@ int cmd_knee(int argc, char **argv)
             cli_usage_error("--mus values must be in [0, 1), got %g", mu[i]);
     double factor = cli_double(&a, "factor", 1, 1e12, 1, 0);
     uint64_t tau_max = (uint64_t)cli_int(&a, "tau-max", 1, 1000000);
-    if (s.kind == AM_DELAY_GEOMETRIC) cli_usage_error("--delay-model must be const or uniform "
-                                                      "for knee (integer delays), got 'geometric'");
+    if (s.kind == AM_DELAY_GEOMETRIC)
+        cli_usage_error("--delay-model must be const or uniform "
+                        "for knee (integer delays), got 'geometric'");
     {
         am_msgd_params m = s.base;
         char err[256];
@@ -299,12 +304,14 @@ int cmd_knee(int argc, char **argv)
     char err[512];
     am_status st = am_sweep_run(&prob, &sp, values, done, &ndone, err, sizeof err);
     sigaction(SIGINT, &old, NULL);
-    for (size_t i = 0; i < ctx.nev; i++) free(ctx.ev[i].rep);
+    for (size_t i = 0; i < ctx.nev; i++)
+        free(ctx.ev[i].rep);
     free(ctx.ev);
     if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
     if (st) cli_runtime_error("knee: %s", err[0] ? err : am_strerror(st));
     if (am_sweep_rank() != 0) return 0;
     if (ndone < nmu) {
+        if (sp.progress) fputc('\n', stderr);
         fprintf(stderr, "amsgd: interrupted after %zu of %zu momenta%s\n", ndone, nmu,
                 ckpt ? "; rerun with --resume to continue" : "");
         return 130;
@@ -324,7 +331,8 @@ int cmd_knee(int argc, char **argv)
     am_sweep_fit_power(x, tc, nmu, &pexp, &logc);
     double *yb = malloc(nmu * sizeof *yb);
     for (size_t b = 0; b < B; b++) {
-        for (size_t i = 0; i < nmu; i++) yb[i] = values[i * nv + KV_NFIXED + b];
+        for (size_t i = 0; i < nmu; i++)
+            yb[i] = values[i * nv + KV_NFIXED + b];
         double pb, cb;
         boot[b] = am_sweep_fit_power(x, yb, nmu, &pb, &cb) ? NAN : pb;
     }
@@ -354,8 +362,8 @@ int cmd_knee(int argc, char **argv)
             const double *v = values + i * nv;
             json_array_append_new(jb, isfinite(v[KV_BASE]) ? json_real(v[KV_BASE]) : json_null());
             json_array_append_new(jev, json_integer((json_int_t)v[KV_EVALS]));
-            json_array_append_new(je, isfinite(v[KV_ERR_AT]) ? json_real(v[KV_ERR_AT])
-                                                             : json_null());
+            json_array_append_new(je,
+                                  isfinite(v[KV_ERR_AT]) ? json_real(v[KV_ERR_AT]) : json_null());
         }
         json_object_set_new(root, "mu", cli_json_doubles(mu, nmu));
         json_object_set_new(root, "tau_c", cli_json_doubles(tc, nmu));
@@ -373,7 +381,8 @@ int cmd_knee(int argc, char **argv)
         json_array_append_new(pci, isfinite(phi) ? json_real(phi) : json_null());
         json_object_set_new(root, "exponent_ci", pci);
         json_object_set_new(root, "exponent_paper", json_real(2.0));
-        json_object_set_new(root, "exponent_linear", isfinite(plin) ? json_real(plin) : json_null());
+        json_object_set_new(root, "exponent_linear",
+                            isfinite(plin) ? json_real(plin) : json_null());
         json_object_set_new(root, "exponent_dde", isfinite(pdde) ? json_real(pdde) : json_null());
         free(col);
         cli_out_json(f, root);
@@ -382,8 +391,19 @@ int cmd_knee(int argc, char **argv)
               "tau_c_dde,tau_bound_paper,exponent,exponent_lo,exponent_hi\n",
               f);
         for (size_t i = 0; i < nmu; i++) {
-            double row[] = {mu[i], x[i], tc[i], sd[i], lo[i], hi[i], exp(logc) * pow(x[i], pexp),
-                            ov.linear[i], ov.dde[i], ov.paper[i], pexp, plo, phi};
+            double row[] = {mu[i],
+                            x[i],
+                            tc[i],
+                            sd[i],
+                            lo[i],
+                            hi[i],
+                            exp(logc) * pow(x[i], pexp),
+                            ov.linear[i],
+                            ov.dde[i],
+                            ov.paper[i],
+                            pexp,
+                            plo,
+                            phi};
             for (size_t q = 0; q < sizeof row / sizeof *row; q++) {
                 if (q) fputc(',', f);
                 cli_csv_double(f, row[q]);

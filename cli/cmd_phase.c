@@ -23,26 +23,38 @@ static const cli_opt OPT_MU_GRID = {"mu-grid", "SPEC", "0:0.95:20",
                                     "momenta: A:B:N (N values from A to B) or a comma list"};
 static const cli_opt OPT_TAU_GRID = {"tau-grid", "SPEC", "0:200:21",
                                      "delay parameters (tau, S or MEAN): A:B:N or a comma list"};
-static const cli_opt OPT_METRIC = {"metric", "NAME", "stationary",
-                                   "stationary, ratio (to tau = 0), diverged, time (to err <= EPS)"};
+static const cli_opt OPT_METRIC = {
+    "metric", "NAME", "stationary",
+    "stationary, ratio (to tau = 0), diverged, time (to err <= EPS)"};
 static const cli_opt OPT_CHECKPOINT = {"checkpoint", "FILE", NULL,
                                        "append every finished cell to FILE (fsync'd)"};
 static const cli_opt OPT_RESUME = {"resume", NULL, NULL,
                                    "skip the cells already in the --checkpoint file"};
 
 static const cli_opt *const phase_opts[] = {
-    &OPT_PRESET, &OPT_DIM, &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA, &OPT_SW_INIT,
-    &OPT_MU_GRID, &OPT_TAU_GRID, &OPT_DELAY_MODEL, &OPT_METRIC, &OPT_SW_TIME, &OPT_SW_GRID,
-    &OPT_BURNIN, &OPT_EPS, &OPT_SW_REPLICAS, &OPT_SEED, &OPT_THREADS, &OPT_BLOWUP, &OPT_GAMMA,
-    &OPT_PAPER_CONST, &OPT_CHECKPOINT, &OPT_RESUME, &OPT_QUIET, &OPT_FORMAT, &OPT_OUTPUT, NULL};
+    &OPT_PRESET,      &OPT_DIM,         &OPT_SPECTRUM, &OPT_DIST,
+    &OPT_ROTATE,      &OPT_ETA,         &OPT_SW_INIT,  &OPT_MU_GRID,
+    &OPT_TAU_GRID,    &OPT_DELAY_MODEL, &OPT_METRIC,   &OPT_SW_TIME,
+    &OPT_SW_GRID,     &OPT_BURNIN,      &OPT_EPS,      &OPT_SW_REPLICAS,
+    &OPT_SEED,        &OPT_THREADS,     &OPT_BLOWUP,   &OPT_GAMMA,
+    &OPT_PAPER_CONST, &OPT_CHECKPOINT,  &OPT_RESUME,   &OPT_QUIET,
+    &OPT_FORMAT,      &OPT_OUTPUT,      NULL};
 
 /* The liu2018 preset: values taken for the flags not given on the command line. */
-static const char *const liu2018[][2] = {
-    {"dim", "4"},         {"spectrum", "4,3,2,1"}, {"dist", "gaussian"},
-    {"eta", "5e-4"},      {"init", "e:1"},         {"mu-grid", "0.7,0.8,0.85,0.9,0.95"},
-    {"tau-grid", "0:160:17"}, {"delay-model", "const"}, {"metric", "stationary"},
-    {"time", "20"},       {"grid", "101"},         {"burnin", "0.5"},
-    {"replicas", "200"},  {NULL, NULL}};
+static const char *const liu2018[][2] = {{"dim", "4"},
+                                         {"spectrum", "4,3,2,1"},
+                                         {"dist", "gaussian"},
+                                         {"eta", "5e-4"},
+                                         {"init", "e:1"},
+                                         {"mu-grid", "0.7,0.8,0.85,0.9,0.95"},
+                                         {"tau-grid", "0:160:17"},
+                                         {"delay-model", "const"},
+                                         {"metric", "stationary"},
+                                         {"time", "20"},
+                                         {"grid", "101"},
+                                         {"burnin", "0.5"},
+                                         {"replicas", "200"},
+                                         {NULL, NULL}};
 
 static void apply_preset(cli_args *a)
 {
@@ -174,6 +186,7 @@ int cmd_phase(int argc, char **argv)
         return 0;
     }
     if (ndone < nmu * ntau) {
+        if (sp.progress) fputc('\n', stderr);
         fprintf(stderr, "amsgd: interrupted after %zu of %zu cells%s\n", ndone, nmu * ntau,
                 ckpt ? "; rerun with --resume to continue" : "");
         return 130;
@@ -240,8 +253,8 @@ int cmd_phase(int argc, char **argv)
               f);
         for (size_t c = 0; c < n; c++) {
             size_t i = c / ntau, j = c % ntau;
-            double row[] = {mu[i], tau[j], met[c], sem[c], divf[c], ov.linear[i], ov.dde[i],
-                            ov.paper[i], ov.implicit_mu[j]};
+            double row[] = {mu[i],        tau[j],    met[c],      sem[c],           divf[c],
+                            ov.linear[i], ov.dde[i], ov.paper[i], ov.implicit_mu[j]};
             for (size_t q = 0; q < sizeof row / sizeof *row; q++) {
                 if (q) fputc(',', f);
                 cli_csv_double(f, row[q]);

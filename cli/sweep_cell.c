@@ -22,8 +22,9 @@ const cli_opt OPT_EPS = {"eps", "EPS", "0.01", "error level of the time metric (
 const cli_opt OPT_DELAY_MODEL = {"delay-model", "KIND", "const",
                                  "delay axis: const (tau), uniform (S), geometric (MEAN)"};
 const cli_opt OPT_QUIET = {"quiet", NULL, NULL, "no progress line on stderr"};
-const cli_opt OPT_GAMMA = {"gamma", "G", "0.001",
-                           "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
+const cli_opt OPT_GAMMA = {
+    "gamma", "G", "0.001",
+    "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
 const cli_opt OPT_PAPER_CONST = {"paper-const", "C", "1",
                                  "constant in front of the paper's delay bound"};
 
@@ -51,8 +52,7 @@ void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)
     s->ngrid = g.n;
     s->k = malloc(g.n * sizeof *s->k);
     if (!s->k) cli_runtime_error("out of memory");
-    if (am_grid_steps(&g, m.eta, s->k))
-        cli_usage_error("--time / --eta gives too many steps");
+    if (am_grid_steps(&g, m.eta, s->k)) cli_usage_error("--time / --eta gives too many steps");
     s->ep = cli_ensemble_params(a);
     s->kind = sweep_delay_kind(a);
 }
@@ -78,8 +78,7 @@ am_status sweep_delay(const sweep_setup *s, double x, am_delay *d)
     return am_delay_make(s->kind, x, d);
 }
 
-am_status sweep_cell_run(const sweep_setup *s, double mu, double x, double *v,
-                         double **per_replica)
+am_status sweep_cell_run(const sweep_setup *s, double mu, double x, double *v, double **per_replica)
 {
     am_msgd_params m = s->base;
     m.mu = mu;
@@ -154,7 +153,8 @@ double *sweep_parse_grid(const cli_args *a, const char *flag, const char *spec, 
         return x;
     }
     size_t cnt = 1;
-    for (const char *q = spec; *q; q++) cnt += *q == ',';
+    for (const char *q = spec; *q; q++)
+        cnt += *q == ',';
     x = malloc(cnt * sizeof *x);
     char *copy = strdup(spec), *save = NULL;
     size_t k = 0;

@@ -21,18 +21,18 @@ typedef struct {
     am_delay_kind kind;  /* delay model of the delay axis */
     double horizon;      /* T */
     size_t ngrid;
-    uint64_t *k;         /* saved steps */
+    uint64_t *k; /* saved steps */
     am_ensemble_params ep;
 } sweep_setup;
 
 /* Values of one cell, in this order (SWEEP_NVALUES doubles). */
 enum {
-    SV_ERR = 0,   /* mean stationary error over non-diverged replicas */
-    SV_ERR_SEM,   /* its standard error */
-    SV_DIVERGED,  /* fraction of replicas diverged */
-    SV_TIME,      /* mean first time with err <= eps (over replicas reaching it) */
-    SV_TIME_SEM,  /* its standard error */
-    SV_REACHED,   /* fraction of replicas reaching err <= eps */
+    SV_ERR = 0,  /* mean stationary error over non-diverged replicas */
+    SV_ERR_SEM,  /* its standard error */
+    SV_DIVERGED, /* fraction of replicas diverged */
+    SV_TIME,     /* mean first time with err <= eps (over replicas reaching it) */
+    SV_TIME_SEM, /* its standard error */
+    SV_REACHED,  /* fraction of replicas reaching err <= eps */
     SWEEP_NVALUES
 };
 
@@ -64,7 +64,7 @@ am_delay_kind sweep_delay_kind(const cli_args *a);
 /* Progress printer for am_sweep_params.progress (ctx: a FILE *, usually stderr). */
 void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed, double elapsed);
 
-extern const cli_opt OPT_SW_TIME, OPT_SW_GRID, OPT_SW_INIT, OPT_SW_REPLICAS, OPT_BURNIN,
-    OPT_EPS, OPT_DELAY_MODEL, OPT_QUIET, OPT_GAMMA, OPT_PAPER_CONST;
+extern const cli_opt OPT_SW_TIME, OPT_SW_GRID, OPT_SW_INIT, OPT_SW_REPLICAS, OPT_BURNIN, OPT_EPS,
+    OPT_DELAY_MODEL, OPT_QUIET, OPT_GAMMA, OPT_PAPER_CONST;
 
 #endif

@@ -16,9 +16,8 @@ static double axis_per_mean(am_delay_kind kind)
     return kind == AM_DELAY_UNIFORM ? 2.0 : 1.0;
 }
 
-void sweep_overlays_compute(sweep_overlays *ov, const sweep_setup *s, const double *mu,
-                            size_t nmu, const double *tau, size_t ntau, double gamma,
-                            double pconst)
+void sweep_overlays_compute(sweep_overlays *ov, const sweep_setup *s, const double *mu, size_t nmu,
+                            const double *tau, size_t ntau, double gamma, double pconst)
 {
     ov->linear = malloc(nmu * sizeof(double));
     ov->dde = malloc(nmu * sizeof(double));
@@ -35,7 +34,8 @@ void sweep_overlays_compute(sweep_overlays *ov, const sweep_setup *s, const doub
     }
     double *tc = malloc((nmu ? nmu : 1) * sizeof *tc);
     if (!tc) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < nmu; i++) ov->linear[i] = INFINITY;
+    for (size_t i = 0; i < nmu; i++)
+        ov->linear[i] = INFINITY;
     for (size_t m = 0; m < p->dim; m++) {
         if (am_theory_tau_c_curve(p, eta, m, mu, nmu, tc)) continue;
         for (size_t i = 0; i < nmu; i++)

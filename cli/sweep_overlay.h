@@ -20,9 +20,8 @@ typedef struct {
 } sweep_overlays;
 
 /* Computes the overlays for the momenta mu[0..nmu-1] and delays tau[0..ntau-1]. */
-void sweep_overlays_compute(sweep_overlays *ov, const sweep_setup *s, const double *mu,
-                            size_t nmu, const double *tau, size_t ntau, double gamma,
-                            double pconst);
+void sweep_overlays_compute(sweep_overlays *ov, const sweep_setup *s, const double *mu, size_t nmu,
+                            const double *tau, size_t ntau, double gamma, double pconst);
 
 /* Adds boundary_linear, boundary_dde, boundary_paper and implicit_momentum to root. */
 void sweep_overlays_json(json_t *root, const sweep_overlays *ov, size_t nmu, size_t ntau);

@@ -256,7 +256,8 @@ typedef struct {
 static am_status record_cell(sweep_state *s, size_t c, const double *v, char *err, size_t errlen)
 {
     const am_sweep_problem *pb = s->pb;
-    if (v != s->values + c * pb->nvalues) memcpy(s->values + c * pb->nvalues, v, pb->nvalues * sizeof *v);
+    if (v != s->values + c * pb->nvalues)
+        memcpy(s->values + c * pb->nvalues, v, pb->nvalues * sizeof *v);
     if (!s->done[c]) s->ndone++;
     s->done[c] = 1;
     s->computed++;
@@ -315,15 +316,16 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
     *ndone = 0;
     if (!pb || !par || !pb->run_cell || pb->nvalues == 0) return AM_EINVAL;
     size_t nv = pb->nvalues;
-    for (size_t i = 0; i < pb->ncells * nv; i++) values[i] = NAN;
+    for (size_t i = 0; i < pb->ncells * nv; i++)
+        values[i] = NAN;
     memset(done, 0, pb->ncells);
     int rank = am_sweep_rank(), nranks = am_sweep_nranks();
     sweep_state s = {pb, par, values, done, 0, 0, -1, now_seconds()};
     am_status st = AM_OK;
 
     if (rank == 0 && par->checkpoint) {
-        if (par->resume) st = read_checkpoint(par->checkpoint, pb, par->fingerprint, values, done,
-                                              err, errlen);
+        if (par->resume)
+            st = read_checkpoint(par->checkpoint, pb, par->fingerprint, values, done, err, errlen);
         if (st == AM_OK) {
             s.fd = rewrite_checkpoint(par->checkpoint, pb, par->fingerprint, values, done);
             if (s.fd < 0) {
@@ -345,7 +347,8 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
         if (s.fd >= 0) close(s.fd);
         return st;
     }
-    for (size_t c = 0; c < pb->ncells; c++) s.ndone += done[c];
+    for (size_t c = 0; c < pb->ncells; c++)
+        s.ndone += done[c];
 
     double *buf = malloc((nv + 1) * sizeof *buf);
     if (!buf) {
@@ -436,8 +439,7 @@ am_status am_sweep_search_int(am_status (*pred)(void *ctx, uint64_t n, int *out)
     return AM_OK;
 }
 
-am_status am_sweep_fit_power(const double *x, const double *y, size_t n, double *p,
-                             double *logc)
+am_status am_sweep_fit_power(const double *x, const double *y, size_t n, double *p, double *logc)
 {
     double sx = 0, sy = 0, m = 0;
     for (size_t i = 0; i < n; i++)

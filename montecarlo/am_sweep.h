@@ -54,9 +54,8 @@ am_sweep_params am_sweep_params_default(void);
  * cells and *ndone counts them (ndone < ncells after a stop). Returns AM_EINVAL with a reason
  * in err when the checkpoint belongs to other parameters or is malformed, AM_EIO on a file
  * error, or the first failure of run_cell. */
-am_status am_sweep_run(const am_sweep_problem *prob, const am_sweep_params *params,
-                       double *values, unsigned char *done, size_t *ndone, char *err,
-                       size_t errlen);
+am_status am_sweep_run(const am_sweep_problem *prob, const am_sweep_params *params, double *values,
+                       unsigned char *done, size_t *ndone, char *err, size_t errlen);
 
 /* 0 on rank 0 (and in the serial build), else the MPI rank. */
 int am_sweep_rank(void);
@@ -73,7 +72,6 @@ am_status am_sweep_search_int(am_status (*pred)(void *ctx, uint64_t n, int *out)
 
 /* Least-squares fit of log y = log c + p log x over the n points with finite positive x, y:
  * writes p and log c; returns AM_EDOM with fewer than two usable points or equal x. */
-am_status am_sweep_fit_power(const double *x, const double *y, size_t n, double *p,
-                             double *logc);
+am_status am_sweep_fit_power(const double *x, const double *y, size_t n, double *p, double *logc);
 
 #endif

@@ -76,8 +76,8 @@ Test(sweep, checkpoint_roundtrip_is_exact)
     cr_assert_eq(c2.calls, 0, "resume recomputed %zu cells", c2.calls);
     cr_assert_eq(nd, (size_t)N);
     for (size_t i = 0; i < N * V; i++)
-        cr_assert(same_bits(v1[i], v2[i]), "value %zu: %.17g written, %.17g read back", i,
-                  v1[i], v2[i]);
+        cr_assert(same_bits(v1[i], v2[i]), "value %zu: %.17g written, %.17g read back", i, v1[i],
+                  v2[i]);
     remove(path);
 }
 
@@ -197,7 +197,8 @@ Test(sweep, power_fit_recovers_exponent)
 {
     double x[] = {0.5, 0.3, 0.2, 0.15, 0.1, 0.05, 0.0, -1.0};
     double y[8];
-    for (size_t i = 0; i < 8; i++) y[i] = 3.0 * pow(x[i] > 0 ? x[i] : 1, 1.7);
+    for (size_t i = 0; i < 8; i++)
+        y[i] = 3.0 * pow(x[i] > 0 ? x[i] : 1, 1.7);
     double p, lc;
     cr_assert_eq(am_sweep_fit_power(x, y, 8, &p, &lc), AM_OK);
     cr_assert(fabs(p - 1.7) < 1e-12, "p = %.17g", p);
@@ -232,8 +233,16 @@ Test(sweep_cli, phase_json_keys)
                        "--metric ratio --format json --quiet";
     test_run r;
     json_t *root = run_json(args, &r);
-    const char *keys[] = {"command", "version", "params", "mu", "tau", "metric", "metric_sem",
-                          "diverged_fraction", "boundary_linear", "boundary_dde",
+    const char *keys[] = {"command",
+                          "version",
+                          "params",
+                          "mu",
+                          "tau",
+                          "metric",
+                          "metric_sem",
+                          "diverged_fraction",
+                          "boundary_linear",
+                          "boundary_dde",
                           "boundary_paper"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         cr_assert(json_object_get(root, keys[i]) != NULL, "phase: key %s missing", keys[i]);
@@ -242,7 +251,8 @@ Test(sweep_cli, phase_json_keys)
     cr_assert_eq(json_array_size(json_array_get(m, 0)), 2);
     /* the ratio of the tau = 0 cell to itself is exactly 1 */
     cr_assert_eq(json_real_value(json_array_get(json_array_get(m, 1), 0)), 1.0);
-    cr_assert(json_object_get(json_object_get(root, "params"), "seed") != NULL, "params.seed missing");
+    cr_assert(json_object_get(json_object_get(root, "params"), "seed") != NULL,
+              "params.seed missing");
     json_decref(root);
     test_run_free(&r);
 }
@@ -253,8 +263,8 @@ Test(sweep_cli, knee_json_keys)
                        "--format json --quiet";
     test_run r;
     json_t *root = run_json(args, &r);
-    const char *keys[] = {"mu", "tau_c", "tau_c_sem", "tau_c_ci", "tau_c_linear",
-                          "tau_bound_paper", "exponent", "exponent_ci"};
+    const char *keys[] = {"mu",           "tau_c",           "tau_c_sem", "tau_c_ci",
+                          "tau_c_linear", "tau_bound_paper", "exponent",  "exponent_ci"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         cr_assert(json_object_get(root, keys[i]) != NULL, "knee: key %s missing", keys[i]);
     /* a smaller momentum tolerates a larger delay */
@@ -285,9 +295,10 @@ Test(sweep_cli, bad_input_exits_2_with_one_line)
         cr_assert_eq(r.status, 2, "amsgd %s: exit %d", bad[i], r.status);
         cr_assert_eq(r.out[0], 0, "amsgd %s: stdout not empty", bad[i]);
         size_t nl = 0;
-        for (const char *p = r.err; *p; p++) nl += *p == '\n';
-        cr_assert(nl == 1 && strncmp(r.err, "amsgd: error: ", 14) == 0,
-                  "amsgd %s: stderr '%s'", bad[i], r.err);
+        for (const char *p = r.err; *p; p++)
+            nl += *p == '\n';
+        cr_assert(nl == 1 && strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'",
+                  bad[i], r.err);
         test_run_free(&r);
     }
 }
