@@ -48,7 +48,7 @@ static const cli_opt *const knee_opts[] = {&OPT_DIM,          &OPT_SPECTRUM, &OP
                                            &OPT_DELAY_MODEL,  &OPT_SW_TIME,  &OPT_SW_GRID,
                                            &OPT_BURNIN,       &OPT_EPS,      &OPT_SW_REPLICAS,
                                            &OPT_BOOTSTRAP,    &OPT_SEED,     &OPT_THREADS,
-                                           &OPT_BLOWUP,       &OPT_GAMMA,    &OPT_PAPER_CONST,
+                                           &OPT_BLOWUP,       &OPT_GAMMA,    &OPT_BOUND_CONST,
                                            &OPT_K_CHECKPOINT, &OPT_K_RESUME, &OPT_QUIET,
                                            &OPT_FORMAT,       &OPT_OUTPUT,   NULL};
 
@@ -259,7 +259,7 @@ int cmd_knee(int argc, char **argv)
     }
     size_t B = (size_t)cli_int(&a, "bootstrap", 0, 100000);
     double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
-    double pconst = cli_double(&a, "paper-const", 0, 1e300, 1, 0);
+    double pconst = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
     const char *ckpt = cli_str(&a, "checkpoint");
     int resume = cli_flag(&a, "resume");
     if (resume && !ckpt) cli_usage_error("--resume needs --checkpoint FILE");
@@ -350,7 +350,7 @@ int cmd_knee(int argc, char **argv)
     if (json) {
         json_t *params = json_deep_copy(fp);
         json_object_set_new(params, "gamma", json_real(gamma));
-        json_object_set_new(params, "paper_const", json_real(pconst));
+        json_object_set_new(params, "bound_constant", json_real(pconst));
         json_t *root = cli_json_root("knee", params);
         json_t *jci = json_array(), *jb = json_array(), *jev = json_array(), *je = json_array();
         double *col = malloc(nmu * sizeof *col);

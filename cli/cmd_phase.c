@@ -37,7 +37,7 @@ static const cli_opt *const phase_opts[] = {
     &OPT_TAU_GRID,    &OPT_DELAY_MODEL, &OPT_METRIC,   &OPT_SW_TIME,
     &OPT_SW_GRID,     &OPT_BURNIN,      &OPT_EPS,      &OPT_SW_REPLICAS,
     &OPT_SEED,        &OPT_THREADS,     &OPT_BLOWUP,   &OPT_GAMMA,
-    &OPT_PAPER_CONST, &OPT_CHECKPOINT,  &OPT_RESUME,   &OPT_QUIET,
+    &OPT_BOUND_CONST, &OPT_CHECKPOINT,  &OPT_RESUME,   &OPT_QUIET,
     &OPT_FORMAT,      &OPT_OUTPUT,      NULL};
 
 /* The liu2018 preset: values taken for the flags not given on the command line. */
@@ -135,7 +135,7 @@ int cmd_phase(int argc, char **argv)
         cli_usage_error("--metric ratio needs 0 in --tau-grid, got '%s'", cli_str(&a, "tau-grid"));
     if (nmu * ntau > 1000000) cli_usage_error("the grid has more than 1e6 cells");
     double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
-    double pconst = cli_double(&a, "paper-const", 0, 1e300, 1, 0);
+    double pconst = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
     const char *ckpt = cli_str(&a, "checkpoint");
     int resume = cli_flag(&a, "resume");
     if (resume && !ckpt) cli_usage_error("--resume needs --checkpoint FILE");
@@ -231,7 +231,7 @@ int cmd_phase(int argc, char **argv)
         json_object_set_new(params, "preset", json_string(cli_str(&a, "preset")));
         json_object_set_new(params, "metric", json_string(mname));
         json_object_set_new(params, "gamma", json_real(gamma));
-        json_object_set_new(params, "paper_const", json_real(pconst));
+        json_object_set_new(params, "bound_constant", json_real(pconst));
         json_t *root = cli_json_root("phase", params);
         json_object_set_new(root, "mu", cli_json_doubles(mu, nmu));
         json_object_set_new(root, "tau", cli_json_doubles(tau, ntau));

@@ -25,7 +25,7 @@ const cli_opt OPT_QUIET = {"quiet", NULL, NULL, "no progress line on stderr"};
 const cli_opt OPT_GAMMA = {
     "gamma", "G", "0.001",
     "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
-const cli_opt OPT_PAPER_CONST = {"paper-const", "C", "1",
+const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", "1",
                                  "constant in front of the paper's delay bound"};
 
 void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)

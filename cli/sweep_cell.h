@@ -65,6 +65,6 @@ am_delay_kind sweep_delay_kind(const cli_args *a);
 void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed, double elapsed);
 
 extern const cli_opt OPT_SW_TIME, OPT_SW_GRID, OPT_SW_INIT, OPT_SW_REPLICAS, OPT_BURNIN, OPT_EPS,
-    OPT_DELAY_MODEL, OPT_QUIET, OPT_GAMMA, OPT_PAPER_CONST;
+    OPT_DELAY_MODEL, OPT_QUIET, OPT_GAMMA, OPT_BOUND_CONST;
 
 #endif
