@@ -13,7 +13,7 @@ set xlabel "delay parameter"
 set ylabel "momentum mu"
 set title title
 set cblabel "metric"
-if (ARGC >= 4 && ARG4 eq "log") { set logscale cb; set format cb "%.1e" }
+if (ARGC >= 4 && ARG4 eq "log") { set logscale cb; set cbtics 2; set format cb "%.2g" }
 set palette rgbformulae 33,13,10
 nx = int(system("tail -n +2 '".in."' | cut -d, -f2 | sort -u | wc -l"))
 ny = int(system("tail -n +2 '".in."' | cut -d, -f1 | sort -u | wc -l"))
