@@ -5,7 +5,7 @@
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "amsgd phase")
-set terminal pngcairo size 900,640 font ",11"
+set terminal pngcairo size 900,640 font ",11" noenhanced
 set output out
 set datafile separator ","
 set key below horizontal box opaque

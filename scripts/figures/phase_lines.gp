@@ -4,7 +4,7 @@
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "stationary error versus delay")
-set terminal pngcairo size 900,600 font ",11"
+set terminal pngcairo size 900,600 font ",11" noenhanced
 set output out
 set datafile separator ","
 set key top left box opaque
