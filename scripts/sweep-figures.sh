@@ -24,6 +24,6 @@ gnuplot -c $G/knee_loglog.gp "$OUT/knee.csv" "$OUT/knee.png" \
 "$BIN" phase --delay-model geometric --mu-grid 0:0.9:10 --tau-grid 0:40:9 --metric ratio \
     --replicas 100 --time 10 --quiet --checkpoint "$OUT/geo.ckpt" --resume -o "$OUT/geo.csv"
 gnuplot -c $G/phase_heatmap.gp "$OUT/geo.csv" "$OUT/geo_heat.png" \
-    "geometric staleness: error ratio to no delay" log
+    "geometric staleness: error ratio to no delay"
 cp "$OUT"/liu2018_lines.png "$OUT"/liu2018_heat.png "$OUT"/knee.png "$OUT"/geo_heat.png docs/figures/
 echo "sweep-figures: results in $OUT, figures in docs/figures"

@@ -23,9 +23,10 @@ set xrange [STATS_min - dx : STATS_max + dx]
 stats in using 1 nooutput
 dy = (ny > 1 ? (STATS_max - STATS_min) / (ny - 1) : 0.05) / 2
 set yrange [STATS_min - dy : STATS_max + dy]
+mu0 = real(system("sed -n 2p '".in."' | cut -d, -f1"))
 finite(x) = (x == x && abs(x) < 1e300) ? x : 1/0
 plot in using 2:1:(dx):(dy):(finite($3)) with boxxy fs solid 1.0 noborder palette notitle, \
      in using (finite($6)):1 with linespoints lw 2 lc rgb "black" pt 7 title "linear stability", \
      in using (finite($7)):1 with lines lw 2 dt 2 lc rgb "blue" title "delay equation", \
      in using (finite($8)):1 with lines lw 2 dt 4 lc rgb "dark-green" title "paper bound", \
-     in using 2:(finite($9)) with lines lw 2 lc rgb "magenta" title "implicit momentum 1-1/M"
+     in using 2:(abs($1 - mu0) < 1e-12 ? finite($9) : 1/0) with lines lw 2 lc rgb "magenta" title "implicit momentum 1-1/M"
