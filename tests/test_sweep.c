@@ -302,3 +302,38 @@ Test(sweep_cli, bad_input_exits_2_with_one_line)
         test_run_free(&r);
     }
 }
+
+Test(sweep_cli, knee_equals_first_exceeding_delay_of_a_full_scan)
+{
+    /* The search (bracketing + bisection) must land on the first delay of a brute-force
+     * scan at which the error ratio exceeds the factor or a replica diverges: both evaluate
+     * identical cells (same seed, same replicas). */
+    const char *common = "--replicas 16 --time 2 --grid 21 --format json --quiet";
+    char args[512];
+    snprintf(args, sizeof args, "knee --mus 0.95 --bootstrap 0 %s", common);
+    test_run rk;
+    json_t *knee = run_json(args, &rk);
+    double tc = json_number_value(json_array_get(json_object_get(knee, "tau_c"), 0));
+    snprintf(args, sizeof args, "phase --mu-grid 0.95 --tau-grid 0:40:41 --metric ratio %s",
+             common);
+    test_run rp;
+    json_t *ph = run_json(args, &rp);
+    json_t *m = json_array_get(json_object_get(ph, "metric"), 0);
+    json_t *dv = json_array_get(json_object_get(ph, "diverged_fraction"), 0);
+    int first = -1, monotone = 1;
+    for (int j = 0; j <= 40; j++) {
+        json_t *x = json_array_get(m, (size_t)j);
+        int exceeds = json_number_value(json_array_get(dv, (size_t)j)) > 0 || !json_is_number(x) ||
+                      !(json_number_value(x) <= 2.0);
+        if (exceeds && first < 0) first = j;
+        if (!exceeds && first >= 0) monotone = 0;
+    }
+    cr_assert(first > 0, "no delay up to 40 exceeds the factor 2 at mu = 0.95");
+    if (!monotone) cr_skip_test("the scan is not monotone at this noise level (first %d)", first);
+    cr_assert_eq(tc, (double)first, "knee tau_c = %g, first exceeding delay of the scan = %d", tc,
+                 first);
+    json_decref(knee);
+    json_decref(ph);
+    test_run_free(&rk);
+    test_run_free(&rp);
+}
