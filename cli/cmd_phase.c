@@ -236,15 +236,21 @@ int cmd_phase(int argc, char **argv)
         json_object_set_new(root, "mu", cli_json_doubles(mu, nmu));
         json_object_set_new(root, "tau", cli_json_doubles(tau, ntau));
         json_object_set_new(root, "metric_name", json_string(mname));
-        json_t *jm = json_array(), *js = json_array(), *jd = json_array();
+        json_t *jm = json_array(), *js = json_array(), *jd = json_array(), *jr = json_array();
         for (size_t i = 0; i < nmu; i++) {
             json_array_append_new(jm, cli_json_doubles(met + i * ntau, ntau));
             json_array_append_new(js, cli_json_doubles(sem + i * ntau, ntau));
             json_array_append_new(jd, cli_json_doubles(divf + i * ntau, ntau));
+            json_t *row = json_array();
+            for (size_t j = 0; j < ntau; j++)
+                json_array_append_new(
+                    row, json_real(values[(i * ntau + j) * SWEEP_NVALUES + SV_REACHED]));
+            json_array_append_new(jr, row);
         }
         json_object_set_new(root, "metric", jm);
         json_object_set_new(root, "metric_sem", js);
         json_object_set_new(root, "diverged_fraction", jd);
+        json_object_set_new(root, "reached_fraction", jr);
         sweep_overlays_json(root, &ov, nmu, ntau);
         cli_out_json(f, root);
     } else {
