@@ -37,20 +37,22 @@ static const cli_opt OPT_FACTOR = {"factor", "F", "2",
                                    "the tau = 0 value (or a replica diverges)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
 static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "B", "200", "bootstrap replicates"};
+static const cli_opt OPT_REFINE = {"refine", "K", "3",
+                                   "also evaluate the K delays on each side of tau_c, so the "
+                                   "bootstrap resolves tau_c to 1 there"};
 static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
                                          "append every finished momentum to FILE (fsync'd)"};
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
-static const cli_opt *const knee_opts[] = {&OPT_DIM,          &OPT_SPECTRUM, &OPT_DIST,
-                                           &OPT_ROTATE,       &OPT_ETA,      &OPT_SW_INIT,
-                                           &OPT_MUS,          &OPT_FACTOR,   &OPT_TAU_MAX,
-                                           &OPT_DELAY_MODEL,  &OPT_SW_TIME,  &OPT_SW_GRID,
-                                           &OPT_BURNIN,       &OPT_EPS,      &OPT_SW_REPLICAS,
-                                           &OPT_BOOTSTRAP,    &OPT_SEED,     &OPT_THREADS,
-                                           &OPT_BLOWUP,       &OPT_GAMMA,    &OPT_BOUND_CONST,
-                                           &OPT_K_CHECKPOINT, &OPT_K_RESUME, &OPT_QUIET,
-                                           &OPT_FORMAT,       &OPT_OUTPUT,   NULL};
+static const cli_opt *const knee_opts[] = {
+    &OPT_DIM,     &OPT_SPECTRUM,    &OPT_DIST,         &OPT_ROTATE,
+    &OPT_ETA,     &OPT_SW_INIT,     &OPT_MUS,          &OPT_FACTOR,
+    &OPT_TAU_MAX, &OPT_DELAY_MODEL, &OPT_SW_TIME,      &OPT_SW_GRID,
+    &OPT_BURNIN,  &OPT_EPS,         &OPT_SW_REPLICAS,  &OPT_BOOTSTRAP,
+    &OPT_REFINE,  &OPT_SEED,        &OPT_THREADS,      &OPT_BLOWUP,
+    &OPT_GAMMA,   &OPT_BOUND_CONST, &OPT_K_CHECKPOINT, &OPT_K_RESUME,
+    &OPT_QUIET,   &OPT_FORMAT,      &OPT_OUTPUT,       NULL};
 
 /* Values of one momentum cell: fixed part, then the bootstrap replicates. */
 enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_NFIXED };
@@ -68,6 +70,7 @@ typedef struct {
     double factor;
     uint64_t tau_max;
     size_t B;
+    uint64_t refine;
     /* per momentum, during the search */
     double cur_mu, base;
     knee_eval *ev;
@@ -168,6 +171,12 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
         st = am_sweep_search_int(knee_pred, c, 0, c->tau_max, &tau_c, &found);
         if (st) return st;
     }
+    /* refinement: the neighbours of tau_c, for the bootstrap's resolution */
+    for (uint64_t d = 1; found && d <= c->refine; d++) {
+        knee_eval *e;
+        if (tau_c + d <= c->tau_max && (st = knee_eval_cell(c, tau_c + d, &e))) return st;
+        if (tau_c > d && (st = knee_eval_cell(c, tau_c - d, &e))) return st;
+    }
     v[KV_TAU_C] = found ? (double)tau_c : NAN;
     v[KV_BASE] = c->base;
     v[KV_BASE_SEM] = base_sem;
@@ -258,6 +267,7 @@ int cmd_knee(int argc, char **argv)
             cli_usage_error("--tau-max %llu is too large a delay", (unsigned long long)tau_max);
     }
     size_t B = (size_t)cli_int(&a, "bootstrap", 0, 100000);
+    uint64_t refine = (uint64_t)cli_int(&a, "refine", 0, 1000);
     double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
     double pconst = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
     const char *ckpt = cli_str(&a, "checkpoint");
@@ -272,6 +282,7 @@ int cmd_knee(int argc, char **argv)
     json_object_set_new(fp, "factor", json_real(factor));
     json_object_set_new(fp, "tau_max", json_integer((json_int_t)tau_max));
     json_object_set_new(fp, "bootstrap", json_integer((json_int_t)B));
+    json_object_set_new(fp, "refine", json_integer((json_int_t)refine));
     char *fps = json_dumps(fp, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
 
     knee_ctx ctx;
@@ -281,6 +292,7 @@ int cmd_knee(int argc, char **argv)
     ctx.factor = factor;
     ctx.tau_max = tau_max;
     ctx.B = B;
+    ctx.refine = refine;
     size_t nv = KV_NFIXED + B;
     am_sweep_problem prob = {nmu, nv, knee_cell, &ctx};
     am_sweep_params sp = am_sweep_params_default();
