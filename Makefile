@@ -5,7 +5,7 @@
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
-#   make MPI=1     the MPI build into build-mpi/ (needs libopenmpi-dev: make deps-mpi)
+#   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
