@@ -12,6 +12,8 @@ typedef struct {
 } cli_command;
 
 int cmd_mc(int argc, char **argv);
+int cmd_phase(int argc, char **argv);
+int cmd_knee(int argc, char **argv);
 int cmd_theory(int argc, char **argv);
 int cmd_sde(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

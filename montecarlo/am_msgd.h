@@ -39,9 +39,20 @@ typedef struct {
     uint64_t seed;  /* Philox key */
     double blowup;  /* |v| above this (or non-finite) marks a replica diverged */
     int coords;     /* also observe h_i^2 */
+    /* Per-replica summary (am_model.summarize), off unless summary = 1: values
+     *   [0] time average of err over the saved points g >= ceil(burnin (n-1)), NaN if diverged,
+     *   [1] first saved index g with err <= eps, as the fraction g / (n-1) of the horizon
+     *       (NaN if never reached), [2] 1 if the replica diverged, else 0. */
+    int summary;
+    double burnin;  /* burn-in fraction of the saved grid in [0, 1) */
+    double eps;     /* error level for summary value [1] */
 } am_msgd_params;
 
-/* eta 5e-4, mu 0, no delay, random init, seed 1, blowup 1e6, no coordinates. */
+/* Number of per-replica summary values when am_msgd_params.summary is set. */
+#define AM_MSGD_NSUMMARY 3
+
+/* eta 5e-4, mu 0, no delay, random init, seed 1, blowup 1e6, no coordinates, no summary
+ * (burnin 0.5, eps 0.01 when enabled). */
 am_msgd_params am_msgd_params_default(void);
 
 typedef struct am_msgd am_msgd;
