@@ -37,4 +37,7 @@ done
 "$bin" wallclock --variants async,k-async:4 --grid 201 -o "$dst/adaptive_const.csv"
 "$bin" wallclock --variants async,k-async:4 --lr adaptive:1e-4:0.02 --grid 201 -o "$dst/adaptive_adaptive.csv"
 (cd "$dst" && gnuplot adaptive.gp)
+
+# phase diagrams and the knee (liu2018 preset, knee search, geometric staleness)
+"$here/scripts/sweep-figures.sh" "$bin" "$dst"
 echo "figures: written to $dst" >&2

@@ -1,7 +1,7 @@
 # knee_loglog.gp -- critical delay tau_c against 1 - mu on log-log axes from an `amsgd knee`
 # CSV: measured points with bootstrap intervals, the fitted power law, the linear-stability
 # critical delay, the delay-equation law pi (1-mu) / (2 h) and the paper's (1-mu)^2 bound.
-# Usage: gnuplot -c scripts/figures/knee_loglog.gp knee.csv out.png [title]
+# Usage: gnuplot -c docs/figures/knee_loglog.gp knee.csv out.png [title]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "critical delay versus momentum")

@@ -1,7 +1,7 @@
 # phase_heatmap.gp -- heat map of an `amsgd phase` CSV (metric over delay x momentum) with the
 # theory overlays: linear-stability boundary, delay-equation boundary, the paper's bound and,
 # for geometric staleness, the implicit momentum 1 - 1/M.
-# Usage: gnuplot -c scripts/figures/phase_heatmap.gp phase.csv out.png [title] [log]
+# Usage: gnuplot -c docs/figures/phase_heatmap.gp phase.csv out.png [title] [log]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "amsgd phase")

@@ -1,6 +1,6 @@
 # phase_lines.gp -- error versus delay, one curve per momentum with a +-2 SEM band, from an
 # `amsgd phase` CSV (the streaming-PCA figure of Liu et al. 2018 with --preset liu2018).
-# Usage: gnuplot -c scripts/figures/phase_lines.gp phase.csv out.png [title]
+# Usage: gnuplot -c docs/figures/phase_lines.gp phase.csv out.png [title]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "stationary error versus delay")
