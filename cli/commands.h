@@ -12,6 +12,7 @@ typedef struct {
 } cli_command;
 
 int cmd_mc(int argc, char **argv);
+int cmd_ode(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 

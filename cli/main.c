@@ -10,6 +10,7 @@
 
 const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
+    {"ode", cmd_ode, "deterministic limit ODE solved with CVODE"},
     {NULL, NULL, NULL},
 };
 

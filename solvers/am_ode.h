@@ -4,8 +4,8 @@
  *
  *   dV/dt = (1/(1-mu)) [ Sigma V - (V^T Sigma V) V ],   V(0) = v_0,
  *
- * in the problem's own coordinates (Sigma = Q diag(lambda) Q^T, applied as Q^T, diag, Q
- * when the eigenbasis is rotated). Adams with CVODE's fixed-point nonlinear solver by
+ * in the problem's own coordinates (with a rotated eigenbasis the dense
+ * Sigma = Q diag(lambda) Q^T is formed once per solver). Adams with CVODE's fixed-point nonlinear solver by
  * default (the limit is not stiff); BDF with Newton, a dense linear solver and the
  * analytic Jacobian J = (1/(1-mu)) [ Sigma - q I - 2 V (Sigma V)^T ], q = V^T Sigma V, on
  * request. BDF may also project every step onto the invariant sphere |V| = 1 through
@@ -29,7 +29,7 @@ typedef struct {
     int project;     /* project onto |V| = 1 after every step (BDF only) */
 } am_ode_params;
 
-/* Adams + fixed point, rtol 1e-10, atol 1e-14, max_steps 1e6, no projection. */
+/* Adams + fixed point, rtol 1e-9, atol 1e-13, max_steps 1e6, no projection. */
 am_ode_params am_ode_params_default(void);
 
 /* Checks params; AM_EINVAL with a one-line reason in err on failure. */
