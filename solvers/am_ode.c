@@ -385,6 +385,9 @@ am_status am_ode_solve(am_ode *o, double mu, const double *v0, const double *t, 
     int started = 0;
     for (size_t g = 0; g < n; g++) {
         if (t[g] > tcur) {
+            /* with projection, step exactly onto t_g so that the saved state is a projected
+             * step, not the (unprojected) interpolant between steps */
+            if (o->par.project && CVodeSetStopTime(o->mem, t[g]) != CV_SUCCESS) return AM_ESOLVER;
             int flag = CVode(o->mem, t[g], o->y, &tcur, CV_NORMAL);
             if (flag < 0) return AM_ESOLVER;
             started = 1;
