@@ -45,7 +45,8 @@ static double state_error(const am_problem *p, double mu, const double *v0, cons
     double worst = 0;
     for (size_t j = 0; j < d; j++) {
         double acc = 0;
-        for (size_t i = 0; i < d; i++) acc += (p->q ? p->q[i * d + j] : (i == j)) * v0[i];
+        for (size_t i = 0; i < d; i++)
+            acc += (p->q ? p->q[i * d + j] : (i == j)) * v0[i];
         h0[j] = acc;
     }
     for (size_t g = 0; g < n; g++) {
@@ -54,15 +55,18 @@ static double state_error(const am_problem *p, double mu, const double *v0, cons
             h[j] = h0[j] * exp((p->lambda[j] - p->lambda[0]) * s);
             nn += h[j] * h[j];
         }
-        for (size_t j = 0; j < d; j++) h[j] /= sqrt(nn);
+        for (size_t j = 0; j < d; j++)
+            h[j] /= sqrt(nn);
         double ecf = 0;
-        for (size_t j = 1; j < d; j++) ecf += h[j] * h[j];
+        for (size_t j = 1; j < d; j++)
+            ecf += h[j] * h[j];
         if (fabs(errv[g] - ecf) / ecf > *err_rel) *err_rel = fabs(errv[g] - ecf) / ecf;
         double err2 = 0;
         for (size_t i = 0; i < d; i++) {
             double x = 0;
             if (p->q)
-                for (size_t j = 0; j < d; j++) x += p->q[i * d + j] * h[j];
+                for (size_t j = 0; j < d; j++)
+                    x += p->q[i * d + j] * h[j];
             else
                 x = h[i];
             e[i] = v[g * d + i] - x;
@@ -74,7 +78,10 @@ static double state_error(const am_problem *p, double mu, const double *v0, cons
     return worst;
 }
 
-static int put(FILE *f, const double *x, size_t n) { return fwrite(x, sizeof *x, n, f) != n; }
+static int put(FILE *f, const double *x, size_t n)
+{
+    return fwrite(x, sizeof *x, n, f) != n;
+}
 
 int main(int argc, char **argv)
 {
@@ -84,15 +91,24 @@ int main(int argc, char **argv)
     size_t ngrid = 200;
     am_ode_params op = am_ode_params_default();
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dims")) dims = argv[i + 1];
-        else if (!strcmp(argv[i], "--rotate")) rotate = strtoull(argv[i + 1], NULL, 10);
-        else if (!strcmp(argv[i], "--mu")) mu = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--time")) horizon = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--grid")) ngrid = (size_t)atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--rtol")) op.rtol = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--atol")) op.atol = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--method")) method = argv[i + 1];
-        else if (!strcmp(argv[i], "--out")) out = argv[i + 1];
+        if (!strcmp(argv[i], "--dims"))
+            dims = argv[i + 1];
+        else if (!strcmp(argv[i], "--rotate"))
+            rotate = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--mu"))
+            mu = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--time"))
+            horizon = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--grid"))
+            ngrid = (size_t)atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--rtol"))
+            op.rtol = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--atol"))
+            op.atol = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--method"))
+            method = argv[i + 1];
+        else if (!strcmp(argv[i], "--out"))
+            out = argv[i + 1];
         else {
             fprintf(stderr, "bench_ode: unknown option %s\n", argv[i]);
             return 2;
@@ -102,8 +118,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_ode: --method must be adams or bdf\n");
         return 2;
     }
-    if (!out) printf("%6s %6s %10s %8s %10s %12s %12s\n", "d", "rotate", "cvode_ms", "steps",
-                     "rhs_evals", "state_err", "err_relerr");
+    if (!out)
+        printf("%6s %6s %10s %8s %10s %12s %12s\n", "d", "rotate", "cvode_ms", "steps", "rhs_evals",
+               "state_err", "err_relerr");
     char *list = strdup(dims), *save = NULL;
     for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         size_t d = (size_t)atol(tok);
@@ -136,8 +153,7 @@ int main(int argc, char **argv)
             st = am_ode_solve(s, mu, v0, t, ngrid, &o, &stats);
             double el = now() - t0;
             if (st) {
-                fprintf(stderr, "bench_ode: solve failed at d=%zu: %s\n", d,
-                        am_ode_last_error(s));
+                fprintf(stderr, "bench_ode: solve failed at d=%zu: %s\n", d, am_ode_last_error(s));
                 return 3;
             }
             spent += el;
@@ -152,11 +168,11 @@ int main(int argc, char **argv)
             char path[4096];
             snprintf(path, sizeof path, "%s/case_%zu_%llu.bin", out, d, rotate);
             FILE *f = fopen(path, "wb");
-            double head[8] = {(double)d, (double)ngrid, mu, op.rtol, op.atol, best,
-                              (double)stats.steps, (double)stats.rhs_evals};
+            double head[8] = {
+                (double)d,           (double)ngrid,          mu, op.rtol, op.atol, best,
+                (double)stats.steps, (double)stats.rhs_evals};
             int bad = !f || put(f, head, 8) || put(f, lambda, d) || put(f, v0, d) ||
-                      put(f, t, ngrid) || (p->q && put(f, p->q, d * d)) ||
-                      put(f, v, ngrid * d);
+                      put(f, t, ngrid) || (p->q && put(f, p->q, d * d)) || put(f, v, ngrid * d);
             if (f && fclose(f)) bad = 1;
             if (bad) {
                 fprintf(stderr, "bench_ode: cannot write %s\n", path);

@@ -33,9 +33,10 @@ static const cli_opt OPT_COORDS_ODE = {"coords", NULL, NULL,
                                        "also report each h_i^2 = ((Q^T V)_i)^2"};
 
 static const cli_opt *const ode_opts[] = {
-    &OPT_DIM,  &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,    &OPT_ETA_ODE, &OPT_MU,
-    &OPT_INIT, &OPT_TIME_ODE, &OPT_GRID,   &OPT_SEED,      &OPT_RTOL,    &OPT_ATOL,
-    &OPT_METHOD, &OPT_PROJECT, &OPT_MAX_STEPS, &OPT_COORDS_ODE, &OPT_FORMAT, &OPT_OUTPUT, NULL};
+    &OPT_DIM,        &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,  &OPT_ETA_ODE,
+    &OPT_MU,         &OPT_INIT,     &OPT_TIME_ODE, &OPT_GRID,    &OPT_SEED,
+    &OPT_RTOL,       &OPT_ATOL,     &OPT_METHOD,   &OPT_PROJECT, &OPT_MAX_STEPS,
+    &OPT_COORDS_ODE, &OPT_FORMAT,   &OPT_OUTPUT,   NULL};
 
 static json_t *stats_json(const am_ode_params *op, const am_ode_stats *s)
 {
@@ -124,7 +125,8 @@ int cmd_ode(int argc, char **argv)
     if (!json) {
         fputs("t,err,norm", f);
         if (coords)
-            for (size_t i = 0; i < d; i++) fprintf(f, ",h2_%zu", i + 1);
+            for (size_t i = 0; i < d; i++)
+                fprintf(f, ",h2_%zu", i + 1);
         fputc('\n', f);
         for (size_t g = 0; g < grid.n; g++) {
             cli_csv_double(f, t[g]);

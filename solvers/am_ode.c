@@ -37,16 +37,16 @@ struct am_ode {
     const am_problem *p;
     am_ode_params par;
     size_t d;
-    double c;        /* 1/(1-mu) of the current solve */
+    double c; /* 1/(1-mu) of the current solve */
     SUNContext ctx;
-    void *mem;       /* CVODE memory */
+    void *mem; /* CVODE memory */
     N_Vector y;
     SUNNonlinearSolver nls;
-    SUNMatrix a;     /* BDF only */
+    SUNMatrix a; /* BDF only */
     SUNLinearSolver ls;
-    double *sigma;   /* dense Sigma (rotated basis), else NULL */
-    double *u1;      /* top eigenvector v^1 */
-    char msg[256];   /* last CVODE message */
+    double *sigma; /* dense Sigma (rotated basis), else NULL */
+    double *u1;    /* top eigenvector v^1 */
+    char msg[256]; /* last CVODE message */
 };
 
 am_ode_params am_ode_params_default(void)
@@ -87,7 +87,10 @@ am_status am_ode_params_check(const am_ode_params *par, char *err, size_t errlen
     return AM_OK;
 }
 
-const char *am_ode_method_name(am_ode_method m) { return m == AM_ODE_BDF ? "bdf" : "adams"; }
+const char *am_ode_method_name(am_ode_method m)
+{
+    return m == AM_ODE_BDF ? "bdf" : "adams";
+}
 
 am_status am_ode_method_parse(const char *s, am_ode_method *out)
 {
@@ -107,14 +110,16 @@ static void sigma_apply(const am_ode *o, const double *v, double *s)
 {
     size_t d = o->d;
     if (!o->sigma) {
-        for (size_t i = 0; i < d; i++) s[i] = o->p->lambda[i] * v[i];
+        for (size_t i = 0; i < d; i++)
+            s[i] = o->p->lambda[i] * v[i];
         return;
     }
     for (size_t i = 0; i < d; i++) {
         const double *row = o->sigma + i * d;
         double acc = 0;
 #pragma omp simd reduction(+ : acc)
-        for (size_t j = 0; j < d; j++) acc += row[j] * v[j];
+        for (size_t j = 0; j < d; j++)
+            acc += row[j] * v[j];
         s[i] = acc;
     }
 }
@@ -128,8 +133,10 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *ud)
     size_t d = o->d;
     sigma_apply(o, v, f);
     double q = 0;
-    for (size_t i = 0; i < d; i++) q += v[i] * f[i];
-    for (size_t i = 0; i < d; i++) f[i] = o->c * (f[i] - q * v[i]);
+    for (size_t i = 0; i < d; i++)
+        q += v[i] * f[i];
+    for (size_t i = 0; i < d; i++)
+        f[i] = o->c * (f[i] - q * v[i]);
     return 0;
 }
 
@@ -144,15 +151,18 @@ static int jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *ud, N
     size_t d = o->d;
     sigma_apply(o, v, s);
     double q = 0;
-    for (size_t i = 0; i < d; i++) q += v[i] * s[i];
+    for (size_t i = 0; i < d; i++)
+        q += v[i] * s[i];
     for (size_t j = 0; j < d; j++) {
         double *col = SUNDenseMatrix_Column(J, (sunindextype)j);
         double sj = -2.0 * s[j];
         if (o->sigma) {
             const double *row = o->sigma + j * d; /* Sigma is symmetric: row j = column j */
-            for (size_t i = 0; i < d; i++) col[i] = o->c * (row[i] + sj * v[i]);
+            for (size_t i = 0; i < d; i++)
+                col[i] = o->c * (row[i] + sj * v[i]);
         } else {
-            for (size_t i = 0; i < d; i++) col[i] = o->c * sj * v[i];
+            for (size_t i = 0; i < d; i++)
+                col[i] = o->c * sj * v[i];
             col[j] += o->c * o->p->lambda[j];
         }
         col[j] -= o->c * q;
@@ -162,8 +172,7 @@ static int jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *ud, N
 
 /* Projection onto |V| = 1: corr = V/|V| - V; the error estimate is projected onto the
  * tangent space of the sphere at V/|V|. */
-static int proj(sunrealtype t, N_Vector yv, N_Vector corr, sunrealtype eps, N_Vector errv,
-                void *ud)
+static int proj(sunrealtype t, N_Vector yv, N_Vector corr, sunrealtype eps, N_Vector errv, void *ud)
 {
     (void)t, (void)eps;
     const am_ode *o = ud;
@@ -171,15 +180,19 @@ static int proj(sunrealtype t, N_Vector yv, N_Vector corr, sunrealtype eps, N_Ve
     double *cr = N_VGetArrayPointer(corr);
     size_t d = o->d;
     double nn = 0;
-    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
+    for (size_t i = 0; i < d; i++)
+        nn += v[i] * v[i];
     double n = sqrt(nn);
     if (!(n > 0) || !isfinite(n)) return 1; /* recoverable: CVODE retries with a smaller step */
-    for (size_t i = 0; i < d; i++) cr[i] = v[i] / n - v[i];
+    for (size_t i = 0; i < d; i++)
+        cr[i] = v[i] / n - v[i];
     if (errv) {
         double *e = N_VGetArrayPointer(errv), dot = 0;
-        for (size_t i = 0; i < d; i++) dot += e[i] * v[i];
+        for (size_t i = 0; i < d; i++)
+            dot += e[i] * v[i];
         dot /= nn;
-        for (size_t i = 0; i < d; i++) e[i] -= dot * v[i];
+        for (size_t i = 0; i < d; i++)
+            e[i] -= dot * v[i];
     }
     return 0;
 }
@@ -203,20 +216,23 @@ static am_status dense_sigma(const am_problem *p, double *sigma)
     for (size_t i0 = 0; i0 < d; i0 += B) {
         size_t nb = d - i0 < B ? d - i0 : B;
         for (size_t r = 0; r < nb; r++)
-            for (size_t k = 0; k < d; k++) blk[r * d + k] = p->q[(i0 + r) * d + k] * p->lambda[k];
+            for (size_t k = 0; k < d; k++)
+                blk[r * d + k] = p->q[(i0 + r) * d + k] * p->lambda[k];
         for (size_t j = i0; j < d; j++) {
             const double *qj = p->q + j * d;
             for (size_t r = 0; r < nb && i0 + r <= j; r++) {
                 const double *br = blk + r * d;
                 double acc = 0;
 #pragma omp simd reduction(+ : acc)
-                for (size_t k = 0; k < d; k++) acc += br[k] * qj[k];
+                for (size_t k = 0; k < d; k++)
+                    acc += br[k] * qj[k];
                 sigma[(i0 + r) * d + j] = acc;
             }
         }
     }
     for (size_t i = 0; i < d; i++)
-        for (size_t j = 0; j < i; j++) sigma[i * d + j] = sigma[j * d + i];
+        for (size_t j = 0; j < i; j++)
+            sigma[i * d + j] = sigma[j * d + i];
     free(blk);
     return AM_OK;
 }
@@ -304,7 +320,10 @@ done:
     return o;
 }
 
-const char *am_ode_last_error(const am_ode *o) { return o ? o->msg : ""; }
+const char *am_ode_last_error(const am_ode *o)
+{
+    return o ? o->msg : "";
+}
 
 typedef struct {
     long steps, nfe, netf, nni, nncf, nje, nfels, nsetups, npe, npf;
@@ -354,7 +373,8 @@ static void observe(const am_ode *o, const double *v, size_t g, const am_ode_out
     for (size_t j = 0; j < d; j++) {
         double h = 0;
         if (p->q)
-            for (size_t i = 0; i < d; i++) h += p->q[i * d + j] * v[i];
+            for (size_t i = 0; i < d; i++)
+                h += p->q[i * d + j] * v[i];
         else
             h = v[j];
         h2[j] = h * h;

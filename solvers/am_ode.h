@@ -5,8 +5,8 @@
  *   dV/dt = (1/(1-mu)) [ Sigma V - (V^T Sigma V) V ],   V(0) = v_0,
  *
  * in the problem's own coordinates (with a rotated eigenbasis the dense
- * Sigma = Q diag(lambda) Q^T is formed once per solver). Adams with CVODE's fixed-point nonlinear solver by
- * default (the limit is not stiff); BDF with Newton, a dense linear solver and the
+ * Sigma = Q diag(lambda) Q^T is formed once per solver). Adams with CVODE's fixed-point nonlinear
+ * solver by default (the limit is not stiff); BDF with Newton, a dense linear solver and the
  * analytic Jacobian J = (1/(1-mu)) [ Sigma - q I - 2 V (Sigma V)^T ], q = V^T Sigma V, on
  * request. BDF may also project every step onto the invariant sphere |V| = 1 through
  * CVODE's projection interface (CVODE projects only with BDF). Observables on the saved
@@ -23,10 +23,10 @@ typedef enum { AM_ODE_ADAMS = 0, AM_ODE_BDF } am_ode_method;
 
 typedef struct {
     am_ode_method method;
-    double rtol;     /* relative tolerance, in (0, 1) */
-    double atol;     /* absolute tolerance, >= 0 (0 = pure relative control) */
-    long max_steps;  /* CVODE mxstep: most internal steps between two saved times */
-    int project;     /* project onto |V| = 1 after every step (BDF only) */
+    double rtol;    /* relative tolerance, in (0, 1) */
+    double atol;    /* absolute tolerance, >= 0 (0 = pure relative control) */
+    long max_steps; /* CVODE mxstep: most internal steps between two saved times */
+    int project;    /* project onto |V| = 1 after every step (BDF only) */
 } am_ode_params;
 
 /* Adams + fixed point, rtol 1e-9, atol 1e-13, max_steps 1e6, no projection. */

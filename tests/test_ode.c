@@ -44,9 +44,11 @@ static double *householder(size_t d)
         u[i] = 1.0 + 0.5 * sin(1.0 + 3.0 * (double)i);
         nn += u[i] * u[i];
     }
-    for (size_t i = 0; i < d; i++) u[i] /= sqrt(nn);
     for (size_t i = 0; i < d; i++)
-        for (size_t j = 0; j < d; j++) q[i * d + j] = (i == j) - 2.0 * u[i] * u[j];
+        u[i] /= sqrt(nn);
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < d; j++)
+            q[i * d + j] = (i == j) - 2.0 * u[i] * u[j];
     free(u);
     return q;
 }
@@ -82,8 +84,8 @@ static void ode_case_free(ode_case *c)
 }
 
 /* Closed form in the problem's coordinates, n x d into vc, err into ec. */
-static void closed_form(const am_problem *p, double mu, const double *v0, const double *t,
-                        size_t n, double *vc, double *ec)
+static void closed_form(const am_problem *p, double mu, const double *v0, const double *t, size_t n,
+                        double *vc, double *ec)
 {
     size_t d = p->dim;
     double *h0 = malloc(d * sizeof *h0), *h = malloc(d * sizeof *h);
@@ -106,7 +108,8 @@ static void closed_form(const am_problem *p, double mu, const double *v0, const 
         for (size_t i = 0; i < d; i++) {
             long double x = 0;
             if (p->q)
-                for (size_t j = 0; j < d; j++) x += (long double)p->q[i * d + j] * h[j];
+                for (size_t j = 0; j < d; j++)
+                    x += (long double)p->q[i * d + j] * h[j];
             else
                 x = h[i];
             vc[g * d + i] = (double)x * inv;
@@ -117,8 +120,8 @@ static void closed_form(const am_problem *p, double mu, const double *v0, const 
 }
 
 /* Solves one case and checks state, err and norm against the closed form. */
-static void check_case(size_t d, uint64_t rotate, double mu, double horizon,
-                       am_ode_method method, int project, size_t n)
+static void check_case(size_t d, uint64_t rotate, double mu, double horizon, am_ode_method method,
+                       int project, size_t n)
 {
     ode_case c = ode_case_make(d, rotate, 1);
     am_ode_params op = am_ode_params_default();
@@ -135,9 +138,8 @@ static void check_case(size_t d, uint64_t rotate, double mu, double horizon,
     am_ode_output out = {err, norm, NULL, v};
     am_ode_stats stats;
     st = am_ode_solve(s, mu, c.v0, t, n, &out, &stats);
-    cr_assert_eq(st, AM_OK, "solve d=%zu rotate=%llu mu=%g %s: %s", d,
-                 (unsigned long long)rotate, mu, am_ode_method_name(method),
-                 am_ode_last_error(s));
+    cr_assert_eq(st, AM_OK, "solve d=%zu rotate=%llu mu=%g %s: %s", d, (unsigned long long)rotate,
+                 mu, am_ode_method_name(method), am_ode_last_error(s));
     closed_form(c.p, mu, c.v0, t, n, vc, ec);
     const char *m = am_ode_method_name(method);
     for (size_t g = 0; g < n; g++) {
@@ -147,8 +149,8 @@ static void check_case(size_t d, uint64_t rotate, double mu, double horizon,
             e2 += x * x;
         }
         cr_assert(sqrt(e2) <= ODE_TOL,
-                  "d=%zu rotate=%llu mu=%g %s project=%d: |V - V_closed| = %.3e > %g at t=%g",
-                  d, (unsigned long long)rotate, mu, m, project, sqrt(e2), ODE_TOL, t[g]);
+                  "d=%zu rotate=%llu mu=%g %s project=%d: |V - V_closed| = %.3e > %g at t=%g", d,
+                  (unsigned long long)rotate, mu, m, project, sqrt(e2), ODE_TOL, t[g]);
         double de = fabs(err[g] - ec[g]);
         double bound = ODE_TOL * (2 * sqrt(ec[g]) + 3 * ec[g] + ODE_TOL);
         cr_assert(de <= bound,
@@ -157,8 +159,8 @@ static void check_case(size_t d, uint64_t rotate, double mu, double horizon,
                   d, (unsigned long long)rotate, mu, m, de, bound, t[g], ec[g]);
         if (!rotate)
             cr_assert(de <= ODE_TOL * ec[g],
-                      "d=%zu mu=%g %s: relative err error %.3e > %g at t=%g (err_closed %.3e)",
-                      d, mu, m, de / ec[g], ODE_TOL, t[g], ec[g]);
+                      "d=%zu mu=%g %s: relative err error %.3e > %g at t=%g (err_closed %.3e)", d,
+                      mu, m, de / ec[g], ODE_TOL, t[g], ec[g]);
         cr_assert(fabs(norm[g] - 1) <= ODE_TOL, "d=%zu rotate=%llu mu=%g %s: |V| = %.17g at t=%g",
                   d, (unsigned long long)rotate, mu, m, norm[g], t[g]);
         if (project)
@@ -265,7 +267,8 @@ Test(ode, reuse_and_coordinates)
     closed_form(c.p, 0.3, c.v0, t, n, vc, ec);
     for (size_t g = 0; g < n; g++) {
         double sum = 0;
-        for (size_t i = 0; i < d; i++) sum += h2[g * d + i];
+        for (size_t i = 0; i < d; i++)
+            sum += h2[g * d + i];
         cr_assert(fabs(sum - n2[g] * n2[g]) <= 1e-14, "sum h2 = %.17g, |V|^2 = %.17g", sum,
                   n2[g] * n2[g]);
         /* h_i^2 of the closed form: H = Q^T V_closed */
@@ -331,12 +334,23 @@ Test(ode, cli_bad_input)
     static const struct {
         const char *args, *needle;
     } cases[] = {
-        {"--method rk4", "--method"}, {"--project", "--method bdf"}, {"--rtol 0", "--rtol"},
-        {"--rtol 1", "--rtol"},       {"--rtol nan", "--rtol"},      {"--atol -1", "--atol"},
-        {"--max-steps 0", "--max-steps"}, {"--mu 1", "--mu"},        {"--mu -0.5", "--mu"},
-        {"--time 0", "--time"},       {"--grid 0", "--grid"},        {"--init e:7", "e:J"},
-        {"--eta 0", "eta"},           {"--format xml", "--format"},  {"--delay const:3", "unknown"},
-        {"--dim 5000 --method bdf", "--dim"}, {"--spectrum 1,2,3,4", "--spectrum"},
+        {"--method rk4", "--method"},
+        {"--project", "--method bdf"},
+        {"--rtol 0", "--rtol"},
+        {"--rtol 1", "--rtol"},
+        {"--rtol nan", "--rtol"},
+        {"--atol -1", "--atol"},
+        {"--max-steps 0", "--max-steps"},
+        {"--mu 1", "--mu"},
+        {"--mu -0.5", "--mu"},
+        {"--time 0", "--time"},
+        {"--grid 0", "--grid"},
+        {"--init e:7", "e:J"},
+        {"--eta 0", "eta"},
+        {"--format xml", "--format"},
+        {"--delay const:3", "unknown"},
+        {"--dim 5000 --method bdf", "--dim"},
+        {"--spectrum 1,2,3,4", "--spectrum"},
     };
     char args[256];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -363,9 +377,9 @@ Test(ode, cli_json_keys_and_initial_point)
     json_t *params = json_object_get(root, "params");
     cr_assert_str_eq(json_string_value(json_object_get(params, "seed")), "7");
     cr_assert_eq(json_real_value(json_object_get(params, "mu")), 0.5);
-    static const char *const pk[] = {"dim", "spectrum", "dist", "rotate", "eta", "init",
-                                     "time", "grid", "method", "rtol", "atol", "max_steps",
-                                     "project"};
+    static const char *const pk[] = {"dim",  "spectrum",  "dist",   "rotate", "eta",
+                                     "init", "time",      "grid",   "method", "rtol",
+                                     "atol", "max_steps", "project"};
     for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
         cr_assert(json_object_get(params, pk[i]), "params.%s missing", pk[i]);
     static const char *const arrays[] = {"t", "err", "norm"};
@@ -373,8 +387,8 @@ Test(ode, cli_json_keys_and_initial_point)
         cr_assert_eq(json_array_size(json_object_get(root, arrays[i])), 11, "%s has %zu entries",
                      arrays[i], json_array_size(json_object_get(root, arrays[i])));
     json_t *solver = json_object_get(root, "solver");
-    static const char *const sk[] = {"method", "rtol", "atol", "steps", "rhs_evals",
-                                     "err_test_failures", "nonlin_failures"};
+    static const char *const sk[] = {
+        "method", "rtol", "atol", "steps", "rhs_evals", "err_test_failures", "nonlin_failures"};
     for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++)
         cr_assert(json_object_get(solver, sk[i]), "solver.%s missing", sk[i]);
     cr_assert_str_eq(json_string_value(json_object_get(solver, "method")), "adams");
@@ -402,7 +416,8 @@ Test(ode, cli_csv)
     cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
     cr_assert(strncmp(r.out, "t,err,norm\n", 11) == 0, "header: %.40s", r.out);
     size_t lines = 0;
-    for (const char *c = r.out; *c; c++) lines += *c == '\n';
+    for (const char *c = r.out; *c; c++)
+        lines += *c == '\n';
     cr_assert_eq(lines, 6, "expected header + 5 rows, got %zu lines", lines);
     test_run_free(&r);
 }
