@@ -114,13 +114,17 @@ static void sigma_apply(const am_ode *o, const double *v, double *s)
             s[i] = o->p->lambda[i] * v[i];
         return;
     }
+    /* upper triangle only (Sigma symmetric): half the memory traffic of the full product */
+    memset(s, 0, d * sizeof *s);
     for (size_t i = 0; i < d; i++) {
         const double *row = o->sigma + i * d;
-        double acc = 0;
+        double vi = v[i], acc = row[i] * vi;
 #pragma omp simd reduction(+ : acc)
-        for (size_t j = 0; j < d; j++)
+        for (size_t j = i + 1; j < d; j++) {
             acc += row[j] * v[j];
-        s[i] = acc;
+            s[j] += row[j] * vi;
+        }
+        s[i] += acc;
     }
 }
 
