@@ -391,8 +391,10 @@ am_status am_ode_solve(am_ode *o, double mu, const double *v0, const double *t, 
     if (!o || !v0 || (n && (!t || !out || !out->err || !out->norm))) return AM_EINVAL;
     if (!(mu >= 0 && mu < 1)) return AM_EINVAL;
     size_t d = o->d;
+    double n0 = 0;
     for (size_t i = 0; i < d; i++)
-        if (!isfinite(v0[i])) return AM_EINVAL;
+        n0 += v0[i] * v0[i];
+    if (!(n0 > 0) || !isfinite(n0)) return AM_EINVAL; /* zero or non-finite start */
     for (size_t g = 0; g < n; g++)
         if (!(t[g] >= 0 && isfinite(t[g])) || (g && t[g] < t[g - 1])) return AM_EINVAL;
     if (stats) memset(stats, 0, sizeof *stats);

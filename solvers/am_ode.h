@@ -74,8 +74,8 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
 /* Frees the solver; NULL is safe. */
 void am_ode_free(am_ode *s);
 
-/* Solves from V(0) = v0 with momentum mu in [0, 1) and writes the observables at the n
- * non-decreasing times t[0..n-1] >= 0 into out; stats may be NULL. AM_ESOLVER when CVODE
+/* Solves from V(0) = v0 (finite, nonzero) with momentum mu in [0, 1) and writes the observables at
+ * the n non-decreasing times t[0..n-1] >= 0 into out; stats may be NULL. AM_ESOLVER when CVODE
  * fails (am_ode_last_error tells why), AM_EINVAL on bad arguments. */
 am_status am_ode_solve(am_ode *s, double mu, const double *v0, const double *t, size_t n,
                        const am_ode_output *out, am_ode_stats *stats);

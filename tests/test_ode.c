@@ -303,6 +303,9 @@ Test(ode, failures_and_bad_arguments)
     cr_assert(strstr(am_ode_last_error(s), "mxstep"), "message '%s'", am_ode_last_error(s));
     cr_assert_eq(am_ode_solve(s, 1.0, c.v0, t, 3, &out, NULL), AM_EINVAL, "mu = 1");
     cr_assert_eq(am_ode_solve(s, 0, c.v0, bad_t, 3, &out, NULL), AM_EINVAL, "decreasing t");
+    double zero[4] = {0, 0, 0, 0}, nanv[4] = {1, NAN, 0, 0};
+    cr_assert_eq(am_ode_solve(s, 0, zero, t, 3, &out, NULL), AM_EINVAL, "v0 = 0");
+    cr_assert_eq(am_ode_solve(s, 0, nanv, t, 3, &out, NULL), AM_EINVAL, "v0 with NaN");
     am_ode_free(s);
     char err[256];
     op = am_ode_params_default();
