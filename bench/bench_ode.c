@@ -9,7 +9,8 @@
  * form (theory.md section 2).
  *
  * usage: bench_ode [--dims 4,100,1000] [--rotate SEED] [--mu M] [--time T] [--grid N]
- *                  [--rtol R] [--atol A] [--method adams|bdf] [--out DIR]
+ *                  [--rtol R] [--atol A] [--method adams|bdf]
+ *                  [--linsol dense|gmres] [--out DIR]
  *
  * Case file DIR/case_<d>_<rotate>.bin, little-endian doubles:
  *   d, n, mu, rtol, atol, cvode_seconds, steps, rhs_evals, lambda[d], v0[d], t[n],
@@ -85,7 +86,7 @@ static int put(FILE *f, const double *x, size_t n)
 
 int main(int argc, char **argv)
 {
-    const char *dims = "4,100,1000", *out = NULL, *method = "adams";
+    const char *dims = "4,100,1000", *out = NULL, *method = "adams", *linsol = "dense";
     unsigned long long rotate = 0;
     double mu = 0, horizon = 10;
     size_t ngrid = 200;
@@ -107,12 +108,18 @@ int main(int argc, char **argv)
             op.atol = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--method"))
             method = argv[i + 1];
+        else if (!strcmp(argv[i], "--linsol"))
+            linsol = argv[i + 1];
         else if (!strcmp(argv[i], "--out"))
             out = argv[i + 1];
         else {
             fprintf(stderr, "bench_ode: unknown option %s\n", argv[i]);
             return 2;
         }
+    }
+    if (am_ode_linsol_parse(linsol, &op.linsol)) {
+        fprintf(stderr, "bench_ode: --linsol must be dense or gmres\n");
+        return 2;
     }
     if (am_ode_method_parse(method, &op.method)) {
         fprintf(stderr, "bench_ode: --method must be adams or bdf\n");

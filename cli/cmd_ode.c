@@ -24,6 +24,8 @@ static const cli_opt OPT_ATOL = {"atol", "A", "1e-13", "CVODE absolute tolerance
 static const cli_opt OPT_METHOD = {"method", "M", "adams",
                                    "adams (fixed-point iteration) or bdf (Newton, dense "
                                    "Jacobian)"};
+static const cli_opt OPT_LINSOL = {"linsol", "L", "dense",
+                                   "linear solver of bdf: dense (LU) or gmres (matrix-free)"};
 static const cli_opt OPT_PROJECT = {"project", NULL, NULL,
                                     "project every step onto |V| = 1 (needs --method bdf)"};
 static const cli_opt OPT_MAX_STEPS = {"max-steps", "N", "1000000",
@@ -33,17 +35,19 @@ static const cli_opt OPT_COORDS_ODE = {"coords", NULL, NULL,
                                        "also report each h_i^2 = ((Q^T V)_i)^2"};
 
 static const cli_opt *const ode_opts[] = {
-    &OPT_DIM,        &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,  &OPT_ETA_ODE,
-    &OPT_MU,         &OPT_INIT,     &OPT_TIME_ODE, &OPT_GRID,    &OPT_SEED,
-    &OPT_RTOL,       &OPT_ATOL,     &OPT_METHOD,   &OPT_PROJECT, &OPT_MAX_STEPS,
-    &OPT_COORDS_ODE, &OPT_FORMAT,   &OPT_OUTPUT,   NULL};
+    &OPT_DIM,       &OPT_SPECTRUM,   &OPT_DIST,     &OPT_ROTATE, &OPT_ETA_ODE,
+    &OPT_MU,        &OPT_INIT,       &OPT_TIME_ODE, &OPT_GRID,   &OPT_SEED,
+    &OPT_RTOL,      &OPT_ATOL,       &OPT_METHOD,   &OPT_LINSOL, &OPT_PROJECT,
+    &OPT_MAX_STEPS, &OPT_COORDS_ODE, &OPT_FORMAT,   &OPT_OUTPUT, NULL};
 
 static json_t *stats_json(const am_ode_params *op, const am_ode_stats *s)
 {
     json_t *o = json_object();
     json_object_set_new(o, "method", json_string(am_ode_method_name(op->method)));
-    json_object_set_new(o, "nonlinear_solver",
-                        json_string(op->method == AM_ODE_BDF ? "newton-dense" : "fixed-point"));
+    int bdf = op->method == AM_ODE_BDF;
+    json_object_set_new(o, "nonlinear_solver", json_string(bdf ? "newton" : "fixed-point"));
+    json_object_set_new(o, "linear_solver",
+                        bdf ? json_string(am_ode_linsol_name(op->linsol)) : json_null());
     json_object_set_new(o, "rtol", json_real(op->rtol));
     json_object_set_new(o, "atol", json_real(op->atol));
     json_object_set_new(o, "max_steps", json_integer(op->max_steps));
@@ -55,6 +59,8 @@ static json_t *stats_json(const am_ode_params *op, const am_ode_stats *s)
     json_object_set_new(o, "nonlin_failures", json_integer(s->nonlin_failures));
     json_object_set_new(o, "jac_evals", json_integer(s->jac_evals));
     json_object_set_new(o, "lin_setups", json_integer(s->lin_setups));
+    json_object_set_new(o, "lin_iters", json_integer(s->lin_iters));
+    json_object_set_new(o, "lin_failures", json_integer(s->lin_failures));
     json_object_set_new(o, "proj_evals", json_integer(s->proj_evals));
     json_object_set_new(o, "proj_failures", json_integer(s->proj_failures));
     json_object_set_new(o, "last_order", json_integer(s->last_order));
@@ -91,9 +97,13 @@ int cmd_ode(int argc, char **argv)
     op.atol = cli_double(&a, "atol", 0, 1, 0, 1);
     op.max_steps = (long)cli_int(&a, "max-steps", 1, 1000000000000LL);
     op.project = cli_flag(&a, "project");
+    if (am_ode_linsol_parse(cli_str(&a, "linsol"), &op.linsol))
+        cli_usage_error("--linsol must be dense or gmres, got '%s'", cli_str(&a, "linsol"));
+    if (cli_given(&a, "linsol") && op.method != AM_ODE_BDF)
+        cli_usage_error("--linsol needs --method bdf (Adams uses no linear solver)");
     if (am_ode_params_check(&op, err, sizeof err)) cli_usage_error("%s", err);
-    if (op.method == AM_ODE_BDF && d > 4000)
-        cli_usage_error("--method bdf needs --dim <= 4000 (dense Jacobian), got %zu", d);
+    if (op.method == AM_ODE_BDF && op.linsol == AM_ODE_LINSOL_DENSE && d > 4000)
+        cli_usage_error("--method bdf --linsol dense needs --dim <= 4000, got %zu", d);
     if (coords && 8.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT)
         cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
                         grid.n, d);
@@ -157,6 +167,7 @@ int cmd_ode(int argc, char **argv)
         json_object_set_new(params, "rtol", json_real(op.rtol));
         json_object_set_new(params, "atol", json_real(op.atol));
         json_object_set_new(params, "max_steps", json_integer(op.max_steps));
+        json_object_set_new(params, "linsol", json_string(am_ode_linsol_name(op.linsol)));
         json_object_set_new(params, "project", json_boolean(op.project));
         json_object_set_new(params, "coords", json_boolean(coords));
         json_t *root = cli_json_root("ode", params);

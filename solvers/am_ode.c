@@ -23,6 +23,7 @@
 #include <nvector/nvector_serial.h>
 #include <sundials/sundials_version.h>
 #include <sunlinsol/sunlinsol_dense.h>
+#include <sunlinsol/sunlinsol_spgmr.h>
 #include <sunmatrix/sunmatrix_dense.h>
 #include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
 #include <sunnonlinsol/sunnonlinsol_newton.h>
@@ -46,6 +47,8 @@ struct am_ode {
     SUNLinearSolver ls;
     double *sigma; /* dense Sigma (rotated basis), else NULL */
     double *u1;    /* top eigenvector v^1 */
+    double *js;    /* GMRES: Sigma V at the last Jacobian-product setup */
+    double jq;     /* GMRES: V . Sigma V there */
     char msg[256]; /* last CVODE message */
 };
 
@@ -58,6 +61,7 @@ am_ode_params am_ode_params_default(void)
     p.atol = 1e-13;
     p.max_steps = 1000000;
     p.project = 0;
+    p.linsol = AM_ODE_LINSOL_DENSE;
     return p;
 }
 
@@ -82,6 +86,8 @@ am_status am_ode_params_check(const am_ode_params *par, char *err, size_t errlen
         return fail(err, errlen, "--atol must be in [0, 1), got %g", par->atol);
     if (par->max_steps < 1)
         return fail(err, errlen, "--max-steps must be >= 1, got %ld", par->max_steps);
+    if (par->linsol != AM_ODE_LINSOL_DENSE && par->linsol != AM_ODE_LINSOL_GMRES)
+        return fail(err, errlen, "--linsol must be dense or gmres");
     if (par->project && par->method != AM_ODE_BDF)
         return fail(err, errlen, "--project needs --method bdf (CVODE projects only with BDF)");
     return AM_OK;
@@ -100,6 +106,24 @@ am_status am_ode_method_parse(const char *s, am_ode_method *out)
     }
     if (strcmp(s, "bdf") == 0) {
         *out = AM_ODE_BDF;
+        return AM_OK;
+    }
+    return AM_EINVAL;
+}
+
+const char *am_ode_linsol_name(am_ode_linsol l)
+{
+    return l == AM_ODE_LINSOL_GMRES ? "gmres" : "dense";
+}
+
+am_status am_ode_linsol_parse(const char *s, am_ode_linsol *out)
+{
+    if (strcmp(s, "dense") == 0) {
+        *out = AM_ODE_LINSOL_DENSE;
+        return AM_OK;
+    }
+    if (strcmp(s, "gmres") == 0) {
+        *out = AM_ODE_LINSOL_GMRES;
         return AM_OK;
     }
     return AM_EINVAL;
@@ -171,6 +195,38 @@ static int jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *ud, N
         }
         col[j] -= o->c * q;
     }
+    return 0;
+}
+
+/* GMRES: caches s = Sigma V and q = V . s for the products below. */
+static int jtsetup(sunrealtype t, N_Vector yv, N_Vector fy, void *ud)
+{
+    (void)t, (void)fy;
+    am_ode *o = ud;
+    const double *v = N_VGetArrayPointer(yv);
+    sigma_apply(o, v, o->js);
+    double q = 0;
+    for (size_t i = 0; i < o->d; i++)
+        q += v[i] * o->js[i];
+    o->jq = q;
+    return 0;
+}
+
+/* GMRES: J w = c [ Sigma w - q w - 2 V (s . w) ]. */
+static int jtimes(N_Vector wv, N_Vector jw, sunrealtype t, N_Vector yv, N_Vector fy, void *ud,
+                  N_Vector tmp)
+{
+    (void)t, (void)fy, (void)tmp;
+    const am_ode *o = ud;
+    const double *w = N_VGetArrayPointer(wv), *v = N_VGetArrayPointer(yv);
+    double *out = N_VGetArrayPointer(jw);
+    size_t d = o->d;
+    sigma_apply(o, w, out);
+    double sw = 0;
+    for (size_t i = 0; i < d; i++)
+        sw += o->js[i] * w[i];
+    for (size_t i = 0; i < d; i++)
+        out[i] = o->c * (out[i] - o->jq * w[i] - 2.0 * sw * v[i]);
     return 0;
 }
 
@@ -252,6 +308,7 @@ void am_ode_free(am_ode *o)
     if (o->ctx) SUNContext_Free(&o->ctx);
     free(o->sigma);
     free(o->u1);
+    free(o->js);
     free(o);
 }
 
@@ -263,7 +320,8 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
     size_t d = p->dim;
     int bdf = par->method == AM_ODE_BDF;
     /* BDF: dense matrix and CVODE's saved copy; the dense Sigma when rotated */
-    double mats = (bdf ? 2.0 : 0.0) + (p->q ? 1.0 : 0.0);
+    int dense = bdf && par->linsol == AM_ODE_LINSOL_DENSE;
+    double mats = (dense ? 2.0 : 0.0) + (p->q ? 1.0 : 0.0);
     if ((double)d * (double)d * 8.0 * mats + 16.0 * 8.0 * (double)d > (double)AM_MEMORY_LIMIT) {
         st = AM_ENOMEM;
         goto done;
@@ -276,7 +334,8 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
     o->d = d;
     o->c = 1.0;
     o->u1 = malloc(d * sizeof *o->u1);
-    if (!o->u1) goto done;
+    o->js = malloc(d * sizeof *o->js);
+    if (!o->u1 || !o->js) goto done;
     am_problem_eigvec(p, 0, o->u1);
     if (p->q) {
         o->sigma = malloc(d * d * sizeof *o->sigma);
@@ -302,12 +361,19 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
         o->nls = SUNNonlinSol_Newton(o->y, o->ctx);
         if (!o->nls) goto done;
         if (CVodeSetNonlinearSolver(o->mem, o->nls) != CV_SUCCESS) goto done;
-        o->a = SUNDenseMatrix((sunindextype)d, (sunindextype)d, o->ctx);
-        if (!o->a) goto done;
-        o->ls = SUNLinSol_Dense(o->y, o->a, o->ctx);
-        if (!o->ls) goto done;
-        if (CVodeSetLinearSolver(o->mem, o->ls, o->a) != CV_SUCCESS) goto done;
-        if (CVodeSetJacFn(o->mem, jac) != CV_SUCCESS) goto done;
+        if (dense) {
+            o->a = SUNDenseMatrix((sunindextype)d, (sunindextype)d, o->ctx);
+            if (!o->a) goto done;
+            o->ls = SUNLinSol_Dense(o->y, o->a, o->ctx);
+            if (!o->ls) goto done;
+            if (CVodeSetLinearSolver(o->mem, o->ls, o->a) != CV_SUCCESS) goto done;
+            if (CVodeSetJacFn(o->mem, jac) != CV_SUCCESS) goto done;
+        } else {
+            o->ls = SUNLinSol_SPGMR(o->y, SUN_PREC_NONE, 0, o->ctx);
+            if (!o->ls) goto done;
+            if (CVodeSetLinearSolver(o->mem, o->ls, NULL) != CV_SUCCESS) goto done;
+            if (CVodeSetJacTimes(o->mem, jtsetup, jtimes) != CV_SUCCESS) goto done;
+        }
         if (par->project && CVodeSetProjFn(o->mem, proj) != CV_SUCCESS) goto done;
     } else {
         o->nls = SUNNonlinSol_FixedPoint(o->y, 0, o->ctx);
@@ -330,7 +396,7 @@ const char *am_ode_last_error(const am_ode *o)
 }
 
 typedef struct {
-    long steps, nfe, netf, nni, nncf, nje, nfels, nsetups, npe, npf;
+    long steps, nfe, netf, nni, nncf, nje, nfels, nsetups, nli, nlcf, npe, npf;
 } counters;
 
 /* Reads CVODE's cumulative counters; nonzero on a failed query. */
@@ -344,7 +410,13 @@ static int read_counters(const am_ode *o, counters *c)
     bad |= CVodeGetNumNonlinSolvIters(o->mem, &c->nni) != CV_SUCCESS;
     bad |= CVodeGetNumNonlinSolvConvFails(o->mem, &c->nncf) != CV_SUCCESS;
     if (o->par.method == AM_ODE_BDF) {
-        bad |= CVodeGetNumJacEvals(o->mem, &c->nje) != CV_SUCCESS;
+        if (o->par.linsol == AM_ODE_LINSOL_GMRES) {
+            bad |= CVodeGetNumJTSetupEvals(o->mem, &c->nje) != CV_SUCCESS;
+            bad |= CVodeGetNumLinIters(o->mem, &c->nli) != CV_SUCCESS;
+            bad |= CVodeGetNumLinConvFails(o->mem, &c->nlcf) != CV_SUCCESS;
+        } else {
+            bad |= CVodeGetNumJacEvals(o->mem, &c->nje) != CV_SUCCESS;
+        }
         bad |= CVodeGetNumLinRhsEvals(o->mem, &c->nfels) != CV_SUCCESS;
         bad |= CVodeGetNumLinSolvSetups(o->mem, &c->nsetups) != CV_SUCCESS;
     }
@@ -429,6 +501,8 @@ am_status am_ode_solve(am_ode *o, double mu, const double *v0, const double *t, 
         stats->nonlin_failures = c1.nncf - c0.nncf;
         stats->jac_evals = c1.nje - c0.nje;
         stats->lin_setups = c1.nsetups - c0.nsetups;
+        stats->lin_iters = c1.nli - c0.nli;
+        stats->lin_failures = c1.nlcf - c0.nlcf;
         stats->proj_evals = c1.npe - c0.npe;
         stats->proj_failures = c1.npf - c0.npf;
         if (started) {

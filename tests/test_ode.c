@@ -120,12 +120,13 @@ static void closed_form(const am_problem *p, double mu, const double *v0, const 
 }
 
 /* Solves one case and checks state, err and norm against the closed form. */
-static void check_case(size_t d, uint64_t rotate, double mu, double horizon, am_ode_method method,
-                       int project, size_t n)
+static void check_case_ls(size_t d, uint64_t rotate, double mu, double horizon,
+                          am_ode_method method, am_ode_linsol linsol, int project, size_t n)
 {
     ode_case c = ode_case_make(d, rotate, 1);
     am_ode_params op = am_ode_params_default();
     op.method = method;
+    op.linsol = linsol;
     op.project = project;
     am_status st;
     am_ode *s = am_ode_alloc(c.p, &op, &st);
@@ -171,9 +172,16 @@ static void check_case(size_t d, uint64_t rotate, double mu, double horizon, am_
               stats.steps, stats.rhs_evals);
     if (project) cr_assert(stats.proj_evals > 0, "projection never called");
     if (method == AM_ODE_BDF) cr_assert(stats.jac_evals > 0, "BDF without Jacobian evaluations");
+    if (linsol == AM_ODE_LINSOL_GMRES) cr_assert(stats.lin_iters > 0, "GMRES never iterated");
     free(t), free(err), free(norm), free(v), free(vc), free(ec);
     am_ode_free(s);
     ode_case_free(&c);
+}
+
+static void check_case(size_t d, uint64_t rotate, double mu, double horizon, am_ode_method method,
+                       int project, size_t n)
+{
+    check_case_ls(d, rotate, mu, horizon, method, AM_ODE_LINSOL_DENSE, project, n);
 }
 
 /* Horizon 10 in the scaled time s = t/(1-mu): err falls over many decades for d = 4. */
@@ -214,6 +222,16 @@ Test(ode, bdf_matches_closed_form)
             check_case(4, r ? 11 : 0, mu, 10 * (1 - mu), AM_ODE_BDF, 0, 101);
             check_case(50, r ? 12 : 0, mu, 10 * (1 - mu), AM_ODE_BDF, 0, 51);
         }
+}
+
+Test(ode, bdf_gmres_matches_closed_form)
+{
+    for (int k = 0; k < 2; k++) {
+        double mu = k ? 0.9 : 0.0;
+        check_case_ls(4, 11, mu, 10 * (1 - mu), AM_ODE_BDF, AM_ODE_LINSOL_GMRES, 0, 101);
+        check_case_ls(100, 12, mu, 10 * (1 - mu), AM_ODE_BDF, AM_ODE_LINSOL_GMRES, 0, 51);
+        check_case_ls(1000, 0, mu, 10 * (1 - mu), AM_ODE_BDF, AM_ODE_LINSOL_GMRES, 1, 21);
+    }
 }
 
 Test(ode, projection_keeps_unit_norm)
