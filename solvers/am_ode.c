@@ -4,9 +4,11 @@
  *   f(V) = c [ s - q V ],   s = Sigma V,   q = V . s,   c = 1/(1-mu).
  *
  * Sigma V costs O(d) in the standard eigenbasis and one dense product when rotated: the
- * dense Sigma = Q diag(lambda) Q^T is built once per handle (O(d^3), blocked), which reads
- * half the memory of applying Q^T, diag, Q at every evaluation. BDF uses the analytic
- * Jacobian J = c [ Sigma - q I - 2 V s^T ]. One SUNContext, one CVODE memory,
+ * dense Sigma = Q diag(lambda) Q^T is built once per handle (O(d^3), blocked) and the
+ * product reads its upper triangle only: a quarter of the memory traffic of applying
+ * Q^T, diag, Q at every evaluation. BDF uses the analytic Jacobian
+ * J = c [ Sigma - q I - 2 V s^T ], as a dense matrix (LU) or through the product
+ * J w = c [ Sigma w - q w - 2 V (s . w) ] (matrix-free GMRES). One SUNContext, one CVODE memory,
  * one nonlinear (and linear) solver live as long as the handle; each solve calls
  * CVodeReInit. CVODE messages go to a handler that stores the last one (the library never
  * prints). Every SUNDIALS return is checked; alloc and free share one cleanup path.

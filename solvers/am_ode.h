@@ -6,12 +6,12 @@
  *
  * in the problem's own coordinates (with a rotated eigenbasis the dense
  * Sigma = Q diag(lambda) Q^T is formed once per solver). Adams with CVODE's fixed-point nonlinear
- * solver by default (the limit is not stiff); BDF with Newton, a dense linear solver and the
- * analytic Jacobian J = (1/(1-mu)) [ Sigma - q I - 2 V (Sigma V)^T ], q = V^T Sigma V, on
- * request. BDF may also project every step onto the invariant sphere |V| = 1 through
- * CVODE's projection interface (CVODE projects only with BDF). Observables on the saved
- * grid: err = |V - (v^1.V) v^1|^2 / |V|^2 (= 1 - (v^1.V)^2/|V|^2, written without the
- * cancellation), |V|, and optionally h_i^2 = ((Q^T V)_i)^2 or V itself.
+ * solver by default (the limit is not stiff); BDF with Newton and the analytic Jacobian
+ * J = (1/(1-mu)) [ Sigma - q I - 2 V (Sigma V)^T ], q = V^T Sigma V (dense LU, or
+ * matrix-free GMRES with the product J w), on request. BDF may also project every step onto the
+ * invariant sphere |V| = 1 through CVODE's projection interface (CVODE projects only with BDF).
+ * Observables on the saved grid: err = |V - (v^1.V) v^1|^2 / |V|^2 (= 1 - (v^1.V)^2/|V|^2, written
+ * without the cancellation), |V|, and optionally h_i^2 = ((Q^T V)_i)^2 or V itself.
  */
 #ifndef AM_ODE_H
 #define AM_ODE_H
