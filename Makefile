@@ -104,6 +104,7 @@ $(BUILD)/bench_sde: $(BUILD)/bench/bench_sde.o $(LIB)
 
 # CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).
 bench-ode: $(DEPS_STAMP)
+	scripts/install-deps.sh --bench
 	$(MAKE) --no-print-directory $(BUILD)/bench_ode
 	scripts/bench-ode.sh $(BUILD)
 

@@ -20,6 +20,7 @@ int cmd_compare(int argc, char **argv);
 int cmd_runtime(int argc, char **argv);
 int cmd_staleness(int argc, char **argv);
 int cmd_wallclock(int argc, char **argv);
+int cmd_ode(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 

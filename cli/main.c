@@ -23,14 +23,15 @@ static void mpi_end(void)
 
 const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
+    {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
+    {"ode", cmd_ode, "deterministic limit ODE solved with CVODE"},
+    {"compare", cmd_compare, "mc, sde and ode side by side on one grid, with their gaps"},
+    {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
     {"phase", cmd_phase, "momentum x delay grid of a metric, with the theory's boundaries"},
     {"knee", cmd_knee, "critical delay per momentum and the exponent of its scaling"},
-    {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
-    {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
-    {"compare", cmd_compare, "mc, sde and ode side by side on one grid, with their gaps"},
     {"runtime", cmd_runtime, "parameter-server variants: time per iteration and staleness"},
-    {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
     {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
+    {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
     {NULL, NULL, NULL},
 };
 
