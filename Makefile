@@ -88,7 +88,7 @@ figures: $(DEPS_STAMP)
 
 bench: $(DEPS_STAMP)
 	scripts/install-deps.sh --bench
-	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc
+	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc $(BUILD)/bench_sde $(BUILD)/bench_ode
 	scripts/bench.sh $(BUILD)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
