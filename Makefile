@@ -40,7 +40,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc
 
 all: $(BIN)
 
@@ -121,6 +121,29 @@ mpi-check:
 
 bench-sweep: $(BIN)
 	scripts/bench-sweep.sh $(BUILD)
+
+# make install PREFIX=...: the command, the static library, the headers (under
+# include/amsgd/, with the umbrella <amsgd/amsgd.h>), a pkg-config file and the man page.
+PREFIX ?= /usr/local
+HEADERS := $(foreach d,core theory solvers montecarlo validate,$(wildcard $(d)/*.h))
+install: $(BIN) $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/amsgd
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libamsgd.a
+	install -m 644 amsgd.h $(DESTDIR)$(PREFIX)/include/amsgd/amsgd.h
+	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/amsgd/$$h; done
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define AM_VERSION "\(.*\)"/\1/p' core/am_common.h)|' \
+	    scripts/amsgd.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/amsgd.pc
+	install -m 644 docs/amsgd.1 $(DESTDIR)$(PREFIX)/share/man/man1/amsgd.1
+
+# docs/api.md from the public headers.
+api-doc:
+	python3 scripts/api-doc.py > docs/api.md
+
+# Installs into a temporary prefix, builds examples/embed.c against it with pkg-config, runs it.
+install-check: $(DEPS_STAMP)
+	scripts/install-check.sh
 
 check-format:
 	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)

@@ -1,0 +1,28 @@
+/*
+ * amsgd.h -- the public interface of the amsgd library in one include:
+ * problems and closed forms (theory/), the ODE and SDE engines (solvers/), the Monte Carlo
+ * engines and the parallel ensemble (montecarlo/), and the statistics of the checks
+ * (validate/). Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
+ */
+#ifndef AMSGD_H
+#define AMSGD_H
+
+#include "core/am_common.h"
+#include "core/am_grid.h"
+#include "core/am_rng.h"
+#include "theory/am_problem.h"
+#include "theory/am_theory.h"
+#include "theory/am_runtime.h"
+#include "solvers/am_ode.h"
+#include "solvers/am_sde.h"
+#include "montecarlo/am_stats.h"
+#include "montecarlo/am_ensemble.h"
+#include "montecarlo/am_data.h"
+#include "montecarlo/am_delay.h"
+#include "montecarlo/am_msgd.h"
+#include "montecarlo/am_sweep.h"
+#include "validate/am_acf.h"
+#include "validate/am_check.h"
+#include "validate/am_fit.h"
+
+#endif
