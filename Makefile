@@ -78,10 +78,13 @@ figures: $(DEPS_STAMP)
 
 bench: $(DEPS_STAMP)
 	scripts/install-deps.sh --bench
-	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc
+	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc $(BUILD)/bench_rng
 	scripts/bench.sh $(BUILD)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/bench_rng: $(BUILD)/bench/bench_rng.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 check-format:

@@ -7,24 +7,30 @@
  * so results do not depend on threads, ranks or on how many numbers earlier steps used.
  * Standard normals come from a 256-layer ziggurat fed by one 64-bit word per try:
  * bits 0..7 choose the layer, bits 11..63 give u in (-1, 1).
+ *
+ * Bulk draws (am_rng_fill_u64, am_rng_fill_gaussian) return exactly the numbers that n
+ * calls of am_rng_u64 / am_rng_gaussian would return and leave the stream in the same
+ * position; they generate many Philox blocks per call so that the rounds of independent
+ * blocks overlap in the pipeline.
  */
 #ifndef AM_RNG_H
 #define AM_RNG_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <Random123/philox.h>
 
 /* Stream identifiers: one per purpose, so that purposes never share numbers. */
 enum {
-    AM_STREAM_DATA = 0,   /* data X_k of step k */
-    AM_STREAM_DELAY = 1,  /* delay tau_k of step k */
-    AM_STREAM_INIT = 2,   /* initial point */
-    AM_STREAM_ROTATE = 3, /* random eigenbasis */
-    AM_STREAM_NOISE = 4,  /* Brownian increments of SDE engines */
+    AM_STREAM_DATA = 0,    /* data X_k of step k */
+    AM_STREAM_DELAY = 1,   /* delay tau_k of step k */
+    AM_STREAM_INIT = 2,    /* initial point */
+    AM_STREAM_ROTATE = 3,  /* random eigenbasis */
+    AM_STREAM_NOISE = 4,   /* Brownian increments of SDE engines */
     AM_STREAM_WORKERS = 5, /* learner runtimes of the parameter-server simulator */
-    AM_STREAM_USER = 16   /* first stream free for other modules */
+    AM_STREAM_USER = 16    /* first stream free for other modules */
 };
 
 /* Replica index reserved for draws shared by every replica (e.g. --init random). */
@@ -79,6 +85,12 @@ static inline double am_rng_uniform(am_rng *r)
 }
 
 double am_rng_gaussian_slow(am_rng *r, uint64_t w);
+
+/* Writes the next n words of the stream to out, as n calls of am_rng_u64 would. */
+void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n);
+
+/* Writes the next n standard normals to out, as n calls of am_rng_gaussian would. */
+void am_rng_fill_gaussian(am_rng *r, double *out, size_t n);
 
 /* Standard normal (ziggurat; the rare wedge and tail cases go out of line). */
 static inline double am_rng_gaussian(am_rng *r)
