@@ -18,19 +18,19 @@
 struct am_msgd {
     const am_problem *p;
     am_msgd_params par;
-    size_t ring_len; /* L */
-    double *v0;      /* shared initial point (random, e:J, angle) or NULL */
-    double *u1;      /* top eigenvector in original coordinates */
-    double *sigma;   /* dense Sigma when rotated and expected, else NULL */
+    size_t ring_len;  /* L */
+    double *v0;       /* shared initial point (random, e:J, angle) or NULL */
+    double *u1;       /* top eigenvector in original coordinates */
+    double *sigma;    /* dense Sigma when rotated and expected, else NULL */
     am_model model;
 };
 
 typedef struct {
     uint64_t replica;
-    uint64_t k; /* current step */
+    uint64_t k;       /* current step */
     am_rng data, delay;
-    double *ring;  /* L * d */
-    double *x, *y; /* data in original and eigen coordinates */
+    double *ring;     /* L * d */
+    double *x, *y;    /* data in original and eigen coordinates */
 } work_t;
 
 am_msgd_params am_msgd_params_default(void)
@@ -87,18 +87,10 @@ am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, s
 void am_init_format(const am_init *init, char *buf, size_t len)
 {
     switch (init->kind) {
-    case AM_INIT_RANDOM:
-        snprintf(buf, len, "random");
-        break;
-    case AM_INIT_RANDOM_EACH:
-        snprintf(buf, len, "random-each");
-        break;
-    case AM_INIT_EIGEN:
-        snprintf(buf, len, "e:%zu", init->j);
-        break;
-    case AM_INIT_ANGLE:
-        snprintf(buf, len, "angle:%.17g", init->theta);
-        break;
+    case AM_INIT_RANDOM: snprintf(buf, len, "random"); break;
+    case AM_INIT_RANDOM_EACH: snprintf(buf, len, "random-each"); break;
+    case AM_INIT_EIGEN: snprintf(buf, len, "e:%zu", init->j); break;
+    case AM_INIT_ANGLE: snprintf(buf, len, "angle:%.17g", init->theta); break;
     }
 }
 
@@ -133,8 +125,7 @@ void am_msgd_update(size_t d, double eta, double mu, const double *x, const doub
                     const double *vprev, const double *w, double *vnext)
 {
     double a = 0;
-    for (size_t i = 0; i < d; i++)
-        a += x[i] * w[i];
+    for (size_t i = 0; i < d; i++) a += x[i] * w[i];
     for (size_t i = 0; i < d; i++)
         vnext[i] = v[i] + mu * (v[i] - vprev[i]) + eta * a * (x[i] - a * w[i]);
 }
@@ -181,8 +172,7 @@ static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
     am_rng_init(&w->data, m->par.seed, replica, AM_STREAM_DATA, 0);
     am_rng_init(&w->delay, m->par.seed, replica, AM_STREAM_DELAY, 0);
     am_msgd_initial(m, replica, w->ring);
-    for (size_t s = 1; s < L; s++)
-        memcpy(w->ring + s * d, w->ring, d * sizeof(double));
+    for (size_t s = 1; s < L; s++) memcpy(w->ring + s * d, w->ring, d * sizeof(double));
     return AM_OK;
 }
 
@@ -199,8 +189,7 @@ static inline void draw_x(const am_msgd *m, work_t *w)
     for (size_t i = 0; i < d; i++) {
         const double *qi = p->q + i * d;
         double s = 0;
-        for (size_t j = 0; j < d; j++)
-            s += qi[j] * w->y[j];
+        for (size_t j = 0; j < d; j++) s += qi[j] * w->y[j];
         w->x[i] = s;
     }
 }
@@ -247,16 +236,13 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             if (m->sigma) {
                 for (size_t i = 0; i < d; i++) {
                     double s = 0;
-                    for (size_t j = 0; j < d; j++)
-                        s += m->sigma[i * d + j] * wv[j];
+                    for (size_t j = 0; j < d; j++) s += m->sigma[i * d + j] * wv[j];
                     sw[i] = s;
                 }
             } else {
-                for (size_t i = 0; i < d; i++)
-                    sw[i] = p->lambda[i] * wv[i];
+                for (size_t i = 0; i < d; i++) sw[i] = p->lambda[i] * wv[i];
             }
-            for (size_t i = 0; i < d; i++)
-                q += sw[i] * wv[i];
+            for (size_t i = 0; i < d; i++) q += sw[i] * wv[i];
             for (size_t i = 0; i < d; i++)
                 vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
         } else {
@@ -267,8 +253,7 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             } else {
                 draw_x(m, w);
                 a = 0;
-                for (size_t i = 0; i < d; i++)
-                    a += w->x[i] * wv[i];
+                for (size_t i = 0; i < d; i++) a += w->x[i] * wv[i];
             }
             const double *x = w->x;
             double ea = eta * a;
@@ -280,8 +265,7 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     w->k = k1;
     const double *v = w->ring + cur * d;
     double nn = 0;
-    for (size_t i = 0; i < d; i++)
-        nn += v[i] * v[i];
+    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
     return !(nn <= m->par.blowup * m->par.blowup);
 }
 
@@ -292,16 +276,14 @@ static void msgd_observe(const void *ctx, const void *work, double *obs)
     size_t d = m->p->dim;
     const double *v = w->ring + (size_t)(w->k % m->ring_len) * d;
     double nn = 0;
-    for (size_t i = 0; i < d; i++)
-        nn += v[i] * v[i];
+    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
     obs[0] = am_msgd_error(d, m->u1, v);
     obs[1] = sqrt(nn);
     if (!m->par.coords) return;
     for (size_t j = 0; j < d; j++) {
         double h = 0;
         if (m->p->q)
-            for (size_t i = 0; i < d; i++)
-                h += m->p->q[i * d + j] * v[i];
+            for (size_t i = 0; i < d; i++) h += m->p->q[i * d + j] * v[i];
         else
             h = v[j];
         obs[2 + j] = h * h;
@@ -349,8 +331,7 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
         for (size_t i = 0; i < d; i++)
             for (size_t j = 0; j < d; j++) {
                 double s = 0;
-                for (size_t l = 0; l < d; l++)
-                    s += p->q[i * d + l] * p->lambda[l] * p->q[j * d + l];
+                for (size_t l = 0; l < d; l++) s += p->q[i * d + l] * p->lambda[l] * p->q[j * d + l];
                 m->sigma[i * d + j] = s;
             }
     }
@@ -377,12 +358,6 @@ void am_msgd_free(am_msgd *m)
     free(m);
 }
 
-const am_model *am_msgd_model(const am_msgd *m)
-{
-    return &m->model;
-}
+const am_model *am_msgd_model(const am_msgd *m) { return &m->model; }
 
-size_t am_msgd_nobs(const am_msgd *m)
-{
-    return m->model.nobs;
-}
+size_t am_msgd_nobs(const am_msgd *m) { return m->model.nobs; }
