@@ -41,12 +41,47 @@ double am_rng_gaussian_slow(am_rng *r, uint64_t w)
     }
 }
 
-/* nb whole blocks starting at block b0 into out (4 nb words). The blocks are
- * independent, so the out-of-order core overlaps their multiplication chains. */
-static inline void philox_blocks_body(const am_rng *r, uint64_t b0, size_t nb, uint64_t *out)
+/* nb whole blocks starting at block b0 into out (4 nb words): Philox4x64-10 written out
+ * with 128-bit products (checked against Random123's philox4x64 in the tests). The
+ * blocks are independent, so the out-of-order core overlaps their multiplication chains;
+ * two are interleaved explicitly. */
+__attribute__((always_inline)) static inline void philox_blocks_body(const am_rng *r, uint64_t b0, size_t nb, uint64_t *out)
 {
-    philox4x64_ctr_t c = r->ctr;
-    for (size_t b = 0; b < nb; b++) {
+    const uint64_t c0 = r->ctr.v[0], c1 = r->ctr.v[1], c3 = r->ctr.v[3];
+    size_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+        uint64_t x0 = c0, x1 = c1, x2 = b0 + b, x3 = c3;
+        uint64_t y0 = c0, y1 = c1, y2 = b0 + b + 1, y3 = c3;
+        uint64_t k0 = r->key.v[0], k1 = r->key.v[1];
+#pragma GCC unroll 10
+        for (int round = 0; round < 10; round++) {
+            unsigned __int128 p0 = (unsigned __int128)PHILOX_M4x64_0 * x0;
+            unsigned __int128 p1 = (unsigned __int128)PHILOX_M4x64_1 * x2;
+            unsigned __int128 q0 = (unsigned __int128)PHILOX_M4x64_0 * y0;
+            unsigned __int128 q1 = (unsigned __int128)PHILOX_M4x64_1 * y2;
+            x0 = (uint64_t)(p1 >> 64) ^ x1 ^ k0;
+            x2 = (uint64_t)(p0 >> 64) ^ x3 ^ k1;
+            x1 = (uint64_t)p1;
+            x3 = (uint64_t)p0;
+            y0 = (uint64_t)(q1 >> 64) ^ y1 ^ k0;
+            y2 = (uint64_t)(q0 >> 64) ^ y3 ^ k1;
+            y1 = (uint64_t)q1;
+            y3 = (uint64_t)q0;
+            k0 += PHILOX_W64_0;
+            k1 += PHILOX_W64_1;
+        }
+        uint64_t *o = out + 4 * b;
+        o[0] = x0;
+        o[1] = x1;
+        o[2] = x2;
+        o[3] = x3;
+        o[4] = y0;
+        o[5] = y1;
+        o[6] = y2;
+        o[7] = y3;
+    }
+    if (b < nb) {
+        philox4x64_ctr_t c = r->ctr;
         c.v[2] = b0 + b;
         philox4x64_ctr_t x = philox4x64(c, r->key);
         memcpy(out + 4 * b, x.v, sizeof x.v);
