@@ -4,18 +4,25 @@
  * 1. The ziggurat's rare cases: the base strip's tail (x > R, Marsaglia's exponential
  *    method) and the wedges, accepted when f(x[i+1]) + U (f(x[i]) - f(x[i+1])) < f(x),
  *    f(x) = exp(-x^2/2).
- * 2. Bulk draws. Philox4x64-10 maps (counter, key) to 4 words by ten rounds of
+ * 2. Bulk draws. Philox4x32-10 maps (counter, key) to 4 x 32 bits by ten rounds of
  *      (x0, x1, x2, x3) <- (hi(M1 x2) ^ x1 ^ k0, lo(M1 x2), hi(M0 x0) ^ x3 ^ k1, lo(M0 x0)),
- *    with the key bumped by (W0, W1) between rounds. One block is a chain of 20 dependent
- *    multiplications; am_rng_fill_* compute AM_RNG_LANES blocks side by side (consecutive
- *    values of the block counter) so that their rounds overlap, and write the words in
- *    stream order: block b, word j is word 4 b + j of the step. A normal whose ziggurat
- *    fast test fails is finished by am_rng_gaussian_slow on the scalar stream, which then
- *    continues from the words already generated, so the result equals the scalar calls.
+ *    the key bumped by (W0, W1) between rounds. The AVX2 (AVX-512) code keeps word j of 8
+ *    (16) consecutive blocks in the lanes of one register, two such groups interleaved,
+ *    and forms the 32 x 32 -> 64-bit products of even and odd lanes with vpmuludq; a
+ *    transpose writes the words in stream order. A normal whose ziggurat fast test fails is
+ * finished by am_rng_gaussian_slow on the scalar stream, and the bulk loop then continues from the
+ * words already generated, so the result equals the scalar calls.
  */
 #include "am_rng.h"
 
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AM_RNG_X86 1
+#else
+#define AM_RNG_X86 0
+#endif
 
 #define ZIG_R 3.6541528853610088
 
@@ -41,139 +48,251 @@ double am_rng_gaussian_slow(am_rng *r, uint64_t w)
     }
 }
 
-/* nb whole blocks starting at block b0 into out (4 nb words): Philox4x64-10 written out
- * with 128-bit products (checked against Random123's philox4x64 in the tests). The
- * blocks are independent, so the out-of-order core overlaps their multiplication chains;
- * two are interleaved explicitly. */
-__attribute__((always_inline)) static inline void philox_blocks_body(const am_rng *r, uint64_t b0, size_t nb, uint64_t *out)
+/* Portable: one Random123 call per block. */
+static void blocks_portable(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
 {
-    const uint64_t c0 = r->ctr.v[0], c1 = r->ctr.v[1], c3 = r->ctr.v[3];
-    size_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-        uint64_t x0 = c0, x1 = c1, x2 = b0 + b, x3 = c3;
-        uint64_t y0 = c0, y1 = c1, y2 = b0 + b + 1, y3 = c3;
-        uint64_t k0 = r->key.v[0], k1 = r->key.v[1];
-#pragma GCC unroll 10
-        for (int round = 0; round < 10; round++) {
-            unsigned __int128 p0 = (unsigned __int128)PHILOX_M4x64_0 * x0;
-            unsigned __int128 p1 = (unsigned __int128)PHILOX_M4x64_1 * x2;
-            unsigned __int128 q0 = (unsigned __int128)PHILOX_M4x64_0 * y0;
-            unsigned __int128 q1 = (unsigned __int128)PHILOX_M4x64_1 * y2;
-            x0 = (uint64_t)(p1 >> 64) ^ x1 ^ k0;
-            x2 = (uint64_t)(p0 >> 64) ^ x3 ^ k1;
-            x1 = (uint64_t)p1;
-            x3 = (uint64_t)p0;
-            y0 = (uint64_t)(q1 >> 64) ^ y1 ^ k0;
-            y2 = (uint64_t)(q0 >> 64) ^ y3 ^ k1;
-            y1 = (uint64_t)q1;
-            y3 = (uint64_t)q0;
-            k0 += PHILOX_W64_0;
-            k1 += PHILOX_W64_1;
-        }
-        uint64_t *o = out + 4 * b;
-        o[0] = x0;
-        o[1] = x1;
-        o[2] = x2;
-        o[3] = x3;
-        o[4] = y0;
-        o[5] = y1;
-        o[6] = y2;
-        o[7] = y3;
-    }
-    if (b < nb) {
-        philox4x64_ctr_t c = r->ctr;
-        c.v[2] = b0 + b;
-        philox4x64_ctr_t x = philox4x64(c, r->key);
-        memcpy(out + 4 * b, x.v, sizeof x.v);
+    philox4x32_ctr_t c = r->ctr;
+    for (size_t b = 0; b < nb; b++) {
+        c.v[0] = b0 + (uint32_t)b;
+        philox4x32_ctr_t x = philox4x32(c, r->key);
+        out[2 * b] = (uint64_t)x.v[1] << 32 | x.v[0];
+        out[2 * b + 1] = (uint64_t)x.v[3] << 32 | x.v[2];
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-/* The same with BMI2's mulx (the product goes to any register pair: fewer moves). */
-__attribute__((target("bmi2"))) static void philox_blocks_bmi2(const am_rng *r, uint64_t b0,
-                                                               size_t nb, uint64_t *out)
+#if AM_RNG_X86
+#define AVX2 __attribute__((target("avx2")))
+
+/* hi and lo halves of the 8 products a_l * m (m = multiplier in every 64-bit lane). */
+AVX2 static inline void mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo)
 {
-    philox_blocks_body(r, b0, nb, out);
+    __m256i pe = _mm256_mul_epu32(a, m);
+    __m256i po = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+    *lo = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
+}
+
+/* Words of blocks b .. b+7 (lanes of x0..x3) to out[0..15] in stream order. */
+AVX2 static inline void store8(__m256i x0, __m256i x1, __m256i x2, __m256i x3, uint64_t *out)
+{
+    __m256i t0 = _mm256_unpacklo_epi32(x0, x1), t1 = _mm256_unpacklo_epi32(x2, x3);
+    __m256i t2 = _mm256_unpackhi_epi32(x0, x1), t3 = _mm256_unpackhi_epi32(x2, x3);
+    __m256i u0 = _mm256_unpacklo_epi64(t0, t1); /* blocks 0 | 4 */
+    __m256i u1 = _mm256_unpackhi_epi64(t0, t1); /* blocks 1 | 5 */
+    __m256i u2 = _mm256_unpacklo_epi64(t2, t3); /* blocks 2 | 6 */
+    __m256i u3 = _mm256_unpackhi_epi64(t2, t3); /* blocks 3 | 7 */
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256((__m256i *)out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+
+/* Blocks b0 .. b0+15 into out[0..31]. */
+AVX2 static void philox16_avx2(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i a0 = _mm256_add_epi32(_mm256_set1_epi32((int)b0), lane);
+    __m256i b0v = _mm256_add_epi32(a0, _mm256_set1_epi32(8));
+    __m256i a1 = _mm256_set1_epi32((int)r->ctr.v[1]), a2 = _mm256_set1_epi32((int)r->ctr.v[2]);
+    __m256i a3 = _mm256_set1_epi32((int)r->ctr.v[3]);
+    __m256i c0 = b0v, c1 = a1, c2 = a2, c3 = a3;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m256i kk0 = _mm256_set1_epi32((int)k0), kk1 = _mm256_set1_epi32((int)k1);
+        __m256i h0, l0, h1, l1, g0, e0, g1, e1;
+        mulhilo8(a0, m0, &h0, &l0);
+        mulhilo8(a2, m1, &h1, &l1);
+        mulhilo8(c0, m0, &g0, &e0);
+        mulhilo8(c2, m1, &g1, &e1);
+        a0 = _mm256_xor_si256(_mm256_xor_si256(h1, a1), kk0);
+        a2 = _mm256_xor_si256(_mm256_xor_si256(h0, a3), kk1);
+        a1 = l1;
+        a3 = l0;
+        c0 = _mm256_xor_si256(_mm256_xor_si256(g1, c1), kk0);
+        c2 = _mm256_xor_si256(_mm256_xor_si256(g0, c3), kk1);
+        c1 = e1;
+        c3 = e0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    store8(a0, a1, a2, a3, out);
+    store8(c0, c1, c2, c3, out + 16);
+}
+
+AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+{
+    size_t b = 0;
+    for (; b + 16 <= nb; b += 16)
+        philox16_avx2(r, b0 + (uint32_t)b, out + 2 * b);
+    if (nb - b >= 4) {
+        uint64_t tmp[32];
+        philox16_avx2(r, b0 + (uint32_t)b, tmp);
+        memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
+    } else {
+        blocks_portable(r, b0 + (uint32_t)b, nb - b, out + 2 * b);
+    }
+}
+#define AVX512 __attribute__((target("avx512f")))
+
+/* hi and lo halves of the 16 products a_l * m (m = multiplier in every 64-bit lane). */
+AVX512 static inline void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
+{
+    __m512i pe = _mm512_mul_epu32(a, m);
+    __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+    *lo = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+}
+
+/* Words of blocks b .. b+15 (lanes of x0..x3) to out[0..31] in stream order. */
+AVX512 static inline void store16(__m512i x0, __m512i x1, __m512i x2, __m512i x3, uint64_t *out)
+{
+    __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpacklo_epi32(x2, x3);
+    __m512i t2 = _mm512_unpackhi_epi32(x0, x1), t3 = _mm512_unpackhi_epi32(x2, x3);
+    __m512i u0 = _mm512_unpacklo_epi64(t0, t1); /* blocks 0 4 8 12 (one per 128-bit lane) */
+    __m512i u1 = _mm512_unpackhi_epi64(t0, t1); /* 1 5 9 13 */
+    __m512i u2 = _mm512_unpacklo_epi64(t2, t3); /* 2 6 10 14 */
+    __m512i u3 = _mm512_unpackhi_epi64(t2, t3); /* 3 7 11 15 */
+    __m512i p0 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(1, 0, 1, 0)); /* 0 4 1 5 */
+    __m512i p1 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(1, 0, 1, 0)); /* 2 6 3 7 */
+    __m512i p2 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(3, 2, 3, 2)); /* 8 12 9 13 */
+    __m512i p3 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(3, 2, 3, 2)); /* 10 14 11 15 */
+    _mm512_storeu_si512(out, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_si512(out + 8, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm512_storeu_si512(out + 16, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_si512(out + 24, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* Blocks b0 .. b0+31 into out[0..63]. */
+AVX512 static void philox32_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
+    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
+    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
+    __m512i c0 = _mm512_add_epi32(a0, _mm512_set1_epi32(16)), c1 = a1, c2 = a2, c3 = a3;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
+        __m512i h0, l0, h1, l1, g0, e0, g1, e1;
+        mulhilo16(a0, m0, &h0, &l0);
+        mulhilo16(a2, m1, &h1, &l1);
+        mulhilo16(c0, m0, &g0, &e0);
+        mulhilo16(c2, m1, &g1, &e1);
+        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96); /* h1 ^ a1 ^ k0 */
+        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
+        a1 = l1;
+        a3 = l0;
+        c0 = _mm512_ternarylogic_epi32(g1, c1, kk0, 0x96);
+        c2 = _mm512_ternarylogic_epi32(g0, c3, kk1, 0x96);
+        c1 = e1;
+        c3 = e0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    store16(a0, a1, a2, a3, out);
+    store16(c0, c1, c2, c3, out + 32);
+}
+
+AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+{
+    size_t b = 0;
+    for (; b + 32 <= nb; b += 32)
+        philox32_avx512(r, b0 + (uint32_t)b, out + 2 * b);
+    if (nb - b > 16) {
+        uint64_t tmp[64];
+        philox32_avx512(r, b0 + (uint32_t)b, tmp);
+        memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
+    } else {
+        blocks_avx2(r, b0 + (uint32_t)b, nb - b, out + 2 * b); /* AVX-512F implies AVX2 */
+    }
 }
 #endif
 
-static void philox_blocks_default(const am_rng *r, uint64_t b0, size_t nb, uint64_t *out)
+/* Best instruction set of this CPU: 2 = AVX-512F, 1 = AVX2, 0 = portable only. */
+int am_rng_simd(void)
 {
-    philox_blocks_body(r, b0, nb, out);
+#if AM_RNG_X86
+    if (__builtin_cpu_supports("avx512f")) return 2;
+    if (__builtin_cpu_supports("avx2")) return 1;
+#endif
+    return 0;
 }
 
-static void philox_blocks(const am_rng *r, uint64_t b0, size_t nb, uint64_t *out)
+void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("bmi2")) {
-        philox_blocks_bmi2(r, b0, nb, out);
+#if AM_RNG_X86
+    if (simd >= 2 && __builtin_cpu_supports("avx512f")) {
+        blocks_avx512(r, block, nb, out);
+        return;
+    }
+    if (simd >= 1 && __builtin_cpu_supports("avx2")) {
+        blocks_avx2(r, block, nb, out);
         return;
     }
 #endif
-    philox_blocks_default(r, b0, nb, out);
+    (void)simd;
+    blocks_portable(r, block, nb, out);
 }
 
 void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n)
 {
-    while (n > 0 && r->used < 4) {
-        *out++ = r->out.v[r->used++];
+    while (n > 0 && r->used < 2) {
+        *out++ = r->out[r->used++];
         n--;
     }
-    size_t nb = n / 4;
-    philox_blocks(r, r->ctr.v[2], nb, out);
-    r->ctr.v[2] += nb;
-    out += 4 * nb;
-    n -= 4 * nb;
-    if (n > 0) {
-        r->out = philox4x64(r->ctr, r->key);
-        r->ctr.v[2]++;
-        for (r->used = 0; r->used < n; r->used++)
-            out[r->used] = r->out.v[r->used];
+    size_t nb = n / 2;
+    am_rng_blocks(r, r->ctr.v[0], nb, out, 2);
+    r->ctr.v[0] += (uint32_t)nb;
+    if (n % 2) {
+        am_rng_u64(r); /* refills out and moves to the next block */
+        out[n - 1] = r->out[0];
     }
 }
 
-/* Words buffered per refill of am_rng_fill_gaussian: one partial block + whole blocks. */
-#define BUF_BLOCKS 65
+/* Blocks buffered per refill of am_rng_fill_gaussian (one partial block + whole ones). */
+#define BUF_BLOCKS 129
 
 /* Positions r at word j of buf, whose word 0 is word 0 of block b0. */
-static inline void set_position(am_rng *r, const uint64_t *buf, uint64_t b0, size_t j)
+static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, size_t j)
 {
-    size_t q = j % 4;
-    if (q == 0) {
-        r->ctr.v[2] = b0 + j / 4;
-        r->used = 4;
+    if (j % 2 == 0) {
+        r->ctr.v[0] = b0 + (uint32_t)(j / 2);
+        r->used = 2;
     } else {
-        memcpy(r->out.v, buf + (j - q), sizeof r->out.v);
-        r->ctr.v[2] = b0 + j / 4 + 1;
-        r->used = (unsigned)q;
+        r->out[0] = buf[j - 1];
+        r->out[1] = buf[j];
+        r->ctr.v[0] = b0 + (uint32_t)(j / 2) + 1;
+        r->used = 1;
     }
 }
 
 void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
 {
-    uint64_t buf[4 * BUF_BLOCKS];
+    uint64_t buf[2 * BUF_BLOCKS];
     size_t k = 0;
     while (k < n) {
         /* buf starts at the block holding the next word of the stream and holds the words
          * still needed (one each, unless the rare case draws more: then it is refilled) */
-        uint64_t b0;
+        uint32_t b0;
         size_t j, nb, need;
-        if (r->used < 4) {
-            b0 = r->ctr.v[2] - 1;
-            memcpy(buf, r->out.v, sizeof r->out.v);
+        if (r->used < 2) {
+            b0 = r->ctr.v[0] - 1;
+            memcpy(buf, r->out, sizeof r->out);
             j = r->used;
-            need = n - k > 4 - j ? (n - k - (4 - j) + 3) / 4 : 0;
+            need = (n - k) / 2; /* one word is in the partial block */
             nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1;
-            philox_blocks(r, b0 + 1, nb, buf + 4);
+            am_rng_blocks(r, b0 + 1, nb, buf + 2, 2);
             nb++;
         } else {
-            b0 = r->ctr.v[2];
+            b0 = r->ctr.v[0];
             j = 0;
-            need = (n - k + 3) / 4;
+            need = (n - k + 1) / 2;
             nb = need < BUF_BLOCKS ? need : BUF_BLOCKS;
-            philox_blocks(r, b0, nb, buf);
+            am_rng_blocks(r, b0, nb, buf, 2);
         }
-        const size_t nw = 4 * nb;
+        const size_t nw = 2 * nb;
         for (;;) {
             /* fast path of the ziggurat on consecutive words */
             size_t m = n - k < nw - j ? n - k : nw - j, t;
@@ -196,9 +315,9 @@ void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
             set_position(r, buf, b0, j + 1);
             out[k] = am_rng_gaussian_slow(r, buf[j]);
             k++;
-            uint64_t blk = r->ctr.v[2] - b0; /* >= 1: the slow path drew at least one word */
+            uint32_t blk = r->ctr.v[0] - b0; /* >= 1: the slow path drew at least one word */
             if (blk > nb) break;             /* left the buffer: r is authoritative */
-            j = (size_t)(4 * blk - 4 + r->used);
+            j = 2 * (size_t)blk - 2 + r->used;
             if (j >= nw) break;
         }
     }

@@ -1,9 +1,9 @@
 /*
  * test_rng_bulk.c -- bulk draws of am_rng.h: am_rng_fill_u64 / am_rng_fill_gaussian equal
  * n scalar calls word for word (and leave the stream where the scalar calls would), the
- * word layout equals Random123's philox4x64 with key = (seed, replica) and counter =
- * (step, stream, block, 0), Random123's known-answer vectors, and the normal CDF of the
- * bulk normals at many points (binomial standard error).
+ * words equal Random123's philox4x32 at the counter/key layout of am_rng.h, the AVX2
+ * blocks equal the portable ones, Random123's known-answer vectors, and the normal CDF of
+ * the bulk normals at many points (binomial standard error).
  */
 #include <math.h>
 #include <string.h>
@@ -108,68 +108,125 @@ Test(rng_bulk, mixed_calls_equal_scalar)
     }
 }
 
-/* Word 4 b + j of (seed, replica, stream, step) is word j of Random123's philox4x64 at
- * counter (step, stream, b, 0) and key (seed, replica). */
-Test(rng_bulk, layout_equals_random123_reference)
+/* Reference words of block b: Random123's philox4x32 at the documented counter
+ * b + 2^32 stream + 2^40 replica + 2^80 step and key (seed mod 2^32, seed div 2^32). */
+static void reference_block(uint64_t seed, uint64_t replica, uint64_t stream, uint64_t step,
+                            uint32_t b, uint64_t w[2])
 {
-    uint64_t w[403];
-    const uint64_t seeds[] = {0, 1, 0xdeadbeefcafef00dULL, UINT64_MAX};
-    const uint64_t steps[] = {0, 1, 999999, (uint64_t)1 << 40, UINT64_MAX};
-    for (int si = 0; si < 4; si++)
-        for (int ki = 0; ki < 5; ki++)
-            for (uint64_t rep = 0; rep < 3; rep++)
-                for (uint64_t stream = 0; stream < 20; stream += 3) {
-                    am_rng r;
-                    am_rng_init(&r, seeds[si], rep == 2 ? AM_REPLICA_SHARED : rep, stream,
-                                steps[ki]);
-                    am_rng_fill_u64(&r, w, 403);
-                    philox4x64_key_t key = {{seeds[si], rep == 2 ? AM_REPLICA_SHARED : rep}};
-                    for (uint64_t b = 0; b * 4 < 403; b++) {
-                        philox4x64_ctr_t c = {{steps[ki], stream, b, 0}};
-                        philox4x64_ctr_t x = philox4x64(c, key);
-                        for (int j = 0; j < 4 && b * 4 + (uint64_t)j < 403; j++)
-                            cr_assert_eq(
-                                w[b * 4 + (uint64_t)j], x.v[j],
-                                "seed %llx step %llu replica %llu stream %llu block %llu word %d",
-                                (unsigned long long)seeds[si], (unsigned long long)steps[ki],
-                                (unsigned long long)rep, (unsigned long long)stream,
-                                (unsigned long long)b, j);
-                    }
-                }
+    unsigned __int128 c = (unsigned __int128)b + ((unsigned __int128)stream << 32) +
+                          ((unsigned __int128)(replica & AM_RNG_REPLICA_LIMIT) << 40) +
+                          ((unsigned __int128)step << 80);
+    philox4x32_ctr_t ctr = {
+        {(uint32_t)c, (uint32_t)(c >> 32), (uint32_t)(c >> 64), (uint32_t)(c >> 96)}};
+    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    philox4x32_ctr_t x = philox4x32(ctr, key);
+    w[0] = (uint64_t)x.v[1] << 32 | x.v[0];
+    w[1] = (uint64_t)x.v[3] << 32 | x.v[2];
 }
 
-/* Random123's published known-answer vectors for philox4x64-10 (kat_vectors). */
-Test(rng_bulk, philox4x64_known_answers)
+/* Scalar and bulk words equal the reference for seeds, replicas, streams and steps at
+ * the edges of the layout. */
+Test(rng_bulk, layout_equals_random123_reference)
 {
-    static const uint64_t kat[3][10] = {
-        {0, 0, 0, 0, 0, 0, 0x16554d9eca36314cULL, 0xdb20fe9d672d0fdcULL, 0xd7e772cee186176bULL,
-         0x7e68b68aec7ba23bULL},
-        {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-         0x87b092c3013fe90bULL, 0x438c3c67be8d0224ULL, 0x9cc7d7c69cd777b6ULL,
-         0xa09caebf594f0ba0ULL},
-        {0x243f6a8885a308d3ULL, 0x13198a2e03707344ULL, 0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL,
-         0x452821e638d01377ULL, 0xbe5466cf34e90c6cULL, 0xa528f45403e61d95ULL, 0x38c72dbd566e9788ULL,
-         0xa5a1610e72fd18b5ULL, 0x57bd43b5e52b7fe6ULL}};
-    for (int t = 0; t < 3; t++) {
-        /* the stream at (seed, replica, stream, step) = (k0, k1, c1, c0) reaches counter word
-         * c2 after 4 c2 words; only c3 = 0 is reachable, so vectors with c3 != 0 go to philox4x64
-         */
-        philox4x64_ctr_t c = {{kat[t][0], kat[t][1], kat[t][2], kat[t][3]}};
-        philox4x64_key_t k = {{kat[t][4], kat[t][5]}};
-        philox4x64_ctr_t x = philox4x64(c, k);
-        for (int j = 0; j < 4; j++)
-            cr_assert_eq(x.v[j], kat[t][6 + j], "vector %d word %d: %016llx, expected %016llx", t,
-                         j, (unsigned long long)x.v[j], (unsigned long long)kat[t][6 + j]);
-        if (kat[t][3] == 0 && kat[t][2] < 1000) {
-            am_rng r;
-            am_rng_init(&r, kat[t][4], kat[t][5], kat[t][1], kat[t][0]);
-            uint64_t w[4 * 1000 + 4];
-            am_rng_fill_u64(&r, w, (size_t)(4 * kat[t][2] + 4));
-            for (int j = 0; j < 4; j++)
-                cr_assert_eq(w[4 * kat[t][2] + (uint64_t)j], kat[t][6 + j],
-                             "vector %d via am_rng word %d", t, j);
+    uint64_t w[403], v[403], ref[2];
+    const uint64_t seeds[] = {0, 1, 0xdeadbeefcafef00dULL, UINT64_MAX};
+    const uint64_t steps[] = {0, 1, 65535, 65536, 999999, AM_RNG_STEP_LIMIT - 1};
+    const uint64_t reps[] = {
+        0, 1, (1u << 24) - 1, 1u << 24, AM_RNG_REPLICA_LIMIT - 1, AM_REPLICA_SHARED};
+    const uint64_t streams[] = {0, 1, 16, 255};
+    for (int si = 0; si < 4; si++)
+        for (int ki = 0; ki < 6; ki++)
+            for (int ri = 0; ri < 6; ri++)
+                for (int ti = 0; ti < 4; ti++) {
+                    cr_assert(am_rng_in_range(reps[ri], streams[ti], steps[ki]));
+                    am_rng r, q;
+                    am_rng_init(&r, seeds[si], reps[ri], streams[ti], 0);
+                    am_rng_seek(&r, steps[ki]);
+                    am_rng_init(&q, seeds[si], reps[ri], streams[ti], steps[ki]);
+                    am_rng_fill_u64(&r, w, 403);
+                    for (int i = 0; i < 403; i++)
+                        v[i] = am_rng_u64(&q);
+                    for (uint32_t b = 0; 2 * b < 403; b++) {
+                        reference_block(seeds[si], reps[ri], streams[ti], steps[ki], b, ref);
+                        for (uint32_t j = 0; j < 2 && 2 * b + j < 403; j++) {
+                            cr_assert_eq(w[2 * b + j], ref[j],
+                                         "bulk: seed %llx step %llu replica %llu stream %llu block "
+                                         "%u word %u",
+                                         (unsigned long long)seeds[si],
+                                         (unsigned long long)steps[ki],
+                                         (unsigned long long)reps[ri],
+                                         (unsigned long long)streams[ti], b, j);
+                            cr_assert_eq(v[2 * b + j], ref[j],
+                                         "scalar: seed %llx step %llu replica %llu stream %llu "
+                                         "block %u word %u",
+                                         (unsigned long long)seeds[si],
+                                         (unsigned long long)steps[ki],
+                                         (unsigned long long)reps[ri],
+                                         (unsigned long long)streams[ti], b, j);
+                        }
+                    }
+                }
+    cr_assert(!am_rng_in_range(AM_RNG_REPLICA_LIMIT, 0, 0), "replica 2^40 - 1 is reserved");
+    cr_assert(!am_rng_in_range(0, AM_RNG_STREAM_LIMIT, 0), "stream 256 is out of range");
+    cr_assert(!am_rng_in_range(0, 0, AM_RNG_STEP_LIMIT), "step 2^48 is out of range");
+}
+
+/* The AVX2 and AVX-512 blocks (those the CPU has) equal the portable ones, at every offset. */
+Test(rng_bulk, simd_blocks_equal_portable)
+{
+    uint64_t a[2 * 300], b[2 * 300];
+    am_rng r;
+    am_rng_init(&r, 0x0123456789abcdefULL, 77, AM_STREAM_DATA, 123456789);
+    const uint32_t starts[] = {0, 1, 7, 15, 16, 31, 32, 4294967295u - 300};
+    for (int si = 0; si < 8; si++)
+        for (size_t nb = 0; nb <= 300; nb += (nb < 40 ? 1 : 37)) {
+            am_rng_blocks(&r, starts[si], nb, b, 0);
+            for (int simd = 1; simd <= 2; simd++) {
+                am_rng_blocks(&r, starts[si], nb, a, simd);
+                for (size_t i = 0; i < 2 * nb; i++)
+                    cr_assert_eq(a[i], b[i], "start %u nb %zu word %zu (simd=%d, cpu %d)",
+                                 starts[si], nb, i, simd, am_rng_simd());
+            }
         }
+}
+
+/* Random123's published known-answer vectors for philox4x32-10 (kat_vectors); the first
+ * (all-zero counter and key) is also word 0 and 1 of seed 0, replica 0, stream 0, step 0. */
+Test(rng_bulk, philox4x32_known_answers)
+{
+    static const uint32_t kat[3][10] = {
+        {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+        {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+         0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+        {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+         0x94fdcceb, 0x5001e420, 0x24126ea1}};
+    for (int t = 0; t < 3; t++) {
+        philox4x32_ctr_t c = {{kat[t][0], kat[t][1], kat[t][2], kat[t][3]}};
+        philox4x32_key_t k = {{kat[t][4], kat[t][5]}};
+        philox4x32_ctr_t x = philox4x32(c, k);
+        for (int j = 0; j < 4; j++)
+            cr_assert_eq(x.v[j], kat[t][6 + j], "vector %d word %d: %08x, expected %08x", t, j,
+                         x.v[j], kat[t][6 + j]);
+        /* the same block through the bulk code: a stream whose counter words c1..c3 and
+         * key are those of the vector, at block c0 */
+        am_rng r;
+        am_rng_init(&r, 0, 0, 0, 0);
+        r.key = k;
+        r.ctr = c;
+        uint64_t w[2], v[2];
+        am_rng_blocks(&r, kat[t][0], 1, w, 2);
+        am_rng_blocks(&r, kat[t][0], 1, v, 0);
+        uint64_t e0 = (uint64_t)kat[t][7] << 32 | kat[t][6],
+                 e1 = (uint64_t)kat[t][9] << 32 | kat[t][8];
+        cr_assert(w[0] == e0 && w[1] == e1 && v[0] == e0 && v[1] == e1,
+                  "vector %d through am_rng_blocks", t);
     }
+    am_rng r;
+    am_rng_init(&r, 0, 0, 0, 0);
+    uint64_t w0 = am_rng_u64(&r), w1 = am_rng_u64(&r);
+    cr_assert(w0 == 0xe169c58d6627e8d5ULL && w1 == 0x9b00dbd8bc57ac4cULL,
+              "seed 0 replica 0 stream 0 step 0: %016llx %016llx", (unsigned long long)w0,
+              (unsigned long long)w1);
 }
 
 /* The empirical CDF of 2e6 bulk normals (drawn 100 per step, as the kernel does) against
