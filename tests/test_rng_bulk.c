@@ -12,6 +12,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "../core/am_rng.h"
+#include "../montecarlo/am_msgd.h"
 
 /* Lengths that cross block boundaries (4 words) and the bulk buffer (260 words). */
 static const size_t bulk_lengths[] = {0,  1,  2,  3,   4,   5,   7,   8,   9,
@@ -263,4 +264,32 @@ Test(rng_bulk, fill_gaussian_cdf)
     m4 /= (double)n;
     cr_assert(fabs(m2 - 1) < 5 * sqrt(2.0 / (double)n), "E Z^2 = %.5f (n=%ld)", m2, n);
     cr_assert(fabs(m4 - 3) < 5 * sqrt(96.0 / (double)n), "E Z^4 = %.5f (n=%ld)", m4, n);
+}
+
+/* The ensemble refuses steps and replica counts outside the counter layout. */
+Test(rng_bulk, ensemble_refuses_counter_overflow)
+{
+    const double l[3] = {3, 2, 1};
+    am_dist dist;
+    char err[100];
+    cr_assert_eq(am_dist_parse("gaussian", &dist, err, sizeof err), AM_OK);
+    am_problem *p = am_problem_alloc(3, l, dist, 0);
+    am_msgd_params par = am_msgd_params_default();
+    am_status st;
+    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    cr_assert_eq(st, AM_OK);
+    am_ensemble_result *res = NULL;
+    am_ensemble_params ep = {2, 1, 0};
+    uint64_t k[2] = {0, AM_RNG_STEP_LIMIT};
+    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 2, &ep, &res), AM_EINVAL, "step 2^48");
+    cr_assert_null(res);
+    k[1] = 10;
+    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 2, &ep, &res), AM_OK, "steps 0..10");
+    am_ensemble_result_free(res);
+    res = NULL;
+    ep.replicas = (size_t)AM_RNG_REPLICA_LIMIT;
+    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 2, &ep, &res), AM_EINVAL,
+                 "2^40 - 1 replicas");
+    am_msgd_free(m);
+    am_problem_free(p);
 }
