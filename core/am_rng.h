@@ -88,16 +88,13 @@ static inline void am_rng_seek(am_rng *r, uint64_t step)
     r->used = 2;
 }
 
+/* Computes the next block into out and moves to the block after it (used = 0). */
+void am_rng_refill(am_rng *r);
+
 /* Next 64 random bits. */
 static inline uint64_t am_rng_u64(am_rng *r)
 {
-    if (r->used == 2) {
-        philox4x32_ctr_t x = philox4x32(r->ctr, r->key);
-        r->out[0] = (uint64_t)x.v[1] << 32 | x.v[0];
-        r->out[1] = (uint64_t)x.v[3] << 32 | x.v[2];
-        r->ctr.v[0]++;
-        r->used = 0;
-    }
+    if (r->used == 2) am_rng_refill(r);
     return r->out[r->used++];
 }
 
@@ -126,7 +123,8 @@ void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n);
 void am_rng_fill_gaussian(am_rng *r, double *out, size_t n);
 
 /* The 2 nb words of blocks block .. block + nb - 1 of r's step, without moving r, using
- * at most instruction set simd (0 portable, 1 AVX2, 2 AVX-512F) when the CPU has it. */
+ * at most instruction set simd (0 one block at a time, 1 AVX2, 2 AVX-512F) when the CPU
+ * has it. */
 void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd);
 
 /* Instruction set of the bulk draws on this CPU: 2 AVX-512F, 1 AVX2, 0 portable. */
