@@ -60,8 +60,8 @@ static inline void philox_block(const am_rng *r, uint32_t b, uint64_t *out)
     const __m128i w = _mm_set_epi64x(PHILOX_W32_1, PHILOX_W32_0);
     __m128i k = _mm_set_epi64x(r->key.v[1], r->key.v[0]);
     for (int round = 0; round < 10; round++) {
-        __m128i p = _mm_shuffle_epi32(_mm_mul_epu32(x, m), _MM_SHUFFLE(0, 1, 2, 3));
-        x = _mm_xor_si128(_mm_xor_si128(p, _mm_srli_epi64(x, 32)), k);
+        __m128i t = _mm_xor_si128(_mm_srli_epi64(x, 32), k); /* off the multiply's path */
+        x = _mm_xor_si128(_mm_shuffle_epi32(_mm_mul_epu32(x, m), _MM_SHUFFLE(0, 1, 2, 3)), t);
         k = _mm_add_epi32(k, w);
     }
     _mm_storeu_si128((__m128i *)out, x);
