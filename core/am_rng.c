@@ -148,6 +148,26 @@ AVX2 static void philox16_avx2(const am_rng *r, uint32_t b0, uint64_t *out)
     store8(c0, c1, c2, c3, out + 16);
 }
 
+/* Blocks b0 and b0+1: philox_block's one-register scheme with one block per 128-bit half
+ * (the latency of one block, for short requests). */
+AVX2 static void philox2_avx2(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    __m256i x =
+        _mm256_setr_epi32((int)b0, (int)r->ctr.v[1], (int)r->ctr.v[2], (int)r->ctr.v[3],
+                          (int)(b0 + 1), (int)r->ctr.v[1], (int)r->ctr.v[2], (int)r->ctr.v[3]);
+    const __m256i m =
+        _mm256_set_epi64x(PHILOX_M4x32_1, PHILOX_M4x32_0, PHILOX_M4x32_1, PHILOX_M4x32_0);
+    const __m256i w = _mm256_set_epi64x(PHILOX_W32_1, PHILOX_W32_0, PHILOX_W32_1, PHILOX_W32_0);
+    __m256i k = _mm256_set_epi64x(r->key.v[1], r->key.v[0], r->key.v[1], r->key.v[0]);
+    for (int round = 0; round < 10; round++) {
+        __m256i t = _mm256_xor_si256(_mm256_srli_epi64(x, 32), k);
+        x = _mm256_xor_si256(_mm256_shuffle_epi32(_mm256_mul_epu32(x, m), _MM_SHUFFLE(0, 1, 2, 3)),
+                             t);
+        k = _mm256_add_epi32(k, w);
+    }
+    _mm256_storeu_si256((__m256i *)out, x);
+}
+
 AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
 {
     size_t b = 0;
@@ -157,10 +177,15 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
         uint64_t tmp[32];
         philox16_avx2(r, b0 + (uint32_t)b, tmp);
         memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
-    } else {
-        blocks_portable(r, b0 + (uint32_t)b, nb - b, out + 2 * b);
+        return;
     }
+    if (nb - b >= 2) {
+        philox2_avx2(r, b0 + (uint32_t)b, out + 2 * b);
+        b += 2;
+    }
+    blocks_portable(r, b0 + (uint32_t)b, nb - b, out + 2 * b);
 }
+
 #define AVX512 __attribute__((target("avx512f")))
 
 /* hi and lo halves of the 16 products a_l * m (m = multiplier in every 64-bit lane). */
