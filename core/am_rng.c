@@ -74,6 +74,20 @@ static inline void philox_block(const am_rng *r, uint32_t b, uint64_t *out)
 #endif
 }
 
+/* The block at counter c (any c0..c3), by philox_block on a stream holding c. */
+static void blocks_at_portable(const philox4x32_key_t *key, const uint32_t (*ctr)[4], size_t nb,
+                               uint64_t *out)
+{
+    am_rng q;
+    q.key = *key;
+    for (size_t t = 0; t < nb; t++) {
+        q.ctr.v[1] = ctr[t][1];
+        q.ctr.v[2] = ctr[t][2];
+        q.ctr.v[3] = ctr[t][3];
+        philox_block(&q, ctr[t][0], out + 2 * t);
+    }
+}
+
 void am_rng_refill(am_rng *r)
 {
     philox_block(r, r->ctr.v[0], r->out);
@@ -281,6 +295,34 @@ __attribute__((target("avx512f,avx512dq"))) static size_t zig_fast_avx512(const 
     }
     return t;
 }
+/* Blocks at arbitrary counters ctr[t][0..3] (t < nb, nb a multiple of 16), one block per
+ * 128-bit lane with philox_block's scheme, four registers interleaved. */
+AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t (*ctr)[4],
+                                    size_t nb, uint64_t *out)
+{
+    const __m512i m =
+        _mm512_set4_epi64(PHILOX_M4x32_1, PHILOX_M4x32_0, PHILOX_M4x32_1, PHILOX_M4x32_0);
+    const __m512i w = _mm512_set4_epi64(PHILOX_W32_1, PHILOX_W32_0, PHILOX_W32_1, PHILOX_W32_0);
+    for (size_t t = 0; t < nb; t += 16) {
+        __m512i x[4];
+        for (int g = 0; g < 4; g++)
+            x[g] = _mm512_loadu_si512(ctr[t + 4 * (size_t)g]);
+        __m512i k = _mm512_set4_epi64(key->v[1], key->v[0], key->v[1], key->v[0]);
+        for (int round = 0; round < 10; round++) {
+            for (int g = 0; g < 4; g++) {
+                __m512i u = _mm512_xor_si512(_mm512_srli_epi64(x[g], 32), k);
+                x[g] =
+                    _mm512_xor_si512(_mm512_shuffle_epi32(_mm512_mul_epu32(x[g], m),
+                                                          (_MM_PERM_ENUM)_MM_SHUFFLE(0, 1, 2, 3)),
+                                     u);
+            }
+            k = _mm512_add_epi32(k, w);
+        }
+        for (int g = 0; g < 4; g++)
+            _mm512_storeu_si512(out + 2 * (t + 4 * (size_t)g), x[g]);
+    }
+}
+
 #endif
 
 /* Best instruction set of this CPU: 2 = AVX-512F, 1 = AVX2, 0 = portable only. */
@@ -341,13 +383,60 @@ static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, siz
     }
 }
 
+/* The ziggurat on the words buf[j..2 nb) (buf[0] = word 0 of block b0 of r's step) into
+ * out[0..n): returns how many normals were made; r is left after the last word used. */
+static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_t nb, size_t j,
+                              double *out, size_t n, int zig_simd)
+{
+    const size_t nw = 2 * nb;
+    size_t k = 0;
+    (void)zig_simd;
+    for (;;) {
+        /* fast path of the ziggurat on consecutive words */
+        size_t m = n - k < nw - j ? n - k : nw - j, t = 0;
+        const uint64_t *src = buf + j;
+        double *dst = out + k;
+#if AM_RNG_X86
+        if (zig_simd) t = zig_fast_avx512(src, dst, m);
+#endif
+        for (; t < m; t++) {
+            uint64_t w = src[t];
+            unsigned i = (unsigned)(w & 0xff);
+            double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
+            if (!(fabs(u) < am_zig_r[i])) break;
+            dst[t] = u * am_zig_x[i];
+        }
+        j += t;
+        k += t;
+        if (t == m) {
+            set_position(r, buf, b0, j);
+            return k;
+        }
+        /* rare case: finish this normal on the scalar stream */
+        set_position(r, buf, b0, j + 1);
+        out[k] = am_rng_gaussian_slow(r, buf[j]);
+        k++;
+        uint32_t blk = r->ctr.v[0] - b0; /* >= 1: the slow path drew at least one word */
+        if (blk > nb) return k;          /* left the buffer: r is authoritative */
+        j = 2 * (size_t)blk - 2 + r->used;
+        if (j >= nw) return k;
+    }
+}
+
+static int zig_simd_available(void)
+{
+#if AM_RNG_X86
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+    return 0;
+#endif
+}
+
 void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
 {
     uint64_t buf[2 * BUF_BLOCKS];
     size_t k = 0;
-#if AM_RNG_X86
-    int zig_simd = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-#endif
+    int zig_simd = zig_simd_available();
     while (k < n) {
         /* buf starts at the block holding the next word of the stream and holds the words
          * still needed (one each, unless the rare case draws more: then it is refilled) */
@@ -368,36 +457,53 @@ void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
             nb = need < BUF_BLOCKS ? need : BUF_BLOCKS;
             am_rng_blocks(r, b0, nb, buf, 2);
         }
-        const size_t nw = 2 * nb;
-        for (;;) {
-            /* fast path of the ziggurat on consecutive words */
-            size_t m = n - k < nw - j ? n - k : nw - j, t = 0;
-            const uint64_t *src = buf + j;
-            double *dst = out + k;
+        k += zig_from_buffer(r, buf, b0, nb, j, out + k, n - k, zig_simd);
+    }
+}
+
+/* Blocks per batch of am_rng_fill_gaussian_steps (a multiple of 16). */
+#define STEP_BLOCKS 128
+
+void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out)
+{
+    size_t nbs = (n + 1) / 2; /* blocks per step without rejections */
+    if (nbs == 0 || nbs > STEP_BLOCKS / 4 || nsteps == 1) {
+        for (size_t s = 0; s < nsteps; s++) {
+            am_rng_seek(r, step0 + s);
+            am_rng_fill_gaussian(r, out + s * n, n);
+        }
+        return;
+    }
+    uint32_t ctr[STEP_BLOCKS][4];
+    uint64_t buf[2 * STEP_BLOCKS];
+    int zig_simd = zig_simd_available();
+    size_t per = STEP_BLOCKS / nbs; /* steps per batch */
+    for (size_t s0 = 0; s0 < nsteps; s0 += per) {
+        size_t ns = nsteps - s0 < per ? nsteps - s0 : per, nb = ns * nbs;
+        for (size_t s = 0; s < ns; s++) {
+            am_rng_seek(r, step0 + s0 + s); /* the counter words of that step */
+            for (size_t b = 0; b < nbs; b++) {
+                uint32_t *c = ctr[s * nbs + b];
+                c[0] = (uint32_t)b;
+                c[1] = r->ctr.v[1];
+                c[2] = r->ctr.v[2];
+                c[3] = r->ctr.v[3];
+            }
+        }
 #if AM_RNG_X86
-            if (zig_simd) t = zig_fast_avx512(src, dst, m);
+        if (__builtin_cpu_supports("avx512f")) {
+            size_t nb16 = (nb + 15) / 16 * 16;
+            for (size_t t = nb; t < nb16; t++)
+                memcpy(ctr[t], ctr[0], sizeof ctr[0]);
+            blocks_at_avx512(&r->key, (const uint32_t(*)[4])ctr, nb16, buf);
+        } else
 #endif
-            for (; t < m; t++) {
-                uint64_t w = src[t];
-                unsigned i = (unsigned)(w & 0xff);
-                double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
-                if (!(fabs(u) < am_zig_r[i])) break;
-                dst[t] = u * am_zig_x[i];
-            }
-            j += t;
-            k += t;
-            if (t == m) {
-                set_position(r, buf, b0, j);
-                break;
-            }
-            /* rare case: finish this normal on the scalar stream */
-            set_position(r, buf, b0, j + 1);
-            out[k] = am_rng_gaussian_slow(r, buf[j]);
-            k++;
-            uint32_t blk = r->ctr.v[0] - b0; /* >= 1: the slow path drew at least one word */
-            if (blk > nb) break;             /* left the buffer: r is authoritative */
-            j = 2 * (size_t)blk - 2 + r->used;
-            if (j >= nw) break;
+            blocks_at_portable(&r->key, (const uint32_t(*)[4])ctr, nb, buf);
+        for (size_t s = 0; s < ns; s++) {
+            double *o = out + (s0 + s) * n;
+            am_rng_seek(r, step0 + s0 + s);
+            size_t k = zig_from_buffer(r, buf + 2 * s * nbs, 0, nbs, 0, o, n, zig_simd);
+            if (k < n) am_rng_fill_gaussian(r, o + k, n - k);
         }
     }
 }

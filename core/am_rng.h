@@ -122,6 +122,11 @@ void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n);
 /* Writes the next n standard normals to out, as n calls of am_rng_gaussian would. */
 void am_rng_fill_gaussian(am_rng *r, double *out, size_t n);
 
+/* The normals of steps step0 .. step0 + nsteps - 1, n per step, into out[s n + i]: the same
+ * as am_rng_seek(r, step0 + s) and am_rng_fill_gaussian(r, out + s n, n) for s = 0, 1, ...,
+ * and r ends where the last of these leaves it. Short steps are computed side by side. */
+void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out);
+
 /* The 2 nb words of blocks block .. block + nb - 1 of r's step, without moving r, using
  * at most instruction set simd (0 one block at a time, 1 AVX2, 2 AVX-512F) when the CPU
  * has it. */

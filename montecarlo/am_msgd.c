@@ -31,7 +31,11 @@ typedef struct {
     am_rng data, delay;
     double *ring;     /* L * d */
     double *x, *y;    /* data in original and eigen coordinates */
+    double *z;        /* Gaussian fast path: normals of a batch of steps (BATCH_DOUBLES) */
 } work_t;
+
+/* Gaussian fast path: the normals of up to BATCH_DOUBLES / d steps are drawn at once. */
+#define BATCH_DOUBLES 128
 
 am_msgd_params am_msgd_params_default(void)
 {
@@ -155,7 +159,7 @@ void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0)
 static size_t work_bytes(size_t d, size_t L)
 {
     size_t head = (sizeof(work_t) + 63) / 64 * 64;
-    return head + (L + 2) * d * sizeof(double) + 64;
+    return head + ((L + 2) * d + BATCH_DOUBLES) * sizeof(double) + 64;
 }
 
 static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
@@ -169,6 +173,7 @@ static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
     w->ring = base;
     w->x = base + L * d;
     w->y = w->x + d;
+    w->z = w->y + d;
     am_rng_init(&w->data, m->par.seed, replica, AM_STREAM_DATA, 0);
     am_rng_init(&w->delay, m->par.seed, replica, AM_STREAM_DELAY, 0);
     am_msgd_initial(m, replica, w->ring);
@@ -194,12 +199,12 @@ static inline void draw_x(const am_msgd *m, work_t *w)
     }
 }
 
-/* Fast path: Gaussian data, standard eigenbasis; x = sqrt(lambda) Z, returns x . wv. */
-static inline double gaussian_dot(const am_problem *p, am_rng *rng, const double *wv, double *x)
+/* Fast path: Gaussian data, standard eigenbasis. Scales the standard normals in x to
+ * x = sqrt(lambda) Z and returns x . wv. */
+static inline double gaussian_dot(const am_problem *p, double *x, const double *wv)
 {
     const double *sl = p->sqrt_lambda;
     double a = 0;
-    am_rng_fill_gaussian(rng, x, p->dim);
     for (size_t i = 0; i < p->dim; i++) {
         x[i] *= sl[i];
         a += x[i] * wv[i];
@@ -257,6 +262,10 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     int fast_gauss = p->dist.kind == AM_DIST_GAUSSIAN && !p->q;
     int expected = p->dist.kind == AM_DIST_EXPECTED;
     size_t cur = (size_t)(k0 % L);
+    /* Gaussian fast path: normals of steps kb .. kb + nz - 1 in w->z (short steps in batches,
+     * so that their random numbers are computed side by side) */
+    uint64_t kb = k0, nz = 0, per = d < BATCH_DOUBLES ? BATCH_DOUBLES / d : 1;
+    double *z = d <= BATCH_DOUBLES ? w->z : w->x;
     for (uint64_t k = k0; k < k1; k++) {
         size_t prev = cur == 0 ? L - 1 : cur - 1;
         size_t next = cur + 1 == L ? 0 : cur + 1;
@@ -285,16 +294,22 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             for (size_t i = 0; i < d; i++)
                 vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
         } else {
-            am_rng_seek(&w->data, k);
-            double a;
+            double a, *x = w->x;
             if (fast_gauss) {
-                a = gaussian_dot(p, &w->data, wv, w->x);
+                if (k >= kb + nz) {
+                    kb = k;
+                    nz = k1 - k < per ? k1 - k : per;
+                    am_rng_fill_gaussian_steps(&w->data, kb, (size_t)nz, d, z);
+                }
+                x = z + (size_t)(k - kb) * d;
+                a = gaussian_dot(p, x, wv);
             } else {
+                am_rng_seek(&w->data, k);
                 draw_x(m, w);
                 a = 0;
                 for (size_t i = 0; i < d; i++) a += w->x[i] * wv[i];
             }
-            msgd_step(d, mu, eta * a, a, v, vp, w->x, wv, vn);
+            msgd_step(d, mu, eta * a, a, v, vp, x, wv, vn);
         }
         cur = next;
     }

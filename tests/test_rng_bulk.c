@@ -6,6 +6,7 @@
  * the bulk normals at many points (binomial standard error).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -80,6 +81,56 @@ Test(rng_bulk, fill_gaussian_equals_scalar)
             }
     /* the comparison covered the base strip's tail (P(|Z| > R) = 2.6e-4), hence the slow path */
     cr_assert(tail >= 20, "only %ld tail normals among %ld", tail, total);
+}
+
+/* Normals of many short steps at once equal step-by-step bulk draws (and leave the stream
+ * where the last step's draw leaves it). */
+Test(rng_bulk, fill_gaussian_steps_equals_per_step)
+{
+    static double a[100 * 70], b[100 * 70];
+    const size_t counts[] = {1, 2, 3, 7, 40, 100};
+    long tail = 0;
+    for (size_t n = 1; n <= 70; n += (n < 12 ? 1 : 29))
+        for (int ci = 0; ci < 6; ci++) {
+            size_t ns = counts[ci];
+            uint64_t step0 = 65530 + 1000 * n; /* crosses the 2^16 boundary of counter word 2 */
+            am_rng s, v;
+            am_rng_init(&s, 8, 123, AM_STREAM_DATA, 0);
+            am_rng_init(&v, 8, 123, AM_STREAM_DATA, 0);
+            for (size_t k = 0; k < ns; k++) {
+                am_rng_seek(&s, step0 + k);
+                am_rng_fill_gaussian(&s, a + k * n, n);
+            }
+            am_rng_fill_gaussian_steps(&v, step0, ns, n, b);
+            for (size_t i = 0; i < ns * n; i++) {
+                cr_assert(memcmp(&a[i], &b[i], sizeof a[i]) == 0,
+                          "n=%zu steps=%zu: normal %zu: %.17g vs %.17g", n, ns, i, a[i], b[i]);
+                tail += fabs(a[i]) > 3.6541528853610088;
+            }
+            cr_assert_eq(am_rng_u64(&s), am_rng_u64(&v), "n=%zu steps=%zu: next word", n, ns);
+        }
+    /* many short steps: enough rejections, including tail draws, inside the batches */
+    for (size_t n = 2; n <= 6; n += 4) {
+        size_t ns = 20000 / n;
+        double *x = malloc(ns * n * sizeof *x), *y = malloc(ns * n * sizeof *y);
+        am_rng s, v;
+        am_rng_init(&s, 9, 1, AM_STREAM_DATA, 0);
+        am_rng_init(&v, 9, 1, AM_STREAM_DATA, 0);
+        for (size_t k = 0; k < ns; k++) {
+            am_rng_seek(&s, k);
+            for (size_t i = 0; i < n; i++)
+                x[k * n + i] = am_rng_gaussian(&s);
+        }
+        am_rng_fill_gaussian_steps(&v, 0, ns, n, y);
+        for (size_t i = 0; i < ns * n; i++) {
+            cr_assert(memcmp(&x[i], &y[i], sizeof x[i]) == 0, "n=%zu: normal %zu: %.17g vs %.17g",
+                      n, i, x[i], y[i]);
+            tail += fabs(x[i]) > 3.6541528853610088;
+        }
+        free(x);
+        free(y);
+    }
+    cr_assert(tail >= 3, "only %ld tail normals: the rare case was not exercised", tail);
 }
 
 /* Mixed calls: bulk after scalar after bulk on the same stream equals the scalar stream. */
