@@ -454,7 +454,7 @@ void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
             b0 = r->ctr.v[0];
             j = 0;
             need = (n - k + 1) / 2;
-            nb = need < BUF_BLOCKS ? need : BUF_BLOCKS;
+            nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1; /* whole AVX-512 groups */
             am_rng_blocks(r, b0, nb, buf, 2);
         }
         k += zig_from_buffer(r, buf, b0, nb, j, out + k, n - k, zig_simd);
