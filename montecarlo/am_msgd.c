@@ -15,6 +15,10 @@
 
 #include "am_data.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 struct am_msgd {
     const am_problem *p;
     am_msgd_params par;
@@ -220,7 +224,6 @@ static inline void msgd_step_body(size_t d, double mu, double ea, double a, cons
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 /* The same four lanes at a time (AVX2 without FMA, so every product is rounded as above). */
 __attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, double ea,
                                                            double a, const double *v,
