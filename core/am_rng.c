@@ -262,14 +262,42 @@ AVX512 static void philox32_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
     store16(c0, c1, c2, c3, out + 32);
 }
 
+/* Blocks b0 .. b0+15 into out[0..31] (one group of philox32_avx512). */
+AVX512 static void philox16_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
+    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
+    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
+        __m512i h0, l0, h1, l1;
+        mulhilo16(a0, m0, &h0, &l0);
+        mulhilo16(a2, m1, &h1, &l1);
+        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96);
+        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
+        a1 = l1;
+        a3 = l0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    store16(a0, a1, a2, a3, out);
+}
+
 AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
 {
     size_t b = 0;
     for (; b + 32 <= nb; b += 32)
         philox32_avx512(r, b0 + (uint32_t)b, out + 2 * b);
-    if (nb - b > 16) {
-        uint64_t tmp[64];
-        philox32_avx512(r, b0 + (uint32_t)b, tmp);
+    if (b + 16 <= nb) {
+        philox16_avx512(r, b0 + (uint32_t)b, out + 2 * b);
+        b += 16;
+    }
+    if (nb - b > 4) {
+        uint64_t tmp[32];
+        philox16_avx512(r, b0 + (uint32_t)b, tmp);
         memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
     } else {
         blocks_avx2(r, b0 + (uint32_t)b, nb - b, out + 2 * b); /* AVX-512F implies AVX2 */
