@@ -242,11 +242,11 @@ __attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, 
 }
 #endif
 
-static void msgd_step(size_t d, double mu, double ea, double a, const double *v, const double *vp,
+static inline void msgd_step(size_t d, double mu, double ea, double a, const double *v, const double *vp,
                       const double *x, const double *wv, double *vn)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx2")) {
+    if (d >= 16 && __builtin_cpu_supports("avx2")) {
         msgd_step_avx2(d, mu, ea, a, v, vp, x, wv, vn);
         return;
     }
