@@ -88,7 +88,8 @@ figures: $(DEPS_STAMP)
 
 bench: $(DEPS_STAMP)
 	scripts/install-deps.sh --bench
-	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc $(BUILD)/bench_sde $(BUILD)/bench_ode
+	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc $(BUILD)/bench_rng $(BUILD)/bench_sde \
+	    $(BUILD)/bench_ode
 	scripts/bench.sh $(BUILD)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
@@ -144,6 +145,9 @@ api-doc:
 # Installs into a temporary prefix, builds examples/embed.c against it with pkg-config, runs it.
 install-check: $(DEPS_STAMP)
 	scripts/install-check.sh
+
+$(BUILD)/bench_rng: $(BUILD)/bench/bench_rng.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 check-format:
 	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)

@@ -1,9 +1,28 @@
 /*
- * am_rng.c -- out-of-line part of the ziggurat normal sampler: the base strip's tail
- * (x > R, Marsaglia's exponential method) and the wedges, accepted when
- * f(x[i+1]) + U (f(x[i]) - f(x[i+1])) < f(x), f(x) = exp(-x^2/2).
+ * am_rng.c -- out-of-line parts of am_rng.h.
+ *
+ * 1. The ziggurat's rare cases: the base strip's tail (x > R, Marsaglia's exponential
+ *    method) and the wedges, accepted when f(x[i+1]) + U (f(x[i]) - f(x[i+1])) < f(x),
+ *    f(x) = exp(-x^2/2).
+ * 2. Bulk draws. Philox4x32-10 maps (counter, key) to 4 x 32 bits by ten rounds of
+ *      (x0, x1, x2, x3) <- (hi(M1 x2) ^ x1 ^ k0, lo(M1 x2), hi(M0 x0) ^ x3 ^ k1, lo(M0 x0)),
+ *    the key bumped by (W0, W1) between rounds. The AVX2 (AVX-512) code keeps word j of 8
+ *    (16) consecutive blocks in the lanes of one register, two such groups interleaved,
+ *    and forms the 32 x 32 -> 64-bit products of even and odd lanes with vpmuludq; a
+ *    transpose writes the words in stream order. A normal whose ziggurat fast test fails is
+ * finished by am_rng_gaussian_slow on the scalar stream, and the bulk loop then continues from the
+ * words already generated, so the result equals the scalar calls.
  */
 #include "am_rng.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AM_RNG_X86 1
+#else
+#define AM_RNG_X86 0
+#endif
 
 #define ZIG_R 3.6541528853610088
 
@@ -26,5 +45,493 @@ double am_rng_gaussian_slow(am_rng *r, uint64_t w)
         double f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
         if (f1 + am_rng_uniform(r) * (f0 - f1) < 1.0) return x;
         w = am_rng_u64(r);
+    }
+}
+
+/* One block: words 2b, 2b+1 of r's step. On x86-64 with SSE2 (always present): the state
+ * (x0, x1, x2, x3) sits in one register and a single pmuludq forms both products x0 M0
+ * and x2 M1 (even 32-bit lanes), giving (lo0, hi0, lo1, hi1); one shuffle and two xors
+ * make the next state (hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0). Elsewhere: Random123. */
+static inline void philox_block(const am_rng *r, uint32_t b, uint64_t *out)
+{
+#if AM_RNG_X86
+    __m128i x = _mm_setr_epi32((int)b, (int)r->ctr.v[1], (int)r->ctr.v[2], (int)r->ctr.v[3]);
+    const __m128i m = _mm_set_epi64x(PHILOX_M4x32_1, PHILOX_M4x32_0);
+    const __m128i w = _mm_set_epi64x(PHILOX_W32_1, PHILOX_W32_0);
+    __m128i k = _mm_set_epi64x(r->key.v[1], r->key.v[0]);
+    for (int round = 0; round < 10; round++) {
+        __m128i t = _mm_xor_si128(_mm_srli_epi64(x, 32), k); /* off the multiply's path */
+        x = _mm_xor_si128(_mm_shuffle_epi32(_mm_mul_epu32(x, m), _MM_SHUFFLE(0, 1, 2, 3)), t);
+        k = _mm_add_epi32(k, w);
+    }
+    _mm_storeu_si128((__m128i *)out, x);
+#else
+    philox4x32_ctr_t c = r->ctr;
+    c.v[0] = b;
+    philox4x32_ctr_t x = philox4x32(c, r->key);
+    out[0] = (uint64_t)x.v[1] << 32 | x.v[0];
+    out[1] = (uint64_t)x.v[3] << 32 | x.v[2];
+#endif
+}
+
+/* The block at counter c (any c0..c3), by philox_block on a stream holding c. */
+static void blocks_at_portable(const philox4x32_key_t *key, const uint32_t (*ctr)[4], size_t nb,
+                               uint64_t *out)
+{
+    am_rng q;
+    q.key = *key;
+    for (size_t t = 0; t < nb; t++) {
+        q.ctr.v[1] = ctr[t][1];
+        q.ctr.v[2] = ctr[t][2];
+        q.ctr.v[3] = ctr[t][3];
+        philox_block(&q, ctr[t][0], out + 2 * t);
+    }
+}
+
+void am_rng_refill(am_rng *r)
+{
+    philox_block(r, r->ctr.v[0], r->out);
+    r->ctr.v[0]++;
+    r->used = 0;
+}
+
+/* Block by block. */
+static void blocks_portable(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+{
+    for (size_t b = 0; b < nb; b++)
+        philox_block(r, b0 + (uint32_t)b, out + 2 * b);
+}
+
+#if AM_RNG_X86
+#define AVX2 __attribute__((target("avx2")))
+
+/* hi and lo halves of the 8 products a_l * m (m = multiplier in every 64-bit lane). */
+AVX2 static inline void mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo)
+{
+    __m256i pe = _mm256_mul_epu32(a, m);
+    __m256i po = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+    *lo = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
+}
+
+/* Words of blocks b .. b+7 (lanes of x0..x3) to out[0..15] in stream order. */
+AVX2 static inline void store8(__m256i x0, __m256i x1, __m256i x2, __m256i x3, uint64_t *out)
+{
+    __m256i t0 = _mm256_unpacklo_epi32(x0, x1), t1 = _mm256_unpacklo_epi32(x2, x3);
+    __m256i t2 = _mm256_unpackhi_epi32(x0, x1), t3 = _mm256_unpackhi_epi32(x2, x3);
+    __m256i u0 = _mm256_unpacklo_epi64(t0, t1); /* blocks 0 | 4 */
+    __m256i u1 = _mm256_unpackhi_epi64(t0, t1); /* blocks 1 | 5 */
+    __m256i u2 = _mm256_unpacklo_epi64(t2, t3); /* blocks 2 | 6 */
+    __m256i u3 = _mm256_unpackhi_epi64(t2, t3); /* blocks 3 | 7 */
+    _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256((__m256i *)out + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256((__m256i *)out + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+
+/* Blocks b0 .. b0+15 into out[0..31]. */
+AVX2 static void philox16_avx2(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i a0 = _mm256_add_epi32(_mm256_set1_epi32((int)b0), lane);
+    __m256i b0v = _mm256_add_epi32(a0, _mm256_set1_epi32(8));
+    __m256i a1 = _mm256_set1_epi32((int)r->ctr.v[1]), a2 = _mm256_set1_epi32((int)r->ctr.v[2]);
+    __m256i a3 = _mm256_set1_epi32((int)r->ctr.v[3]);
+    __m256i c0 = b0v, c1 = a1, c2 = a2, c3 = a3;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m256i kk0 = _mm256_set1_epi32((int)k0), kk1 = _mm256_set1_epi32((int)k1);
+        __m256i h0, l0, h1, l1, g0, e0, g1, e1;
+        mulhilo8(a0, m0, &h0, &l0);
+        mulhilo8(a2, m1, &h1, &l1);
+        mulhilo8(c0, m0, &g0, &e0);
+        mulhilo8(c2, m1, &g1, &e1);
+        a0 = _mm256_xor_si256(_mm256_xor_si256(h1, a1), kk0);
+        a2 = _mm256_xor_si256(_mm256_xor_si256(h0, a3), kk1);
+        a1 = l1;
+        a3 = l0;
+        c0 = _mm256_xor_si256(_mm256_xor_si256(g1, c1), kk0);
+        c2 = _mm256_xor_si256(_mm256_xor_si256(g0, c3), kk1);
+        c1 = e1;
+        c3 = e0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    store8(a0, a1, a2, a3, out);
+    store8(c0, c1, c2, c3, out + 16);
+}
+
+/* Blocks b0 and b0+1: philox_block's one-register scheme with one block per 128-bit half
+ * (the latency of one block, for short requests). */
+AVX2 static void philox2_avx2(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    __m256i x =
+        _mm256_setr_epi32((int)b0, (int)r->ctr.v[1], (int)r->ctr.v[2], (int)r->ctr.v[3],
+                          (int)(b0 + 1), (int)r->ctr.v[1], (int)r->ctr.v[2], (int)r->ctr.v[3]);
+    const __m256i m =
+        _mm256_set_epi64x(PHILOX_M4x32_1, PHILOX_M4x32_0, PHILOX_M4x32_1, PHILOX_M4x32_0);
+    const __m256i w = _mm256_set_epi64x(PHILOX_W32_1, PHILOX_W32_0, PHILOX_W32_1, PHILOX_W32_0);
+    __m256i k = _mm256_set_epi64x(r->key.v[1], r->key.v[0], r->key.v[1], r->key.v[0]);
+    for (int round = 0; round < 10; round++) {
+        __m256i t = _mm256_xor_si256(_mm256_srli_epi64(x, 32), k);
+        x = _mm256_xor_si256(_mm256_shuffle_epi32(_mm256_mul_epu32(x, m), _MM_SHUFFLE(0, 1, 2, 3)),
+                             t);
+        k = _mm256_add_epi32(k, w);
+    }
+    _mm256_storeu_si256((__m256i *)out, x);
+}
+
+AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+{
+    size_t b = 0;
+    for (; b + 16 <= nb; b += 16)
+        philox16_avx2(r, b0 + (uint32_t)b, out + 2 * b);
+    if (nb - b >= 4) {
+        uint64_t tmp[32];
+        philox16_avx2(r, b0 + (uint32_t)b, tmp);
+        memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
+        return;
+    }
+    if (nb - b >= 2) {
+        philox2_avx2(r, b0 + (uint32_t)b, out + 2 * b);
+        b += 2;
+    }
+    blocks_portable(r, b0 + (uint32_t)b, nb - b, out + 2 * b);
+}
+
+#define AVX512 __attribute__((target("avx512f")))
+
+/* hi and lo halves of the 16 products a_l * m (m = multiplier in every 64-bit lane). */
+AVX512 static inline void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
+{
+    __m512i pe = _mm512_mul_epu32(a, m);
+    __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+    *lo = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+}
+
+/* Words of blocks b .. b+15 (lanes of x0..x3) to out[0..31] in stream order. */
+AVX512 static inline void store16(__m512i x0, __m512i x1, __m512i x2, __m512i x3, uint64_t *out)
+{
+    __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpacklo_epi32(x2, x3);
+    __m512i t2 = _mm512_unpackhi_epi32(x0, x1), t3 = _mm512_unpackhi_epi32(x2, x3);
+    __m512i u0 = _mm512_unpacklo_epi64(t0, t1); /* blocks 0 4 8 12 (one per 128-bit lane) */
+    __m512i u1 = _mm512_unpackhi_epi64(t0, t1); /* 1 5 9 13 */
+    __m512i u2 = _mm512_unpacklo_epi64(t2, t3); /* 2 6 10 14 */
+    __m512i u3 = _mm512_unpackhi_epi64(t2, t3); /* 3 7 11 15 */
+    __m512i p0 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(1, 0, 1, 0)); /* 0 4 1 5 */
+    __m512i p1 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(1, 0, 1, 0)); /* 2 6 3 7 */
+    __m512i p2 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(3, 2, 3, 2)); /* 8 12 9 13 */
+    __m512i p3 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(3, 2, 3, 2)); /* 10 14 11 15 */
+    _mm512_storeu_si512(out, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_si512(out + 8, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(3, 1, 3, 1)));
+    _mm512_storeu_si512(out + 16, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm512_storeu_si512(out + 24, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* Blocks b0 .. b0+31 into out[0..63]. */
+AVX512 static void philox32_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
+    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
+    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
+    __m512i c0 = _mm512_add_epi32(a0, _mm512_set1_epi32(16)), c1 = a1, c2 = a2, c3 = a3;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
+        __m512i h0, l0, h1, l1, g0, e0, g1, e1;
+        mulhilo16(a0, m0, &h0, &l0);
+        mulhilo16(a2, m1, &h1, &l1);
+        mulhilo16(c0, m0, &g0, &e0);
+        mulhilo16(c2, m1, &g1, &e1);
+        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96); /* h1 ^ a1 ^ k0 */
+        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
+        a1 = l1;
+        a3 = l0;
+        c0 = _mm512_ternarylogic_epi32(g1, c1, kk0, 0x96);
+        c2 = _mm512_ternarylogic_epi32(g0, c3, kk1, 0x96);
+        c1 = e1;
+        c3 = e0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    store16(a0, a1, a2, a3, out);
+    store16(c0, c1, c2, c3, out + 32);
+}
+
+/* Blocks b0 .. b0+15 into out[0..31] (one group of philox32_avx512). */
+AVX512 static void philox16_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
+    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
+    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
+        __m512i h0, l0, h1, l1;
+        mulhilo16(a0, m0, &h0, &l0);
+        mulhilo16(a2, m1, &h1, &l1);
+        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96);
+        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
+        a1 = l1;
+        a3 = l0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    store16(a0, a1, a2, a3, out);
+}
+
+AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+{
+    size_t b = 0;
+    for (; b + 32 <= nb; b += 32)
+        philox32_avx512(r, b0 + (uint32_t)b, out + 2 * b);
+    if (b + 16 <= nb) {
+        philox16_avx512(r, b0 + (uint32_t)b, out + 2 * b);
+        b += 16;
+    }
+    if (nb - b > 4) {
+        uint64_t tmp[32];
+        philox16_avx512(r, b0 + (uint32_t)b, tmp);
+        memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
+    } else {
+        blocks_avx2(r, b0 + (uint32_t)b, nb - b, out + 2 * b); /* AVX-512F implies AVX2 */
+    }
+}
+/* Fast path of the ziggurat on words src[0..m-1] into dst, 8 at a time, stopping before
+ * the first group of 8 that holds a rejection; returns how many were done. The conversion
+ * of the 53 high bits is exact and every operation is the scalar one, so the normals are
+ * bit-identical to am_rng_gaussian's. */
+__attribute__((target("avx512f,avx512dq"))) static size_t zig_fast_avx512(const uint64_t *src,
+                                                                          double *dst, size_t m)
+{
+    const __m512i low8 = _mm512_set1_epi64(0xff), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    const __m512d scale = _mm512_set1_pd(0x1.0p-63);
+    size_t t = 0;
+    for (; t + 8 <= m; t += 8) {
+        __m512i w = _mm512_loadu_si512(src + t);
+        __m512i i = _mm512_and_si512(w, low8);
+        __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), scale);
+        __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
+        if (_mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ) != 0xff) break;
+        _mm512_storeu_pd(dst + t, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
+    }
+    return t;
+}
+/* Blocks at arbitrary counters ctr[t][0..3] (t < nb, nb a multiple of 16), one block per
+ * 128-bit lane with philox_block's scheme, four registers interleaved. */
+AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t (*ctr)[4],
+                                    size_t nb, uint64_t *out)
+{
+    const __m512i m =
+        _mm512_set4_epi64(PHILOX_M4x32_1, PHILOX_M4x32_0, PHILOX_M4x32_1, PHILOX_M4x32_0);
+    const __m512i w = _mm512_set4_epi64(PHILOX_W32_1, PHILOX_W32_0, PHILOX_W32_1, PHILOX_W32_0);
+    for (size_t t = 0; t < nb; t += 16) {
+        __m512i x[4];
+        for (int g = 0; g < 4; g++)
+            x[g] = _mm512_loadu_si512(ctr[t + 4 * (size_t)g]);
+        __m512i k = _mm512_set4_epi64(key->v[1], key->v[0], key->v[1], key->v[0]);
+        for (int round = 0; round < 10; round++) {
+            for (int g = 0; g < 4; g++) {
+                __m512i u = _mm512_xor_si512(_mm512_srli_epi64(x[g], 32), k);
+                x[g] =
+                    _mm512_xor_si512(_mm512_shuffle_epi32(_mm512_mul_epu32(x[g], m),
+                                                          (_MM_PERM_ENUM)_MM_SHUFFLE(0, 1, 2, 3)),
+                                     u);
+            }
+            k = _mm512_add_epi32(k, w);
+        }
+        for (int g = 0; g < 4; g++)
+            _mm512_storeu_si512(out + 2 * (t + 4 * (size_t)g), x[g]);
+    }
+}
+
+#endif
+
+/* Best instruction set of this CPU: 2 = AVX-512F, 1 = AVX2, 0 = portable only. */
+int am_rng_simd(void)
+{
+#if AM_RNG_X86
+    if (__builtin_cpu_supports("avx512f")) return 2;
+    if (__builtin_cpu_supports("avx2")) return 1;
+#endif
+    return 0;
+}
+
+void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd)
+{
+#if AM_RNG_X86
+    if (simd >= 2 && __builtin_cpu_supports("avx512f")) {
+        blocks_avx512(r, block, nb, out);
+        return;
+    }
+    if (simd >= 1 && __builtin_cpu_supports("avx2")) {
+        blocks_avx2(r, block, nb, out);
+        return;
+    }
+#endif
+    (void)simd;
+    blocks_portable(r, block, nb, out);
+}
+
+void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n)
+{
+    while (n > 0 && r->used < 2) {
+        *out++ = r->out[r->used++];
+        n--;
+    }
+    size_t nb = n / 2;
+    am_rng_blocks(r, r->ctr.v[0], nb, out, 2);
+    r->ctr.v[0] += (uint32_t)nb;
+    if (n % 2) {
+        am_rng_u64(r); /* refills out and moves to the next block */
+        out[n - 1] = r->out[0];
+    }
+}
+
+/* Blocks buffered per refill of am_rng_fill_gaussian (one partial block + whole ones). */
+#define BUF_BLOCKS 129
+
+/* Positions r at word j of buf, whose word 0 is word 0 of block b0. */
+static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, size_t j)
+{
+    if (j % 2 == 0) {
+        r->ctr.v[0] = b0 + (uint32_t)(j / 2);
+        r->used = 2;
+    } else {
+        r->out[0] = buf[j - 1];
+        r->out[1] = buf[j];
+        r->ctr.v[0] = b0 + (uint32_t)(j / 2) + 1;
+        r->used = 1;
+    }
+}
+
+/* The ziggurat on the words buf[j..2 nb) (buf[0] = word 0 of block b0 of r's step) into
+ * out[0..n): returns how many normals were made; r is left after the last word used. */
+static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_t nb, size_t j,
+                              double *out, size_t n, int zig_simd)
+{
+    const size_t nw = 2 * nb;
+    size_t k = 0;
+    (void)zig_simd;
+    for (;;) {
+        /* fast path of the ziggurat on consecutive words */
+        size_t m = n - k < nw - j ? n - k : nw - j, t = 0;
+        const uint64_t *src = buf + j;
+        double *dst = out + k;
+#if AM_RNG_X86
+        if (zig_simd) t = zig_fast_avx512(src, dst, m);
+#endif
+        for (; t < m; t++) {
+            uint64_t w = src[t];
+            unsigned i = (unsigned)(w & 0xff);
+            double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
+            if (!(fabs(u) < am_zig_r[i])) break;
+            dst[t] = u * am_zig_x[i];
+        }
+        j += t;
+        k += t;
+        if (t == m) {
+            set_position(r, buf, b0, j);
+            return k;
+        }
+        /* rare case: finish this normal on the scalar stream */
+        set_position(r, buf, b0, j + 1);
+        out[k] = am_rng_gaussian_slow(r, buf[j]);
+        k++;
+        uint32_t blk = r->ctr.v[0] - b0; /* >= 1: the slow path drew at least one word */
+        if (blk > nb) return k;          /* left the buffer: r is authoritative */
+        j = 2 * (size_t)blk - 2 + r->used;
+        if (j >= nw) return k;
+    }
+}
+
+static int zig_simd_available(void)
+{
+#if AM_RNG_X86
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+    return 0;
+#endif
+}
+
+void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
+{
+    uint64_t buf[2 * BUF_BLOCKS];
+    size_t k = 0;
+    int zig_simd = zig_simd_available();
+    while (k < n) {
+        /* buf starts at the block holding the next word of the stream and holds the words
+         * still needed (one each, unless the rare case draws more: then it is refilled) */
+        uint32_t b0;
+        size_t j, nb, need;
+        if (r->used < 2) {
+            b0 = r->ctr.v[0] - 1;
+            memcpy(buf, r->out, sizeof r->out);
+            j = r->used;
+            need = (n - k) / 2; /* one word is in the partial block */
+            nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1;
+            am_rng_blocks(r, b0 + 1, nb, buf + 2, 2);
+            nb++;
+        } else {
+            b0 = r->ctr.v[0];
+            j = 0;
+            need = (n - k + 1) / 2;
+            nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1; /* whole AVX-512 groups */
+            am_rng_blocks(r, b0, nb, buf, 2);
+        }
+        k += zig_from_buffer(r, buf, b0, nb, j, out + k, n - k, zig_simd);
+    }
+}
+
+/* Blocks per batch of am_rng_fill_gaussian_steps (a multiple of 16). */
+#define STEP_BLOCKS 128
+
+void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out)
+{
+    size_t nbs = (n + 1) / 2; /* blocks per step without rejections */
+    if (nbs == 0 || nbs > STEP_BLOCKS / 4 || nsteps == 1) {
+        for (size_t s = 0; s < nsteps; s++) {
+            am_rng_seek(r, step0 + s);
+            am_rng_fill_gaussian(r, out + s * n, n);
+        }
+        return;
+    }
+    uint32_t ctr[STEP_BLOCKS][4];
+    uint64_t buf[2 * STEP_BLOCKS];
+    int zig_simd = zig_simd_available();
+    size_t per = STEP_BLOCKS / nbs; /* steps per batch */
+    for (size_t s0 = 0; s0 < nsteps; s0 += per) {
+        size_t ns = nsteps - s0 < per ? nsteps - s0 : per, nb = ns * nbs;
+        for (size_t s = 0; s < ns; s++) {
+            am_rng_seek(r, step0 + s0 + s); /* the counter words of that step */
+            for (size_t b = 0; b < nbs; b++) {
+                uint32_t *c = ctr[s * nbs + b];
+                c[0] = (uint32_t)b;
+                c[1] = r->ctr.v[1];
+                c[2] = r->ctr.v[2];
+                c[3] = r->ctr.v[3];
+            }
+        }
+#if AM_RNG_X86
+        if (__builtin_cpu_supports("avx512f")) {
+            size_t nb16 = (nb + 15) / 16 * 16;
+            for (size_t t = nb; t < nb16; t++)
+                memcpy(ctr[t], ctr[0], sizeof ctr[0]);
+            blocks_at_avx512(&r->key, (const uint32_t(*)[4])ctr, nb16, buf);
+        } else
+#endif
+            blocks_at_portable(&r->key, (const uint32_t(*)[4])ctr, nb, buf);
+        for (size_t s = 0; s < ns; s++) {
+            double *o = out + (s0 + s) * n;
+            am_rng_seek(r, step0 + s0 + s);
+            size_t k = zig_from_buffer(r, buf + 2 * s * nbs, 0, nbs, 0, o, n, zig_simd);
+            if (k < n) am_rng_fill_gaussian(r, o + k, n - k);
+        }
     }
 }

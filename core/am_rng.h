@@ -1,75 +1,101 @@
 /*
- * am_rng.h -- counter-based random streams (Random123 Philox4x64-10).
+ * am_rng.h -- counter-based random streams (Random123 Philox4x32-10).
  *
- * Every draw is a pure function of (seed, replica, stream, step, position):
- *   key     = (seed, replica)
- *   counter = (step, stream, block, 0)
- * so results do not depend on threads, ranks or on how many numbers earlier steps used.
+ * Every draw is a pure function of (seed, replica, stream, step, position), so results do
+ * not depend on threads, ranks or on how many numbers earlier steps used. Block b of a
+ * step is philox4x32(counter, key) with
+ *   key     = (seed mod 2^32, seed div 2^32)
+ *   counter = b + 2^32 stream + 2^40 replica + 2^80 step   (128 bits, words c0..c3)
+ * i.e. 32 bits of block, 8 of stream, 40 of replica, 48 of step: the arguments must be
+ * below AM_RNG_*_LIMIT (am_rng_in_range; AM_REPLICA_SHARED maps to replica 2^40 - 1).
+ * Block b gives words 2b and 2b+1 of the step: (x1 x0) and (x3 x2) as 64-bit numbers.
  * Standard normals come from a 256-layer ziggurat fed by one 64-bit word per try:
  * bits 0..7 choose the layer, bits 11..63 give u in (-1, 1).
+ *
+ * Bulk draws (am_rng_fill_u64, am_rng_fill_gaussian) return exactly the numbers that n
+ * calls of am_rng_u64 / am_rng_gaussian would return and leave the stream in the same
+ * position; they compute 16 or 32 Philox blocks at once with AVX2 or AVX-512 when the CPU
+ * has it (runtime check) and with the portable Random123 code otherwise: same words.
  */
 #ifndef AM_RNG_H
 #define AM_RNG_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <Random123/philox.h>
 
 /* Stream identifiers: one per purpose, so that purposes never share numbers. */
 enum {
-    AM_STREAM_DATA = 0,   /* data X_k of step k */
-    AM_STREAM_DELAY = 1,  /* delay tau_k of step k */
-    AM_STREAM_INIT = 2,   /* initial point */
-    AM_STREAM_ROTATE = 3, /* random eigenbasis */
-    AM_STREAM_NOISE = 4,  /* Brownian increments of SDE engines */
+    AM_STREAM_DATA = 0,    /* data X_k of step k */
+    AM_STREAM_DELAY = 1,   /* delay tau_k of step k */
+    AM_STREAM_INIT = 2,    /* initial point */
+    AM_STREAM_ROTATE = 3,  /* random eigenbasis */
+    AM_STREAM_NOISE = 4,   /* Brownian increments of SDE engines */
     AM_STREAM_WORKERS = 5, /* learner runtimes of the parameter-server simulator */
-    AM_STREAM_USER = 16   /* first stream free for other modules */
+    AM_STREAM_USER = 16    /* first stream free for other modules */
 };
 
 /* Replica index reserved for draws shared by every replica (e.g. --init random). */
 #define AM_REPLICA_SHARED UINT64_MAX
 
+/* Limits of the counter layout: replica < AM_RNG_REPLICA_LIMIT (or AM_REPLICA_SHARED),
+ * stream < AM_RNG_STREAM_LIMIT, step < AM_RNG_STEP_LIMIT, and at most AM_RNG_WORD_LIMIT
+ * words per (replica, stream, step). */
+#define AM_RNG_REPLICA_LIMIT ((((uint64_t)1) << 40) - 1)
+#define AM_RNG_STREAM_LIMIT ((uint64_t)256)
+#define AM_RNG_STEP_LIMIT (((uint64_t)1) << 48)
+#define AM_RNG_WORD_LIMIT (((uint64_t)1) << 33)
+
 typedef struct {
-    philox4x64_key_t key;
-    philox4x64_ctr_t ctr;
-    philox4x64_ctr_t out;
-    unsigned used; /* words of out already consumed (4 = empty) */
+    philox4x32_key_t key;
+    philox4x32_ctr_t ctr; /* ctr.v[0] = block of the next refill */
+    uint64_t out[2];      /* the two words of the last block */
+    unsigned used;        /* words of out already consumed (2 = empty) */
 } am_rng;
 
 extern const double am_zig_x[257];
 extern const double am_zig_r[256];
 
-/* Positions the stream at (seed, replica, stream, step), block 0. */
+/* 1 if (replica, stream, step) fit the counter layout (distinct streams guaranteed). */
+static inline int am_rng_in_range(uint64_t replica, uint64_t stream, uint64_t step)
+{
+    return (replica < AM_RNG_REPLICA_LIMIT || replica == AM_REPLICA_SHARED) &&
+           stream < AM_RNG_STREAM_LIMIT && step < AM_RNG_STEP_LIMIT;
+}
+
+/* Positions the stream at (seed, replica, stream, step), block 0 (arguments in range). */
 static inline void am_rng_init(am_rng *r, uint64_t seed, uint64_t replica, uint64_t stream,
                                uint64_t step)
 {
-    r->key.v[0] = seed;
-    r->key.v[1] = replica;
-    r->ctr.v[0] = step;
-    r->ctr.v[1] = stream;
-    r->ctr.v[2] = 0;
-    r->ctr.v[3] = 0;
-    r->used = 4;
+    uint64_t rep = replica & AM_RNG_REPLICA_LIMIT;
+    r->key.v[0] = (uint32_t)seed;
+    r->key.v[1] = (uint32_t)(seed >> 32);
+    r->ctr.v[0] = 0;
+    r->ctr.v[1] = (uint32_t)(stream & 0xff) | (uint32_t)(rep << 8);
+    r->ctr.v[2] = (uint32_t)(rep >> 24) | (uint32_t)(step << 16);
+    r->ctr.v[3] = (uint32_t)(step >> 16);
+    r->used = 2;
 }
 
 /* Moves an initialised stream to another step (same seed, replica and stream). */
 static inline void am_rng_seek(am_rng *r, uint64_t step)
 {
-    r->ctr.v[0] = step;
-    r->ctr.v[2] = 0;
-    r->used = 4;
+    r->ctr.v[0] = 0;
+    r->ctr.v[2] = (r->ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
+    r->ctr.v[3] = (uint32_t)(step >> 16);
+    r->used = 2;
 }
+
+/* Computes the next block into out and moves to the block after it (used = 0). */
+void am_rng_refill(am_rng *r);
 
 /* Next 64 random bits. */
 static inline uint64_t am_rng_u64(am_rng *r)
 {
-    if (r->used == 4) {
-        r->out = philox4x64(r->ctr, r->key);
-        r->ctr.v[2]++;
-        r->used = 0;
-    }
-    return r->out.v[r->used++];
+    if (r->used == 2) am_rng_refill(r);
+    return r->out[r->used++];
 }
 
 /* Uniform double in the open interval (0, 1), 53 bits. */
@@ -89,5 +115,24 @@ static inline double am_rng_gaussian(am_rng *r)
     if (fabs(u) < am_zig_r[i]) return u * am_zig_x[i];
     return am_rng_gaussian_slow(r, w);
 }
+
+/* Writes the next n words of the stream to out, as n calls of am_rng_u64 would. */
+void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n);
+
+/* Writes the next n standard normals to out, as n calls of am_rng_gaussian would. */
+void am_rng_fill_gaussian(am_rng *r, double *out, size_t n);
+
+/* The normals of steps step0 .. step0 + nsteps - 1, n per step, into out[s n + i]: the same
+ * as am_rng_seek(r, step0 + s) and am_rng_fill_gaussian(r, out + s n, n) for s = 0, 1, ...,
+ * and r ends where the last of these leaves it. Short steps are computed side by side. */
+void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out);
+
+/* The 2 nb words of blocks block .. block + nb - 1 of r's step, without moving r, using
+ * at most instruction set simd (0 one block at a time, 1 AVX2, 2 AVX-512F) when the CPU
+ * has it. */
+void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd);
+
+/* Instruction set of the bulk draws on this CPU: 2 AVX-512F, 1 AVX2, 0 portable. */
+int am_rng_simd(void);
 
 #endif

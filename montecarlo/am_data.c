@@ -33,7 +33,8 @@ void am_data_draw(const am_problem *p, am_rng *rng, double *y)
     const double *sl = p->sqrt_lambda;
     switch (p->dist.kind) {
     case AM_DIST_GAUSSIAN:
-        for (size_t i = 0; i < d; i++) y[i] = sl[i] * am_rng_gaussian(rng);
+        am_rng_fill_gaussian(rng, y, d);
+        for (size_t i = 0; i < d; i++) y[i] *= sl[i];
         break;
     case AM_DIST_RADEMACHER:
         for (size_t i0 = 0; i0 < d; i0 += 64) {

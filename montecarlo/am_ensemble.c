@@ -8,6 +8,8 @@
  */
 #include "am_ensemble.h"
 
+#include "../core/am_rng.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +115,9 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
         return AM_EINVAL;
     for (size_t g = 1; g < ngrid; g++)
         if (k[g] < k[g - 1]) return AM_EINVAL;
+    /* replicas and steps index the random streams (am_rng.h counter layout) */
+    if ((uint64_t)params->replicas >= AM_RNG_REPLICA_LIMIT || k[ngrid - 1] >= AM_RNG_STEP_LIMIT)
+        return AM_EINVAL;
     size_t nobs = m->nobs, nsum = m->nsummary, R = params->replicas;
     int threads = am_ensemble_threads(params->threads);
     size_t work_bytes = (m->work_bytes + 63) / 64 * 64;

@@ -50,7 +50,8 @@ typedef struct {
 /* Default parameters: 1000 replicas, all cores, summaries not kept. */
 am_ensemble_params am_ensemble_params_default(void);
 
-/* Runs the ensemble on the saved steps k[0..ngrid-1] (non-decreasing). Allocates *out
+/* Runs the ensemble on the saved steps k[0..ngrid-1] (non-decreasing, below
+ * AM_RNG_STEP_LIMIT; replicas below AM_RNG_REPLICA_LIMIT). Allocates *out
  * (free with am_ensemble_result_free). Returns AM_EINVAL, AM_ENOMEM or a model failure. */
 am_status am_ensemble_run(const am_model *model, const uint64_t *k, size_t ngrid,
                           const am_ensemble_params *params, am_ensemble_result **out);

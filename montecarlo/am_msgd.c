@@ -15,6 +15,10 @@
 
 #include "am_data.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 struct am_msgd {
     const am_problem *p;
     am_msgd_params par;
@@ -31,7 +35,11 @@ typedef struct {
     am_rng data, delay;
     double *ring;     /* L * d */
     double *x, *y;    /* data in original and eigen coordinates */
+    double *z;        /* Gaussian fast path: normals of a batch of steps (BATCH_DOUBLES) */
 } work_t;
+
+/* Gaussian fast path: the normals of up to BATCH_DOUBLES / d steps are drawn at once. */
+#define BATCH_DOUBLES 128
 
 am_msgd_params am_msgd_params_default(void)
 {
@@ -161,7 +169,7 @@ void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0)
 static size_t work_bytes(size_t d, size_t L)
 {
     size_t head = (sizeof(work_t) + 63) / 64 * 64;
-    return head + (L + 2) * d * sizeof(double) + 64;
+    return head + ((L + 2) * d + BATCH_DOUBLES) * sizeof(double) + 64;
 }
 
 static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
@@ -175,6 +183,7 @@ static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
     w->ring = base;
     w->x = base + L * d;
     w->y = w->x + d;
+    w->z = w->y + d;
     am_rng_init(&w->data, m->par.seed, replica, AM_STREAM_DATA, 0);
     am_rng_init(&w->delay, m->par.seed, replica, AM_STREAM_DELAY, 0);
     am_msgd_initial(m, replica, w->ring);
@@ -200,16 +209,55 @@ static inline void draw_x(const am_msgd *m, work_t *w)
     }
 }
 
-/* Fused fast path: Gaussian data, standard eigenbasis. */
-static inline double gaussian_dot(const am_problem *p, am_rng *rng, const double *wv, double *x)
+/* Fast path: Gaussian data, standard eigenbasis. Scales the standard normals in x to
+ * x = sqrt(lambda) Z and returns x . wv. */
+static inline double gaussian_dot(const am_problem *p, double *x, const double *wv)
 {
     const double *sl = p->sqrt_lambda;
     double a = 0;
     for (size_t i = 0; i < p->dim; i++) {
-        x[i] = sl[i] * am_rng_gaussian(rng);
+        x[i] *= sl[i];
         a += x[i] * wv[i];
     }
     return a;
+}
+
+/* vn = v + mu (v - vp) + ea (x - a wv), element by element (same rounding as scalar). */
+static inline void msgd_step_body(size_t d, double mu, double ea, double a, const double *v,
+                                  const double *vp, const double *x, const double *wv, double *vn)
+{
+    for (size_t i = 0; i < d; i++) vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The same four lanes at a time (AVX2 without FMA, so every product is rounded as above). */
+__attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, double ea,
+                                                           double a, const double *v,
+                                                           const double *vp, const double *x,
+                                                           const double *wv, double *vn)
+{
+    __m256d m = _mm256_set1_pd(mu), e = _mm256_set1_pd(ea), av = _mm256_set1_pd(a);
+    size_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+        __m256d vi = _mm256_loadu_pd(v + i);
+        __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
+        __m256d g = _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
+        _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
+    }
+    msgd_step_body(d - i, mu, ea, a, v + i, vp + i, x + i, wv + i, vn + i);
+}
+#endif
+
+static inline void msgd_step(size_t d, double mu, double ea, double a, const double *v, const double *vp,
+                      const double *x, const double *wv, double *vn)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (d >= 16 && __builtin_cpu_supports("avx2")) {
+        msgd_step_avx2(d, mu, ea, a, v, vp, x, wv, vn);
+        return;
+    }
+#endif
+    msgd_step_body(d, mu, ea, a, v, vp, x, wv, vn);
 }
 
 static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
@@ -223,6 +271,10 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     int fast_gauss = p->dist.kind == AM_DIST_GAUSSIAN && !p->q;
     int expected = p->dist.kind == AM_DIST_EXPECTED;
     size_t cur = (size_t)(k0 % L);
+    /* Gaussian fast path: normals of steps kb .. kb + nz - 1 in w->z (short steps in batches,
+     * so that their random numbers are computed side by side) */
+    uint64_t kb = k0, nz = 0, per = d < BATCH_DOUBLES ? BATCH_DOUBLES / d : 1;
+    double *z = d <= BATCH_DOUBLES ? w->z : w->x;
     for (uint64_t k = k0; k < k1; k++) {
         size_t prev = cur == 0 ? L - 1 : cur - 1;
         size_t next = cur + 1 == L ? 0 : cur + 1;
@@ -251,19 +303,22 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             for (size_t i = 0; i < d; i++)
                 vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
         } else {
-            am_rng_seek(&w->data, k);
-            double a;
+            double a, *x = w->x;
             if (fast_gauss) {
-                a = gaussian_dot(p, &w->data, wv, w->x);
+                if (k >= kb + nz) {
+                    kb = k;
+                    nz = k1 - k < per ? k1 - k : per;
+                    am_rng_fill_gaussian_steps(&w->data, kb, (size_t)nz, d, z);
+                }
+                x = z + (size_t)(k - kb) * d;
+                a = gaussian_dot(p, x, wv);
             } else {
+                am_rng_seek(&w->data, k);
                 draw_x(m, w);
                 a = 0;
                 for (size_t i = 0; i < d; i++) a += w->x[i] * wv[i];
             }
-            const double *x = w->x;
-            double ea = eta * a;
-            for (size_t i = 0; i < d; i++)
-                vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+            msgd_step(d, mu, eta * a, a, v, vp, x, wv, vn);
         }
         cur = next;
     }

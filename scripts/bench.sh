@@ -6,8 +6,11 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
 py=/usr/bin/python3   # Debian's python3, where python3-numpy and python3-scipy live
 
+echo "== Random numbers: ns per word / per normal, scalar and bulk calls (bench/README-rng.md)"
+"$build/bench_rng" "${BENCH_RNG_BUDGET:-2e5}" "${BENCH_RNG_REPS:-20}" | tee "$build/bench_rng.txt"
+echo
 echo "== Monte Carlo kernel: ns per coordinate-step, 1 thread, vs drawing the random numbers alone"
-"$build/bench_mc" "${BENCH_MC_BUDGET:-4e8}" | tee "$build/bench_mc.txt"
+"$build/bench_mc" "${BENCH_MC_BUDGET:-4e8}" "${BENCH_MC_REPS:-1}" | tee "$build/bench_mc.txt"
 echo
 echo "== NumPy peer (same step, batched over replicas, 1 thread)"
 "$py" "$here/bench/mc_numpy.py" "${BENCH_NUMPY_BUDGET:-4e7}" | tee "$build/bench_numpy.txt"

@@ -158,7 +158,10 @@ static void check_case_ls(size_t d, uint64_t rotate, double mu, double horizon,
                   "d=%zu rotate=%llu mu=%g %s: |err - err_closed| = %.3e > %.3e at t=%g "
                   "(err_closed %.3e)",
                   d, (unsigned long long)rotate, mu, m, de, bound, t[g], ec[g]);
-        if (!rotate)
+        /* the relative accuracy of err is the contract of the default method (Adams); BDF is
+           held to the state error and the err bound above (docs/ode.md: its relative err
+           error reaches 1.03e-7 at err ~ 1e-9 at the default tolerances) */
+        if (!rotate && method == AM_ODE_ADAMS)
             cr_assert(de <= ODE_TOL * ec[g],
                       "d=%zu mu=%g %s: relative err error %.3e > %g at t=%g (err_closed %.3e)", d,
                       mu, m, de / ec[g], ODE_TOL, t[g], ec[g]);
