@@ -7,7 +7,7 @@
  * model. With a = X_k . w the data term is eta a (X_k - a w), O(d) per step. For the
  * `expected` distribution X X^T is replaced by Sigma: eta (Sigma w - (w^T Sigma w) w).
  * Observables at each saved time: err = 1 - (v^1 . v)^2 / |v|^2, |v|, and optionally
- * h_i^2 = ((Q^T v)_i)^2 for i = 1..d.
+ * h_i^2 = ((Q^T v)_i)^2 for i = 1..d (or h_i itself with coords_signed).
  */
 #ifndef AM_MSGD_H
 #define AM_MSGD_H
@@ -39,6 +39,8 @@ typedef struct {
     uint64_t seed;  /* Philox key */
     double blowup;  /* |v| above this (or non-finite) marks a replica diverged */
     int coords;     /* also observe h_i^2 */
+    int coords_signed; /* with coords: observe h_i itself instead of h_i^2 (for
+                          autocorrelations of the eigen-coordinates) */
 } am_msgd_params;
 
 /* eta 5e-4, mu 0, no delay, random init, seed 1, blowup 1e6, no coordinates. */
