@@ -4,6 +4,7 @@
 #   make test       install missing packages, build, run the Criterion suite
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench      benchmarks (bench/README.md)
+#   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
@@ -30,7 +31,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode
 
 all: $(BIN)
 
@@ -82,6 +83,22 @@ bench: $(DEPS_STAMP)
 	scripts/bench.sh $(BUILD)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Euler-Maruyama engine cost per coordinate-step next to the Monte Carlo kernel (bench/README-sde.md).
+bench-sde:
+	$(MAKE) --no-print-directory $(BUILD)/bench_sde
+	$(BUILD)/bench_sde
+
+$(BUILD)/bench_sde: $(BUILD)/bench/bench_sde.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).
+bench-ode: $(DEPS_STAMP)
+	$(MAKE) --no-print-directory $(BUILD)/bench_ode
+	scripts/bench-ode.sh $(BUILD)
+
+$(BUILD)/bench_ode: $(BUILD)/bench/bench_ode.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 check-format:

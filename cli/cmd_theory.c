@@ -17,22 +17,21 @@ static const cli_opt OPT_GAMMA = {"gamma", "G", "0.5",
                                   "exponent gamma of the paper's delay conditions, in (0, 1]"};
 static const cli_opt OPT_BOUND_C = {"bound-constant", "C", "1",
                                     "constant C > 0 in front of the paper's delay conditions"};
-static const cli_opt OPT_DELTA = {"delta", "D", "0.1",
-                                  "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
+static const cli_opt OPT_DELTA = {
+    "delta", "D", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
 static const cli_opt OPT_NU = {"nu", "P", "0.05",
                                "failure probability nu in (0, 1) of the escape time T1"};
 
 static const cli_opt *const theory_opts[] = {
-    &OPT_DIM,   &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE, &OPT_ETA,    &OPT_MU,
-    &OPT_GAMMA, &OPT_BOUND_C,  &OPT_DELTA,  &OPT_NU,     &OPT_FORMAT, &OPT_OUTPUT,
-    NULL};
+    &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA,    &OPT_MU, &OPT_GAMMA,
+    &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT, NULL};
 
 /* Largest dimension for which the full alpha_ij^2 matrix is written. */
 #define THEORY_MAX_MATRIX 100
 
 typedef struct {
     size_t dim;
-    double *m4, *ou_var, *relax, *curv, *tau_c, *tau_star, *tau_dde, *tau_asym;
+    double *m4, *ou_var, *relax, *curv, *tau_c, *tau_star, *tau_dde, *tau_asym, *tau_ud;
     double cd, stat_err, escape, traverse, z_nu, bound_ode, bound_local;
     int m4_infinite, noise_free, alpha_written;
     json_t *notes;
@@ -57,7 +56,10 @@ static void mode_name(size_t m, size_t dim, char *buf, size_t len)
         snprintf(buf, len, "%zu", m + 2);
 }
 
-static json_t *json_num_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+static json_t *json_num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
 
 int cmd_theory(int argc, char **argv)
 {
@@ -85,8 +87,8 @@ int cmd_theory(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.dim = d;
     r.notes = json_array();
-    double **arrays[] = {&r.m4,    &r.ou_var,   &r.relax,   &r.curv,
-                         &r.tau_c, &r.tau_star, &r.tau_dde, &r.tau_asym};
+    double **arrays[] = {&r.m4,       &r.ou_var,  &r.relax,    &r.curv,  &r.tau_c,
+                         &r.tau_star, &r.tau_dde, &r.tau_asym, &r.tau_ud};
     for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
         *arrays[k] = calloc(d, sizeof(double));
         if (!*arrays[k]) cli_runtime_error("out of memory");
@@ -103,10 +105,12 @@ int cmd_theory(int argc, char **argv)
                                                     dist));
     r.noise_free = p->dist.kind == AM_DIST_EXPECTED;
     if (r.noise_free)
-        json_array_append_new(r.notes,
-                              json_string("expected data carry no noise: the OU variances and the "
-                                          "stationary error are 0 and the escape time is infinite "
-                                          "(null); alpha2 lists E[(Y Y^T)_ij^2] with Y Y^T = Lambda"));
+        json_array_append_new(
+            r.notes, json_string("expected data carry no noise: the OU variances and the "
+                                 "stationary error are 0 and the escape time is infinite "
+                                 "(null); m4 and alpha2 list the moments of the other "
+                                 "distributions' convention (lambda_i^2, lambda_i lambda_j), "
+                                 "not noise variances"));
     r.cd = am_problem_bound(p);
     for (size_t i = 1; i < d; i++) {
         r.ou_var[i - 1] = am_theory_ou_variance(p, mu, i);
@@ -120,12 +124,12 @@ int cmd_theory(int argc, char **argv)
     r.bound_ode = am_theory_tau_bound_ode(p->lambda[0], eta, mu, gamma, c);
     r.bound_local = am_theory_tau_bound_local(p->lambda[0], r.cd, eta, mu, gamma, c);
     if (isinf(r.cd)) {
-        r.bound_local = INFINITY; /* written as null */
-        json_array_append_new(r.notes,
-                              json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
-                                           "local delay condition (1-mu)^2/((lambda_1+C_d) "
-                                           "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
-                                           dist));
+        r.bound_local = NAN; /* undefined: null in JSON, nan in CSV */
+        json_array_append_new(
+            r.notes, json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
+                                  "local delay condition (1-mu)^2/((lambda_1+C_d) "
+                                  "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
+                                  dist));
     } else if (gamma > 0.5) {
         json_array_append_new(r.notes,
                               json_string("the local delay condition needs gamma in (0, 1/2]: "
@@ -142,6 +146,7 @@ int cmd_theory(int argc, char **argv)
         r.tau_star[m] = am_theory_stability_tau_star(mu, h);
         r.tau_dde[m] = am_theory_tau_c_dde(mu, h);
         r.tau_asym[m] = am_theory_tau_c_asymptotic(mu, h);
+        r.tau_ud[m] = am_theory_tau_c_underdamped(mu, h);
     }
     if (n_inf)
         json_array_append_new(r.notes, json_string("tau_c_linear is null where the critical "
@@ -184,6 +189,7 @@ int cmd_theory(int argc, char **argv)
             csv_row(f, "tau_star_linear", idx, r.tau_star[m]);
             csv_row(f, "tau_c_dde", idx, r.tau_dde[m]);
             csv_row(f, "tau_c_asymptotic", idx, r.tau_asym[m]);
+            csv_row(f, "tau_c_underdamped", idx, r.tau_ud[m]);
         }
     } else {
         json_t *params = json_object();
@@ -240,11 +246,13 @@ int cmd_theory(int argc, char **argv)
         json_object_set_new(root, "tau_star_linear", cli_json_doubles(r.tau_star, d));
         json_object_set_new(root, "tau_c_dde", cli_json_doubles(r.tau_dde, d));
         json_object_set_new(root, "tau_c_asymptotic", cli_json_doubles(r.tau_asym, d));
+        json_object_set_new(root, "tau_c_underdamped", cli_json_doubles(r.tau_ud, d));
         json_object_set_new(root, "notes", r.notes);
         cli_out_json(f, root);
     }
     cli_out_commit(&out);
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) free(*arrays[k]);
+    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+        free(*arrays[k]);
     am_problem_free(p);
     return 0;
 }

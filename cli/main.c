@@ -11,6 +11,7 @@
 const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
     {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
+    {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
     {NULL, NULL, NULL},
 };
 

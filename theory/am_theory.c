@@ -14,7 +14,10 @@
 
 #include <gsl/gsl_cdf.h>
 
-static int mu_ok(double mu) { return isfinite(mu) && mu >= 0 && mu < 1; }
+static int mu_ok(double mu)
+{
+    return isfinite(mu) && mu >= 0 && mu < 1;
+}
 
 /* ---- noise and moments ---------------------------------------------------------------- */
 
@@ -53,12 +56,14 @@ am_status am_theory_sde_covariance(const am_problem *p, const double *v, double 
             continue;
         }
         double acc = 0;
-        for (size_t k = 0; k < d; k++) acc += p->q[k * d + i] * v[k];
+        for (size_t k = 0; k < d; k++)
+            acc += p->q[k * d + i] * v[k];
         h[i] = acc;
     }
     /* M = diag(q lambda_i + (m4_i - 3 lambda_i^2) h_i^2) + s s^T, s = Lambda h */
     double q = 0, sh = 0;
-    for (size_t i = 0; i < d; i++) q += p->lambda[i] * h[i] * h[i];
+    for (size_t i = 0; i < d; i++)
+        q += p->lambda[i] * h[i] * h[i];
     sh = q; /* s . h = h^T Lambda h */
     for (size_t i = 0; i < d; i++) {
         am_status s4;
@@ -85,13 +90,15 @@ am_status am_theory_sde_covariance(const am_problem *p, const double *v, double 
         for (size_t i = 0; i < d; i++)
             for (size_t j = 0; j < d; j++) {
                 double acc = 0;
-                for (size_t k = 0; k < d; k++) acc += p->q[i * d + k] * ch[k * d + j];
+                for (size_t k = 0; k < d; k++)
+                    acc += p->q[i * d + k] * ch[k * d + j];
                 tmp[i * d + j] = acc;
             }
         for (size_t i = 0; i < d; i++)
             for (size_t j = 0; j < d; j++) {
                 double acc = 0;
-                for (size_t k = 0; k < d; k++) acc += tmp[i * d + k] * p->q[j * d + k];
+                for (size_t k = 0; k < d; k++)
+                    acc += tmp[i * d + k] * p->q[j * d + k];
                 c[i * d + j] = acc;
             }
     }
@@ -180,12 +187,14 @@ double am_theory_stationary_error(const am_problem *p, double eta, double mu)
 double am_theory_saddle_variance(const am_problem *p, double mu, size_t i, size_t j, double t)
 {
     if (!mu_ok(mu) || i == j || i >= p->dim || j >= p->dim || !(t >= 0)) return NAN;
-    double a = am_theory_noise_variance(p, i, j, NULL), g = (p->lambda[i] - p->lambda[j]) / (1 - mu);
+    double a = am_theory_noise_variance(p, i, j, NULL),
+           g = (p->lambda[i] - p->lambda[j]) / (1 - mu);
     double f = g == 0 ? t : expm1(2.0 * g * t) / (2.0 * g);
     return a * f / ((1.0 - mu) * (1.0 - mu));
 }
 
-/* ---- phases ----------------------------------------------------------------------------------- */
+/* ---- phases -----------------------------------------------------------------------------------
+ */
 
 double am_theory_z_nu(double nu)
 {
@@ -218,7 +227,8 @@ double am_theory_traverse_time(const am_problem *p, double mu, double delta)
     return (1.0 - mu) / gap * log((1.0 - d2) / d2);
 }
 
-/* ---- delay conditions --------------------------------------------------------------------------- */
+/* ---- delay conditions ---------------------------------------------------------------------------
+ */
 
 double am_theory_tau_bound_ode(double lambda1, double eta, double mu, double gamma, double c)
 {
@@ -237,7 +247,8 @@ double am_theory_tau_bound_local(double lambda1, double cd, double eta, double m
     return c * (1.0 - mu) * (1.0 - mu) / ((lambda1 + cd) * pow(eta, 0.5 - gamma));
 }
 
-/* ---- linear stability ----------------------------------------------------------------------------- */
+/* ---- linear stability
+ * ----------------------------------------------------------------------------- */
 
 double am_theory_mode_curvature(const am_problem *p, size_t m)
 {
@@ -273,7 +284,7 @@ double am_theory_stability_theta(double mu, double h)
 double am_theory_stability_tau_star(double mu, double h)
 {
     if (!mu_ok(mu) || isnan(h)) return NAN;
-    if (!(h > 0)) return INFINITY; /* not reached as a stable region: see contract of tau_c */
+    if (!(h > 0)) return 0.0; /* h <= 0: a root at z >= 1, unstable for every tau */
     if (h >= 2.0 * (1.0 + mu)) return 0.0;
     double th = am_theory_stability_theta(mu, h);
     return 0.5 + (M_PI_2 - crossing_arg(mu, th)) / th;
@@ -330,6 +341,12 @@ double am_theory_tau_c_asymptotic(double mu, double h)
 {
     if (!mu_ok(mu) || !(h > 0)) return NAN;
     return M_PI * (1.0 - mu) / (2.0 * h) - (1.0 + mu) / (2.0 * (1.0 - mu));
+}
+
+double am_theory_tau_c_underdamped(double mu, double h)
+{
+    if (!mu_ok(mu) || !(h > 0)) return NAN;
+    return (1.0 - mu) / h;
 }
 
 am_status am_theory_tau_c_curve(const am_problem *p, double eta, size_t m, const double *mu,
