@@ -13,6 +13,8 @@ typedef struct {
 
 int cmd_mc(int argc, char **argv);
 int cmd_theory(int argc, char **argv);
+int cmd_converge(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 int cmd_sde(int argc, char **argv);
 
 extern const cli_command cli_commands[];

@@ -12,6 +12,8 @@ const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
     {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
     {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
+    {"converge", cmd_converge, "weak error against the ODE/SDE over an eta ladder, fitted order"},
+    {"validate", cmd_validate, "numerical verdicts on the theorems, with error bars"},
     {NULL, NULL, NULL},
 };
 

@@ -64,6 +64,13 @@ typedef am_status (*am_converge_sde_fn)(const am_problem *p, const am_msgd_param
                                         const double *v0, const double *t, size_t n,
                                         const am_ensemble_params *ep, double *mean, double *sem);
 
+/* The global SDE of the problem (solvers/am_sde.h) with noise scale eta = mp->eta and
+ * momentum mp->mu, Euler-Maruyama with dt = eta, seed mp->seed, from v0; saves at the steps
+ * round(t[g] / eta). Usable as am_converge_params.sde. */
+am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, const double *v0,
+                                 const double *t, size_t n, const am_ensemble_params *ep,
+                                 double *mean, double *sem);
+
 typedef struct {
     const double *etas;     /* ladder, each > 0, n_eta >= 2 */
     size_t n_eta;
