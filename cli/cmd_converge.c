@@ -15,8 +15,9 @@
 static const cli_opt OPT_ETAS = {"etas", "LIST", "4e-3,2e-3,1e-3,5e-4",
                                  "ladder of step sizes (comma list, any spacing)"};
 static const cli_opt OPT_TIME_CV = {"time", "T", "2", "horizon in continuous time t = k eta"};
-static const cli_opt OPT_GRID_CV = {"grid", "N", "41", "saved times on [0, T] (the gap is the "
-                                                       "largest over them)"};
+static const cli_opt OPT_GRID_CV = {"grid", "N", "41",
+                                    "saved times on [0, T] (the gap is the "
+                                    "largest over them)"};
 static const cli_opt OPT_REPLICAS_CV = {"replicas", "R", "2000", "ensemble size per step size"};
 static const cli_opt OPT_SCALING = {"delay-scaling", "SPEC", "none",
                                     "delay per eta: none (use --delay), paper:GAMMA:C "
@@ -30,19 +31,23 @@ static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
                                     "refuse the fit unless every gap is >= K standard errors"};
 
 static const cli_opt *const cv_opts[] = {
-    &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST,    &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
-    &OPT_DELAY,   &OPT_SCALING,  &OPT_INIT,    &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
-    &OPT_SEED,    &OPT_THREADS,  &OPT_BLOWUP,  &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
-    &OPT_FORMAT,  &OPT_OUTPUT,   NULL};
+    &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
+    &OPT_DELAY,  &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
+    &OPT_SEED,   &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
+    &OPT_FORMAT, &OPT_OUTPUT,   NULL};
 
 static json_t *json_sizes(const size_t *x, size_t n)
 {
     json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) json_array_append_new(a, json_integer((json_int_t)x[i]));
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)x[i]));
     return a;
 }
 
-static json_t *json_num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+static json_t *json_num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
 
 int cmd_converge(int argc, char **argv)
 {
@@ -56,8 +61,8 @@ int cmd_converge(int argc, char **argv)
     am_converge_params cp = am_converge_params_default();
     size_t n_eta;
     double *etas = cli_double_list(&a, "etas", &n_eta);
-    if (n_eta < 2) cli_usage_error("--etas needs at least 2 step sizes, got '%s'",
-                                   cli_str(&a, "etas"));
+    if (n_eta < 2)
+        cli_usage_error("--etas needs at least 2 step sizes, got '%s'", cli_str(&a, "etas"));
     for (size_t l = 0; l < n_eta; l++) {
         if (!(etas[l] > 0) || etas[l] > 1e6)
             cli_usage_error("--etas values must be in (0, 1e6], got '%s'", cli_str(&a, "etas"));
@@ -123,8 +128,12 @@ int cmd_converge(int argc, char **argv)
               "diverged,fit\n",
               f);
         for (size_t l = 0; l < n; l++) {
-            double row[7] = {r->eta[l],          r->tau[l],   r->weak_error[l],
-                             r->weak_error_sem[l], r->t_max[l], r->weak_error_sde[l],
+            double row[7] = {r->eta[l],
+                             r->tau[l],
+                             r->weak_error[l],
+                             r->weak_error_sem[l],
+                             r->t_max[l],
+                             r->weak_error_sde[l],
                              r->weak_error_sde_sem[l]};
             for (size_t j = 0; j < 7; j++) {
                 cli_csv_double(f, row[j]);
@@ -157,8 +166,7 @@ int cmd_converge(int argc, char **argv)
         json_object_set_new(root, "weak_error_sem", cli_json_doubles(r->weak_error_sem, n));
         json_object_set_new(root, "t_max", cli_json_doubles(r->t_max, n));
         json_object_set_new(root, "weak_error_sde", cli_json_doubles(r->weak_error_sde, n));
-        json_object_set_new(root, "weak_error_sde_sem",
-                            cli_json_doubles(r->weak_error_sde_sem, n));
+        json_object_set_new(root, "weak_error_sde_sem", cli_json_doubles(r->weak_error_sde_sem, n));
         json_object_set_new(root, "diverged", json_sizes(r->diverged, n));
         json_object_set_new(root, "order", json_num(fit_p));
         json_object_set_new(root, "order_se", json_num(r->fitted ? r->fit.slope_se : NAN));
@@ -166,8 +174,7 @@ int cmd_converge(int argc, char **argv)
         json_object_set_new(root, "intercept", json_num(fit_a));
         json_object_set_new(root, "predicted_order", json_num(r->check.predicted));
         json_object_set_new(root, "tolerance", json_num(r->check.tolerance));
-        json_object_set_new(root, "verdict",
-                            json_string(am_check_verdict_name(r->check.verdict)));
+        json_object_set_new(root, "verdict", json_string(am_check_verdict_name(r->check.verdict)));
         json_object_set_new(root, "replicas_needed", json_num(r->check.replicas_needed));
         json_object_set_new(root, "note", json_string(r->check.note));
         json_object_set_new(root, "t", cli_json_doubles(r->t, r->ngrid));

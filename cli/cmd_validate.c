@@ -18,10 +18,13 @@ static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the checks and exit"}
 static const cli_opt OPT_FORMAT_V = {"format", "FMT", "table", "output: table, json or csv"};
 static const cli_opt OPT_SEED_V = {"seed", "S", "1", "seed of every engine"};
 
-static const cli_opt *const v_opts[] = {&OPT_QUICK,    &OPT_ONLY,   &OPT_LIST, &OPT_THREADS,
-                                        &OPT_SEED_V,   &OPT_FORMAT_V, &OPT_OUTPUT, NULL};
+static const cli_opt *const v_opts[] = {&OPT_QUICK,  &OPT_ONLY,     &OPT_LIST,   &OPT_THREADS,
+                                        &OPT_SEED_V, &OPT_FORMAT_V, &OPT_OUTPUT, NULL};
 
-static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+static json_t *num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
 
 static void csv_text(FILE *f, const char *s)
 {
@@ -71,14 +74,14 @@ int cmd_validate(int argc, char **argv)
         cli_out out;
         FILE *f = cli_out_begin(&out, &a);
         for (size_t i = 0; i < am_validate_checks_len; i++)
-            fprintf(f, "%-14s %s\n", am_validate_checks[i].name,
-                    am_validate_checks[i].description);
+            fprintf(f, "%-14s %s\n", am_validate_checks[i].name, am_validate_checks[i].description);
         cli_out_commit(&out);
         return 0;
     }
 
     size_t cap = 0;
-    for (size_t i = 0; i < am_validate_checks_len; i++) cap += am_validate_checks[i].max_rows;
+    for (size_t i = 0; i < am_validate_checks_len; i++)
+        cap += am_validate_checks[i].max_rows;
     am_check_result *rows = calloc(cap, sizeof *rows);
     if (!rows) cli_runtime_error("out of memory");
     size_t n = 0;
@@ -91,7 +94,8 @@ int cmd_validate(int argc, char **argv)
         n += got;
     }
     size_t count[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; i++) count[rows[i].verdict]++;
+    for (size_t i = 0; i < n; i++)
+        count[rows[i].verdict]++;
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);

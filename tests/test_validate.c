@@ -91,8 +91,9 @@ Test(converge, scaling_parse_and_tau)
     cr_assert_eq(am_scaling_parse("none", &s, err, sizeof err), AM_OK);
     cr_assert(isnan(am_scaling_tau(&s, lam, mu, eta)));
     cr_assert_float_eq(am_scaling_order(&s), 1.0, 1e-15);
-    static const char *bad[] = {"paper:0:1", "paper:1.5:1", "paper:0.5", "paper:0.5:-1",
-                                "inverse:0", "inverse:x", "inverse:", "sometimes", "paper:a:1"};
+    static const char *bad[] = {"paper:0:1",    "paper:1.5:1", "paper:0.5",
+                                "paper:0.5:-1", "inverse:0",   "inverse:x",
+                                "inverse:",     "sometimes",   "paper:a:1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         cr_assert_eq(am_scaling_parse(bad[i], &s, err, sizeof err), AM_EINVAL, "'%s' accepted",
                      bad[i]);
@@ -122,8 +123,8 @@ Test(converge, expected_data_order_one)
     for (size_t l = 0; l < 4; l++)
         cr_assert(r->weak_error[l] > 0 && r->weak_error_sem[l] == 0, "eta %g: gap %g sem %g",
                   etas[l], r->weak_error[l], r->weak_error_sem[l]);
-    cr_assert(fabs(r->fit.slope - 1) < 0.02, "order %g, expected 1 (gaps %g .. %g)",
-              r->fit.slope, r->weak_error[0], r->weak_error[3]);
+    cr_assert(fabs(r->fit.slope - 1) < 0.02, "order %g, expected 1 (gaps %g .. %g)", r->fit.slope,
+              r->weak_error[0], r->weak_error[3]);
     cr_assert(r->order_ci[0] <= r->fit.slope && r->fit.slope <= r->order_ci[1]);
     /* the ODE closed form is what the gap is measured against: at t = 0 both are equal */
     cr_assert_float_eq(r->ode[0], r->mean[0], 1e-15);
@@ -160,9 +161,9 @@ Test(converge, cli_json_keys_and_paper_tau)
     json_t *root = run_json("converge --etas 4e-3,2e-3,1e-3 --mu 0.5 --delay-scaling paper:0.5:4 "
                             "--time 0.5 --grid 6 --replicas 64 --threads 1 --sde --format json",
                             0);
-    static const char *keys[] = {"command", "version", "params", "eta", "tau", "weak_error",
-                                 "weak_error_sem", "weak_error_sde", "order", "order_ci",
-                                 "verdict"};
+    static const char *keys[] = {"command", "version",    "params",         "eta",
+                                 "tau",     "weak_error", "weak_error_sem", "weak_error_sde",
+                                 "order",   "order_ci",   "verdict"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(json_object_get(root, keys[i]), "converge JSON lacks '%s'", keys[i]);
     cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "converge");
@@ -195,8 +196,7 @@ static void expect_usage_error(const char *args, const char *needle)
     char *nl = strchr(r.err, '\n');
     cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
     if (needle)
-        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err,
-                  needle);
+        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
     test_run_free(&r);
 }
 
@@ -228,8 +228,7 @@ Test(converge, bad_inputs_exit_2)
     };
     char args[512];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        snprintf(args, sizeof args, "converge --replicas 2 --time 0.01 --grid 2 %s",
-                 cases[i].args);
+        snprintf(args, sizeof args, "converge --replicas 2 --time 0.01 --grid 2 %s", cases[i].args);
         expect_usage_error(args, cases[i].needle);
     }
 }
@@ -241,8 +240,9 @@ Test(validate_cli, json_csv_list_and_bad_input)
     cr_assert_not_null(json_object_get(json_object_get(root, "params"), "seed"));
     json_t *checks = json_object_get(root, "checks");
     cr_assert_eq(json_array_size(checks), 2);
-    static const char *keys[] = {"name", "measured", "measured_sem", "predicted", "tolerance",
-                                 "verdict", "replicas_needed", "params", "note"};
+    static const char *keys[] = {"name",      "measured", "measured_sem",    "predicted",
+                                 "tolerance", "verdict",  "replicas_needed", "params",
+                                 "note"};
     for (size_t i = 0; i < json_array_size(checks); i++)
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
             cr_assert_not_null(json_object_get(json_array_get(checks, i), keys[k]),
@@ -251,8 +251,7 @@ Test(validate_cli, json_csv_list_and_bad_input)
 
     test_run r = test_amsgd("validate --only delay --threads 1 --format csv");
     cr_assert_eq(r.status, 0);
-    cr_assert(strncmp(r.out, "name,params,measured,measured_sem,predicted,", 44) == 0, "%s",
-              r.out);
+    cr_assert(strncmp(r.out, "name,params,measured,measured_sem,predicted,", 44) == 0, "%s", r.out);
     test_run_free(&r);
     r = test_amsgd("validate --list");
     cr_assert_eq(r.status, 0);

@@ -55,27 +55,39 @@ am_status am_scaling_parse(const char *spec, am_scaling *out, char *err, size_t 
 void am_scaling_format(const am_scaling *s, char *buf, size_t len)
 {
     switch (s->kind) {
-    case AM_SCALING_NONE: snprintf(buf, len, "none"); break;
-    case AM_SCALING_PAPER: snprintf(buf, len, "paper:%.17g:%.17g", s->gamma, s->c); break;
-    case AM_SCALING_INVERSE: snprintf(buf, len, "inverse:%.17g", s->c); break;
+    case AM_SCALING_NONE:
+        snprintf(buf, len, "none");
+        break;
+    case AM_SCALING_PAPER:
+        snprintf(buf, len, "paper:%.17g:%.17g", s->gamma, s->c);
+        break;
+    case AM_SCALING_INVERSE:
+        snprintf(buf, len, "inverse:%.17g", s->c);
+        break;
     }
 }
 
 double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta)
 {
     switch (s->kind) {
-    case AM_SCALING_PAPER: return am_theory_tau_bound_ode(lambda1, eta, mu, s->gamma, s->c);
-    case AM_SCALING_INVERSE: return s->c / eta;
-    default: return NAN;
+    case AM_SCALING_PAPER:
+        return am_theory_tau_bound_ode(lambda1, eta, mu, s->gamma, s->c);
+    case AM_SCALING_INVERSE:
+        return s->c / eta;
+    default:
+        return NAN;
     }
 }
 
 double am_scaling_order(const am_scaling *s)
 {
     switch (s->kind) {
-    case AM_SCALING_PAPER: return s->gamma;
-    case AM_SCALING_INVERSE: return 0.0;
-    default: return 1.0;
+    case AM_SCALING_PAPER:
+        return s->gamma;
+    case AM_SCALING_INVERSE:
+        return 0.0;
+    default:
+        return 1.0;
     }
 }
 
@@ -112,7 +124,8 @@ am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, 
         st = sm ? AM_ENOMEM : st;
         goto done;
     }
-    for (size_t g = 0; g < n; g++) k[g] = (uint64_t)llround(t[g] / mp->eta);
+    for (size_t g = 0; g < n; g++)
+        k[g] = (uint64_t)llround(t[g] / mp->eta);
     st = am_ensemble_run(am_sde_model_get(sm), k, n, ep, &er);
     if (st) goto done;
     for (size_t g = 0; g < n; g++) {
@@ -186,8 +199,9 @@ am_status am_converge_params_check(const am_problem *p, const am_converge_params
         return AM_EINVAL;
     }
     if (par->msgd.init.kind == AM_INIT_RANDOM_EACH) {
-        snprintf(err, errlen, "init random-each has no single ODE solution: use random, e:J "
-                              "or angle:THETA");
+        snprintf(err, errlen,
+                 "init random-each has no single ODE solution: use random, e:J "
+                 "or angle:THETA");
         return AM_EINVAL;
     }
     if (par->ens.replicas < 1) {
@@ -266,7 +280,8 @@ static void to_eigen(const am_problem *p, const double *v0, double *h0, double *
     for (size_t j = 0; j < p->dim; j++) {
         am_problem_eigvec(p, j, col);
         double s = 0;
-        for (size_t i = 0; i < p->dim; i++) s += col[i] * v0[i];
+        for (size_t i = 0; i < p->dim; i++)
+            s += col[i] * v0[i];
         h0[j] = s;
     }
 }
@@ -383,15 +398,16 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     to_eigen(p, v0, h0, col);
     am_grid grid = {ng, par->horizon};
     am_grid_times(&grid, r->t);
-    for (size_t g = 0; g < ng; g++) r->ode[g] = am_theory_ode_error(p, par->msgd.mu, h0, r->t[g]);
+    for (size_t g = 0; g < ng; g++)
+        r->ode[g] = am_theory_ode_error(p, par->msgd.mu, h0, r->t[g]);
     for (size_t l = 0; l < n; l++) {
         st = run_eta(p, par, l, h0, r, v0);
         if (st) goto fail;
     }
 
     /* the order fit */
-    double pred = isnan(par->predicted_order) ? am_scaling_order(&par->scaling)
-                                              : par->predicted_order;
+    double pred =
+        isnan(par->predicted_order) ? am_scaling_order(&par->scaling) : par->predicted_order;
     r->deterministic = 1;
     for (size_t l = 0; l < n; l++)
         if (r->weak_error_sem[l] != 0) r->deterministic = 0;
@@ -408,8 +424,9 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     if (!finite) {
         r->check.predicted = pred;
         r->check.measured = NAN;
-        am_check_add_note(&r->check, "a weak error is zero or not finite (%zu diverged "
-                                     "replicas): no fit",
+        am_check_add_note(&r->check,
+                          "a weak error is zero or not finite (%zu diverged "
+                          "replicas): no fit",
                           div);
         *out = r;
         goto ok;
@@ -429,7 +446,8 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
             r->order_ci[1] = r->fit.ci_hi;
         } else {
             int all_pos = 1;
-            for (size_t l = 0; l < n; l++) all_pos &= r->weak_error_sem[l] > 0;
+            for (size_t l = 0; l < n; l++)
+                all_pos &= r->weak_error_sem[l] > 0;
             st = all_pos ? am_fit_order_weighted(r->eta, r->weak_error, r->weak_error_sem, n,
                                                  &par->fit, &r->fit)
                          : am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);

@@ -72,7 +72,7 @@ am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, 
                                  double *mean, double *sem);
 
 typedef struct {
-    const double *etas;     /* ladder, each > 0, n_eta >= 2 */
+    const double *etas; /* ladder, each > 0, n_eta >= 2 */
     size_t n_eta;
     double horizon;         /* T > 0 */
     size_t ngrid;           /* saved times >= 2 */
@@ -97,18 +97,18 @@ typedef struct {
     double *t_max;          /* [n] the maximising time */
     double *weak_error_sde; /* [n] max_g |mean err - mean err_SDE| (NaN without SDE) */
     double *weak_error_sde_sem;
-    size_t *diverged;       /* [n] diverged replicas */
+    size_t *diverged; /* [n] diverged replicas */
     size_t ngrid;
-    double *t;              /* [ngrid] saved times */
-    double *ode;            /* [ngrid] ODE error */
-    double *mean;           /* [n * ngrid] ensemble mean error, row l for eta_l */
-    double *sem;            /* [n * ngrid] */
+    double *t;    /* [ngrid] saved times */
+    double *ode;  /* [ngrid] ODE error */
+    double *mean; /* [n * ngrid] ensemble mean error, row l for eta_l */
+    double *sem;  /* [n * ngrid] */
     double replicas;
-    int deterministic;      /* 1 if every standard error is 0 (noise-free data, shared v_0) */
-    am_fit_result fit;      /* valid if check.verdict != INCONCLUSIVE from the noise floor */
-    int fitted;             /* 1 if a fit was made */
-    double order_ci[2];     /* bootstrap percentile interval (OLS t interval if deterministic) */
-    am_check_result check;  /* order check: measured order vs predicted */
+    int deterministic;     /* 1 if every standard error is 0 (noise-free data, shared v_0) */
+    am_fit_result fit;     /* valid if check.verdict != INCONCLUSIVE from the noise floor */
+    int fitted;            /* 1 if a fit was made */
+    double order_ci[2];    /* bootstrap percentile interval (OLS t interval if deterministic) */
+    am_check_result check; /* order check: measured order vs predicted */
 } am_converge_result;
 
 /* Checks the parameters against the problem; AM_EINVAL with a reason in err. */

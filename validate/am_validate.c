@@ -41,7 +41,10 @@ am_validate_opts am_validate_opts_default(void)
     return o;
 }
 
-static double av_level(void) { return 1.0 - 2.0 * gsl_cdf_ugaussian_Q(AV_Z); }
+static double av_level(void)
+{
+    return 1.0 - 2.0 * gsl_cdf_ugaussian_Q(AV_Z);
+}
 
 static am_problem *av_problem(am_dist_kind kind)
 {
@@ -97,7 +100,8 @@ static void av_observe(const void *ctx, const void *work, double *obs)
     /* the scratch lies in this replica's own (non-const) work area, past the inner state */
     double *scratch = (double *)((unsigned char *)(uintptr_t)work + w->scratch_off);
     w->inner->observe(w->inner->ctx, work, scratch);
-    for (size_t j = 0; j < w->ncol; j++) obs[j] = scratch[w->cols[j]];
+    for (size_t j = 0; j < w->ncol; j++)
+        obs[j] = scratch[w->cols[j]];
 }
 
 static void av_summarize(const void *ctx, const void *work, const double *obs, size_t ngrid,
@@ -194,15 +198,15 @@ static am_status av_order_deterministic(am_converge_params *cp, const am_problem
     double em = av_richardson(res->eta, res->weak_error, res->n, r_exp, &s_fine);
     row->measured = s_fine;
     row->measured_sem = 0;
-    row->predicted = isnan(cp->predicted_order) ? am_scaling_order(&cp->scaling)
-                                                : cp->predicted_order;
+    row->predicted =
+        isnan(cp->predicted_order) ? am_scaling_order(&cp->scaling) : cp->predicted_order;
     row->replicas_used = 1;
     am_check_decide(row, AV_Z, em);
-    am_check_add_note(row, "finest local slope; gaps %.4g .. %.4g; model error = 2x the "
-                           "Richardson bias estimate",
+    am_check_add_note(row,
+                      "finest local slope; gaps %.4g .. %.4g; model error = 2x the "
+                      "Richardson bias estimate",
                       res->weak_error[0], res->weak_error[res->n - 1]);
-    if (res->fitted)
-        am_check_add_note(row, "OLS slope over the ladder %.4f", res->fit.slope);
+    if (res->fitted) am_check_add_note(row, "OLS slope over the ladder %.4f", res->fit.slope);
     am_converge_result_free(res);
     return AM_OK;
 }
@@ -222,7 +226,8 @@ static am_status check_ode_order(const am_validate_opts *o, am_check_result *row
     size_t nr = 0;
     for (size_t im = 0; im < 3 && !st; im++) {
         double mu = mus[im], etas[5];
-        for (size_t l = 0; l < neta; l++) etas[l] = (1 - mu) * base[l];
+        for (size_t l = 0; l < neta; l++)
+            etas[l] = (1 - mu) * base[l];
         for (int delayed = 0; delayed < 2 && !st; delayed++) {
             am_converge_params cp = am_converge_params_default();
             cp.etas = etas;
@@ -246,17 +251,20 @@ static am_status check_ode_order(const am_validate_opts *o, am_check_result *row
             am_check_result *row = &rows[nr++];
             am_check_init(row, "ode-order");
             am_check_set_params(row, "mu=%g delay=%s dist=gaussian etas=(1-mu)*[%g..%g] T=%g R=%zu",
-                                mu, delayed ? "paper:1:C(tau=8)" : "none", base[0],
-                                base[neta - 1], cp.horizon, R);
+                                mu, delayed ? "paper:1:C(tau=8)" : "none", base[0], base[neta - 1],
+                                cp.horizon, R);
             cp.ens.replicas = R;
             am_converge_result *res = NULL;
             st = am_converge_run(pg, &cp, &res);
             if (st) break;
             *row = res->check;
             strcpy(row->name, "ode-order");
+            /* the fit labels its interval with the level rounded to a percentage */
+            char *lab = strstr(row->note, "100% CI");
+            if (lab) memcpy(lab, "z=4 CI ", 7);
             am_check_set_params(row, "mu=%g delay=%s dist=gaussian etas=(1-mu)*[%g..%g] T=%g R=%zu",
-                                mu, delayed ? "paper:1:C(tau=8)" : "none", base[0],
-                                base[neta - 1], cp.horizon, R);
+                                mu, delayed ? "paper:1:C(tau=8)" : "none", base[0], base[neta - 1],
+                                cp.horizon, R);
             am_check_add_note(row, "gaps %.4g .. %.4g (sem %.2g .. %.2g)", res->weak_error[0],
                               res->weak_error[neta - 1], res->weak_error_sem[0],
                               res->weak_error_sem[neta - 1]);
@@ -283,7 +291,8 @@ static uint64_t *av_steps(uint64_t burn, uint64_t s, size_t n)
 {
     uint64_t *k = malloc(n * sizeof *k);
     if (!k) return NULL;
-    for (size_t g = 0; g < n; g++) k[g] = burn + (uint64_t)g * s;
+    for (size_t g = 0; g < n; g++)
+        k[g] = burn + (uint64_t)g * s;
     return k;
 }
 
@@ -303,7 +312,8 @@ static am_status av_time_average(const am_problem *p, const am_msgd_params *mp, 
     if (!er->diverged && am_acf_pooled(er->summary, R, n, rho, n, NULL, &var) == AM_OK) {
         am_acf_tau_int(rho, n, R * n, 5.0, tau);
         double m = 0;
-        for (size_t i = 0; i < R * n; i++) m += er->summary[i];
+        for (size_t i = 0; i < R * n; i++)
+            m += er->summary[i];
         *mean = m / (double)(R * n);
         *sem = sqrt(var * tau->tau_int / (double)(R * n));
     }
@@ -335,8 +345,9 @@ static am_status check_stationary(const am_validate_opts *o, am_check_result *ro
             double mu = mus[im], eta = 1e-3 * (1 - mu);
             am_check_result *row = &rows[nr++];
             am_check_init(row, "stationary");
-            am_check_set_params(row, "mu=%g dist=%s eta=%g and 2 eta, start=e:1 burn=%llu "
-                                     "steps n=%zu every %llu steps R=%zu",
+            am_check_set_params(row,
+                                "mu=%g dist=%s eta=%g and 2 eta, start=e:1 burn=%llu "
+                                "steps n=%zu every %llu steps R=%zu",
                                 mu, am_dist_name(dists[id]), eta, (unsigned long long)burn, n,
                                 (unsigned long long)s, R);
             double m[2], se[2];
@@ -363,9 +374,10 @@ static am_status check_stationary(const am_validate_opts *o, am_check_result *ro
             row->measured_sem = sqrt(4 * se[0] * se[0] + 0.25 * se[1] * se[1]);
             row->predicted = am_theory_stationary_error(p, eta, mu);
             am_check_decide(row, AV_Z, 0);
-            am_check_add_note(row, "leading order 2 m(eta) - m(2 eta)/2; raw m(eta) = %.5g +- "
-                                   "%.2g (%+.2f%%), m(2 eta) = %.5g +- %.2g (%+.2f%% of 2x); "
-                                   "tau_int %.2f, %.2f samples",
+            am_check_add_note(row,
+                              "leading order 2 m(eta) - m(2 eta)/2; raw m(eta) = %.5g +- "
+                              "%.2g (%+.2f%%), m(2 eta) = %.5g +- %.2g (%+.2f%% of 2x); "
+                              "tau_int %.2f, %.2f samples",
                               m[0], se[0], 100 * (m[0] / row->predicted - 1), m[1], se[1],
                               100 * (m[1] / (2 * row->predicted) - 1), tau[0].tau_int,
                               tau[1].tau_int);
@@ -448,10 +460,11 @@ static am_status check_relaxation(const am_validate_opts *o, am_check_result *ro
         for (size_t i = 1; i < 4; i++) {
             am_check_result *row = &rows[nr++];
             am_check_init(row, "relaxation");
-            am_check_set_params(row, "mu=%g i=%zu eta=%g start=e:1 burn=%llu steps n=%zu every "
-                                     "%llu steps R=%zu",
-                                mu, i + 1, eta, (unsigned long long)burn, n,
-                                (unsigned long long)s, R);
+            am_check_set_params(row,
+                                "mu=%g i=%zu eta=%g start=e:1 burn=%llu steps n=%zu every "
+                                "%llu steps R=%zu",
+                                mu, i + 1, eta, (unsigned long long)burn, n, (unsigned long long)s,
+                                R);
             row->replicas_used = (double)R;
             if (er->diverged) {
                 am_check_add_note(row, "%zu replicas diverged", er->diverged);
@@ -461,8 +474,8 @@ static am_status check_relaxation(const am_validate_opts *o, am_check_result *ro
                 memcpy(rec + r * n, er->summary + r * 3 * n + (i - 1) * n, n * sizeof *rec);
             av_relax_ctx ctx = {n, rho, (double)s * eta};
             am_check_interval ci;
-            am_status bs = am_check_bootstrap(rec, R, n, av_relax_stat, &ctx, nboot, 0.95,
-                                              o->seed, &ci);
+            am_status bs =
+                am_check_bootstrap(rec, R, n, av_relax_stat, &ctx, nboot, 0.95, o->seed, &ci);
             if (bs != AM_OK || !isfinite(ci.estimate)) {
                 am_check_add_note(row, "autocorrelation fit failed");
                 continue;
@@ -473,8 +486,9 @@ static am_status check_relaxation(const am_validate_opts *o, am_check_result *ro
             double a = p->lambda[0] - p->lambda[i];
             double disc = av_relax_discrete(mu, eta * a, eta);
             am_check_decide(row, AV_Z, fabs(disc - row->predicted));
-            am_check_add_note(row, "bootstrap over replicas (B = %zu, %zu rejected); %.1f lags; "
-                                   "discrete-chain value %.5g",
+            am_check_add_note(row,
+                              "bootstrap over replicas (B = %zu, %zu rejected); %.1f lags; "
+                              "discrete-chain value %.5g",
                               nboot, ci.n_rejected, ci.estimate / ctx.dt, disc);
             av_resolve(row, row->predicted);
         }
@@ -501,8 +515,8 @@ static double av_growth_discrete(double mu, double h, double eta)
  * monitored every dt (exact Gaussian transition U' = e^{g dt} U + s Z,
  * s^2 = sigma^2 (e^{2 g dt} - 1)/(2 g)), up to nmax steps (+INFINITY if not reached). Replica r
  * uses the Philox stream (seed, r, AM_STREAM_USER + 20): the result is thread-independent. */
-static void av_ou_first_passage(double g, double sigma, double D, double dt, size_t nmax,
-                                size_t R, uint64_t seed, int threads, double *out)
+static void av_ou_first_passage(double g, double sigma, double D, double dt, size_t nmax, size_t R,
+                                uint64_t seed, int threads, double *out)
 {
     double a = exp(g * dt), sd = sigma * sqrt(expm1(2 * g * dt) / (2 * g));
 #pragma omp parallel for schedule(static) num_threads(am_ensemble_threads(threads))
@@ -575,10 +589,10 @@ static am_status check_escape(const am_validate_opts *o, am_check_result *rows, 
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
            delta / sqrt(eta), sigma = alpha_12 / (1-mu), monitored at the same steps */
         double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu);
-        av_ou_first_passage(g, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads,
-                            y);
+        av_ou_first_passage(g, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads, y);
         size_t ou_censored = 0;
-        for (size_t r = 0; r < R_ou; r++) ou_censored += isinf(y[r]);
+        for (size_t r = 0; r < R_ou; r++)
+            ou_censored += isinf(y[r]);
         for (size_t iq = 0; iq < 3; iq++) {
             am_check_result *row = &rows[nr++];
             am_check_init(row, "escape");
@@ -599,11 +613,12 @@ static am_status check_escape(const am_validate_opts *o, am_check_result *rows, 
             double em = -log(1 - delta * delta) / (2 * g) + row->predicted * fabs(gd - g) / g;
             am_check_decide(row, AV_Z, em);
             double t1 = am_theory_escape_time(p, eta, mu, delta, 1 - qs[iq], NULL);
-            am_check_add_note(row, "interval [%.4g, %.4g]; %zu + %zu censored; closed-form T1 "
-                                   "(fixed-time law) %.4g, OU first passage %+.1f%% from it, "
-                                   "measured %+.1f%%",
-                              ci.lo, ci.hi, censored, ou_censored, t1,
-                              100 * (cp.estimate / t1 - 1), 100 * (ci.estimate / t1 - 1));
+            am_check_add_note(row,
+                              "interval [%.4g, %.4g]; %zu + %zu censored; closed-form T1 "
+                              "(fixed-time law) %.4g, OU first passage %+.1f%% from it, "
+                              "measured %+.1f%%",
+                              ci.lo, ci.hi, censored, ou_censored, t1, 100 * (cp.estimate / t1 - 1),
+                              100 * (ci.estimate / t1 - 1));
             av_resolve(row, row->predicted);
         }
         am_ensemble_result_free(er);
@@ -646,7 +661,8 @@ static am_status check_sde(const am_validate_opts *o, am_check_result *rows, siz
         if (m && (!v0 || !h0 || !k || !tk || !mm || !ms)) st = AM_ENOMEM;
         if (!st) {
             am_msgd_initial(m, 0, v0);
-            for (size_t j = 0; j < p->dim; j++) h0[j] = v0[j]; /* standard eigenbasis */
+            for (size_t j = 0; j < p->dim; j++)
+                h0[j] = v0[j]; /* standard eigenbasis */
             am_grid grid = {ngrid, 2 * (1 - mu)};
             st = am_grid_steps(&grid, eta, k);
         }
@@ -698,8 +714,9 @@ static am_status check_sde(const am_validate_opts *o, am_check_result *rows, siz
         row->predicted = 0;
         row->replicas_used = (double)R;
         am_check_decide(row, zb, em);
-        am_check_add_note(row, "worst time of %zu (Bonferroni z = %.2f); largest |z| = %.2f; "
-                               "start-up lag %.3g in t; gap to the ODE at this eta %.4g",
+        am_check_add_note(row,
+                          "worst time of %zu (Bonferroni z = %.2f); largest |z| = %.2f; "
+                          "start-up lag %.3g in t; gap to the ODE at this eta %.4g",
                           ngrid - 1, zb, zmax, lag, ode_gap);
         /* resolved only if z sem is below half the gap to the ODE (the O(eta) noise term the
            SDE is meant to carry): AV_RESOLVE of 2 ode_gap */
@@ -743,16 +760,18 @@ static am_status check_delay(const am_validate_opts *o, am_check_result *rows, s
         if (inverse) {
             cp.scaling.kind = AM_SCALING_INVERSE;
             cp.scaling.c = c_inv;
-            am_check_set_params(row, "scaling=inverse:%g mu=%g dist=expected etas=4e-3/4^j "
-                                     "j=0..3 tau=5..320 T=2",
+            am_check_set_params(row,
+                                "scaling=inverse:%g mu=%g dist=expected etas=4e-3/4^j "
+                                "j=0..3 tau=5..320 T=2",
                                 c_inv, mu);
         } else {
             double c = tau0 * p->lambda[0] * pow(etas[0], 1 - gamma) / ((1 - mu) * (1 - mu));
             cp.scaling.kind = AM_SCALING_PAPER;
             cp.scaling.gamma = gamma;
             cp.scaling.c = c;
-            am_check_set_params(row, "scaling=paper:%g:%.6g mu=%g dist=expected etas=4e-3/4^j "
-                                     "j=0..3 tau=10..80 T=2",
+            am_check_set_params(row,
+                                "scaling=paper:%g:%.6g mu=%g dist=expected etas=4e-3/4^j "
+                                "j=0..3 tau=10..80 T=2",
                                 gamma, c, mu);
         }
         /* next term relative to the leading one: eta^(1-GAMMA) (paper), eta (inverse) */
