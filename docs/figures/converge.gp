@@ -1,5 +1,6 @@
 # Weak error of the Async-MSGD ensemble against the ODE limit over a ladder of step sizes,
-# log-log, with +-2 standard errors and the fitted power law C eta^p.
+# log-log, with +-2 standard errors and the fitted power law C eta^p (a lower bar that
+# would reach below 0 is drawn down to a tenth of the value: log axes).
 # Usage: gnuplot -e "data='out/converge.csv'; out='out/converge'" docs/figures/converge.gp
 # Writes out.png and out.svg. The CSV is the output of `amsgd converge` (columns eta, tau,
 # weak_error, weak_error_sem, t_max, weak_error_sde, weak_error_sde_sem, diverged, fit).
