@@ -741,7 +741,6 @@ static am_status check_delay(const am_validate_opts *o, am_check_result *rows, s
        (inverse) at each rung, so every tau is an integer and rounding adds nothing */
     static const double etas[4] = {4e-3, 1e-3, 2.5e-4, 6.25e-5};
     const double mu = 0.5, gamma = 0.5, tau0 = 10, c_inv = 0.02;
-    (void)o;
     am_problem *p = av_problem(AM_DIST_EXPECTED);
     if (!p) return AM_ENOMEM;
     am_status st = AM_OK;
