@@ -3,17 +3,26 @@
 #   make            library build/libamsgd.a and the command build/amsgd
 #   make test       install missing packages, build, run the Criterion suite
 #   make demo       install missing packages, build, run the demo into out/
-#   make bench      benchmarks (bench/README.md)
 #   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
+#   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
+#   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
+#   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
+# make MPI=1: the MPI build (mpicc, -DAM_HAVE_MPI) into build-mpi/; sweeps then distribute
+# their cells over the ranks of mpirun/srun (docs/mpi.md).
+ifeq ($(MPI),1)
+BUILD   ?= build-mpi
+CC      := mpicc
+MPI_CFLAGS := -DAM_HAVE_MPI
+endif
 BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(EXTRA_CFLAGS)
+ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lm
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
@@ -31,7 +40,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check
 
 all: $(BIN)
 
@@ -79,7 +88,7 @@ figures: $(DEPS_STAMP)
 
 bench: $(DEPS_STAMP)
 	scripts/install-deps.sh --bench
-	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc
+	$(MAKE) --no-print-directory $(BIN) $(BUILD)/bench_mc $(BUILD)/bench_sde $(BUILD)/bench_ode
 	scripts/bench.sh $(BUILD)
 
 $(BUILD)/bench_mc: $(BUILD)/bench/bench_mc.o $(LIB)
@@ -95,11 +104,23 @@ $(BUILD)/bench_sde: $(BUILD)/bench/bench_sde.o $(LIB)
 
 # CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).
 bench-ode: $(DEPS_STAMP)
+	scripts/install-deps.sh --bench
 	$(MAKE) --no-print-directory $(BUILD)/bench_ode
 	scripts/bench-ode.sh $(BUILD)
 
 $(BUILD)/bench_ode: $(BUILD)/bench/bench_ode.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Sweep checks and benchmark (docs/phase.md, docs/mpi.md): kill/resume byte-for-byte test,
+# serial-versus-MPI comparison (builds build-mpi/), liu2018 preset timing and memory.
+resume-test: $(BIN)
+	tests/resume_test.sh $(BIN)
+
+mpi-check:
+	scripts/mpi-check.sh
+
+bench-sweep: $(BIN)
+	scripts/bench-sweep.sh $(BUILD)
 
 check-format:
 	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)

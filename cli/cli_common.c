@@ -18,7 +18,7 @@ const cli_opt OPT_ROTATE = {"rotate", "SEED", "0",
 const cli_opt OPT_ETA = {"eta", "E", "5e-4", "step size eta > 0"};
 const cli_opt OPT_MU = {"mu", "M", "0", "momentum mu in [0, 1)"};
 const cli_opt OPT_DELAY = {"delay", "SPEC", "none",
-                           "staleness: none, const:T, uniform:S, geometric:MEAN"};
+                           "staleness: none, const:T, uniform:S, geometric:MEAN, workers:P:DIST"};
 const cli_opt OPT_INIT = {"init", "SPEC", "random",
                           "initial point: random, random-each, e:J, angle:THETA"};
 const cli_opt OPT_GRID = {"grid", "N", "200", "number of saved times, shared by all engines"};
@@ -179,6 +179,8 @@ json_t *cli_json_doubles(const double *x, size_t n)
         json_array_append_new(arr, isfinite(x[i]) ? json_real(x[i]) : json_null());
     return arr;
 }
+
+json_t *cli_json_number(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
 FILE *cli_out_begin(cli_out *o, const cli_args *a)
 {

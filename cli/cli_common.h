@@ -47,6 +47,9 @@ json_t *cli_json_root(const char *command, json_t *params);
 /* A JSON array of doubles; non-finite values become null. */
 json_t *cli_json_doubles(const double *x, size_t n);
 
+/* A JSON number, or null when x is not finite. */
+json_t *cli_json_number(double x);
+
 /* Buffered output: everything goes to memory and reaches stdout or the file only when
  * complete, the file through a temporary name and rename(). */
 typedef struct {

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../solvers/am_sde.h"
 #include "cli_common.h"
+#include "engines.h"
 #include "commands.h"
 #include "mc_output.h"
 
@@ -30,12 +30,6 @@ static const cli_opt *const sde_opts[] = {
     &OPT_DELAY_SDE, &OPT_INIT,     &OPT_TIME_SDE, &OPT_GRID,   &OPT_REPLICAS, &OPT_SEED,
     &OPT_THREADS,   &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,     &OPT_MODEL,    &OPT_NOISE,
     &OPT_NO_NOISE,  &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_OUTPUT, NULL};
-
-/* The initial point of the Monte Carlo engine, so `mc` and `sde` start alike. */
-static void msgd_initial(uint64_t replica, double *v0, const void *ctx)
-{
-    am_msgd_initial(ctx, replica, v0);
-}
 
 int cmd_sde(int argc, char **argv)
 {
@@ -81,33 +75,13 @@ int cmd_sde(int argc, char **argv)
     am_ensemble_params ep = cli_ensemble_params(&a);
     int json = cli_json(&a);
 
-    am_status st;
-    am_msgd *init = am_msgd_alloc(p, &mp, &st);
-    if (!init) cli_runtime_error("sde: %s", am_strerror(st));
-    am_sde_pca_params pp = am_sde_pca_params_default();
-    pp.eta = mp.eta;
-    pp.mu = mp.mu;
-    pp.sampler = sampler;
-    pp.coords = mp.coords;
-    pp.blowup = mp.blowup;
-    pp.initial = msgd_initial;
-    pp.initial_ctx = init;
-    am_sde_pca *m = ou ? am_sde_ou_alloc(p, &pp, &st) : am_sde_global_alloc(p, &pp, &st);
-    if (!m && st == AM_EDOM)
+    cli_sde_opts so = {ou, noise, sampler, dt};
+    mc_run run;
+    am_status st = cli_run_sde(p, &mp, &so, &grid, &ep, &run);
+    if (st == AM_EDOM)
         cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "
                         "got '%s'",
                         cli_str(&a, "dist"));
-    if (!m) cli_runtime_error("sde: %s", am_strerror(st));
-    am_sde_params sp = am_sde_params_default();
-    sp.dt = dt;
-    sp.noise = noise;
-    sp.seed = mp.seed;
-    sp.blowup = am_sde_pca_state_blowup(m);
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
-    if (!sm) cli_runtime_error("sde: %s", am_strerror(st));
-
-    mc_run run;
-    st = mc_run_model(am_sde_model_get(sm), dt, &grid, &ep, mp.coords, &run);
     if (st) cli_runtime_error("sde: %s", am_strerror(st));
 
     cli_out out;
@@ -126,9 +100,6 @@ int cmd_sde(int argc, char **argv)
     mc_write(f, json, "sde", params, &run, p->dim);
     cli_out_commit(&out);
     mc_run_free(&run);
-    am_sde_model_free(sm);
-    am_sde_pca_free(m);
-    am_msgd_free(init);
     am_problem_free(p);
     return 0;
 }

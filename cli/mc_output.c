@@ -12,6 +12,7 @@ am_status mc_run_model(const am_model *model, double h, const am_grid *grid,
 {
     run->ngrid = grid->n;
     run->coords = coords;
+    run->wallclock = 0;
     run->res = NULL;
     run->t = malloc(grid->n * sizeof *run->t);
     run->k = malloc(grid->n * sizeof *run->k);
@@ -55,6 +56,7 @@ void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_r
         fputs("t,step,err_mean,err_sem,norm_mean,norm_sem,alive", f);
         if (run->coords)
             for (size_t i = 0; i < dim; i++) fprintf(f, ",h2_%zu_mean,h2_%zu_sem", i + 1, i + 1);
+        if (run->wallclock) fputs(",wallclock_mean,wallclock_sem,clamped_mean,clamped_sem", f);
         fputc('\n', f);
         for (size_t g = 0; g < n; g++) {
             cli_csv_double(f, run->t[g]);
@@ -96,6 +98,17 @@ void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_r
         }
         json_object_set_new(root, "h2_mean", hm);
         json_object_set_new(root, "h2_sem", hs);
+    }
+    if (run->wallclock) {
+        static const char *const wn[2][2] = {{"wallclock_mean", "wallclock_sem"},
+                                             {"clamped_mean", "clamped_sem"}};
+        for (size_t j = 0; j < 2; j++) {
+            size_t o = no - 2 + j;
+            for (size_t g = 0; g < n; g++) col[g] = r->obs[g * no + o].mean;
+            json_object_set_new(root, wn[j][0], cli_json_doubles(col, n));
+            for (size_t g = 0; g < n; g++) col[g] = am_stats_sem(&r->obs[g * no + o]);
+            json_object_set_new(root, wn[j][1], cli_json_doubles(col, n));
+        }
     }
     json_object_set_new(root, "alive", alive);
     json_object_set_new(root, "diverged", json_integer((json_int_t)r->diverged));

@@ -1,7 +1,8 @@
 /*
  * mc_output.h -- running an ensemble on the saved grid and writing its statistics in the
  * keys shared by `amsgd mc` and `amsgd sde`: t, step, err_mean, err_sem, norm_mean,
- * norm_sem, alive, diverged, replicas (and h2_mean, h2_sem with --coords).
+ * norm_sem, alive, diverged, replicas (and h2_mean, h2_sem with --coords; wallclock_mean,
+ * wallclock_sem, clamped_mean, clamped_sem for the parameter-server delay workers:P:DIST).
  */
 #ifndef AM_CLI_MC_OUTPUT_H
 #define AM_CLI_MC_OUTPUT_H
@@ -20,6 +21,7 @@ typedef struct {
     uint64_t *k;
     am_ensemble_result *res;
     int coords;
+    int wallclock; /* the model ends with (wall-clock time, clamped count): am_msgd_ps */
 } mc_run;
 
 /* Runs the Async-MSGD ensemble on the grid. */

@@ -17,6 +17,10 @@ const am_delay_entry am_delay_table[] = {
      AM_DELAY_UNIFORM},
     {"geometric", "geometric:MEAN", "i.i.d. geometric delays on {0,1,..} with mean MEAN >= 0",
      AM_DELAY_GEOMETRIC},
+    {"workers", "workers:P:DIST",
+     "staleness of P simulated learners with runtime DIST (exp:RATE, shiftexp:D:RATE, "
+     "pareto:A:S, uniform:A:B, const:C)",
+     AM_DELAY_WORKERS},
 };
 const size_t am_delay_table_len = sizeof am_delay_table / sizeof am_delay_table[0];
 
@@ -34,6 +38,10 @@ am_status am_delay_make(am_delay_kind kind, double param, am_delay *out)
     case AM_DELAY_UNIFORM:
         if (!(param >= 0) || param > AM_DELAY_LIMIT || param != floor(param)) return AM_EINVAL;
         out->max = (uint64_t)param;
+        return AM_OK;
+    case AM_DELAY_WORKERS:
+        if (!(param >= 1) || param > 1e6 || param != floor(param)) return AM_EINVAL;
+        am_runtime_make(AM_RUNTIME_EXP, 1, 0, &out->runtime);
         return AM_OK;
     case AM_DELAY_GEOMETRIC:
         if (!(param >= 0) || 40.0 * param > AM_DELAY_LIMIT) return AM_EINVAL;
@@ -67,6 +75,22 @@ am_status am_delay_parse(const char *spec, am_delay *out, char *err, size_t errl
             snprintf(err, errlen, "expected %s, got '%s'", e->syntax, spec);
             return AM_EINVAL;
         }
+        if (e->kind == AM_DELAY_WORKERS) {
+            char *end;
+            errno = 0;
+            double pw = strtod(colon + 1, &end);
+            if (end == colon + 1 || *end != ':' || errno || am_delay_make(e->kind, pw, out)) {
+                snprintf(err, errlen, "expected %s with an integer P in [1, 1000000], got '%s'",
+                         e->syntax, spec);
+                return AM_EINVAL;
+            }
+            char rerr[200];
+            if (am_runtime_parse(end + 1, &out->runtime, rerr, sizeof rerr)) {
+                snprintf(err, errlen, "%s: %s", e->syntax, rerr);
+                return AM_EINVAL;
+            }
+            return AM_OK;
+        }
         char *end;
         errno = 0;
         double x = strtod(colon + 1, &end);
@@ -82,7 +106,9 @@ am_status am_delay_parse(const char *spec, am_delay *out, char *err, size_t errl
         }
         return AM_OK;
     }
-    snprintf(err, errlen, "unknown delay model '%s' (none, const:T, uniform:S, geometric:MEAN)",
+    snprintf(err, errlen,
+             "unknown delay model '%s' (none, const:T, uniform:S, geometric:MEAN, "
+             "workers:P:DIST)",
              spec);
     return AM_EINVAL;
 }
@@ -98,6 +124,7 @@ double am_delay_mean(const am_delay *d)
         double q = exp(d->log1mp);
         return q * (1.0 - pow(q, (double)d->max)) / (1.0 - q);
     }
+    case AM_DELAY_WORKERS: return d->param - 1.0;
     }
     return 0;
 }
@@ -109,5 +136,11 @@ void am_delay_format(const am_delay *d, char *buf, size_t len)
     case AM_DELAY_CONST: snprintf(buf, len, "const:%llu", (unsigned long long)d->max); break;
     case AM_DELAY_UNIFORM: snprintf(buf, len, "uniform:%llu", (unsigned long long)d->max); break;
     case AM_DELAY_GEOMETRIC: snprintf(buf, len, "geometric:%.17g", d->param); break;
+    case AM_DELAY_WORKERS: {
+        char rt[128];
+        am_runtime_format(&d->runtime, rt, sizeof rt);
+        snprintf(buf, len, "workers:%.0f:%s", d->param, rt);
+        break;
+    }
     }
 }

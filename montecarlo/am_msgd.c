@@ -43,6 +43,8 @@ am_msgd_params am_msgd_params_default(void)
     p.init.kind = AM_INIT_RANDOM;
     p.seed = 1;
     p.blowup = 1e6;
+    p.burnin = 0.5;
+    p.eps = 0.01;
     return p;
 }
 
@@ -111,6 +113,10 @@ am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *par, c
     }
     if (par->init.kind == AM_INIT_EIGEN && (par->init.j < 1 || par->init.j > p->dim)) {
         snprintf(err, errlen, "e:J needs J in [1, %zu], got %zu", p->dim, par->init.j);
+        return AM_EINVAL;
+    }
+    if (par->summary && !(par->burnin >= 0 && par->burnin < 1)) {
+        snprintf(err, errlen, "burnin must be in [0, 1), got %g", par->burnin);
         return AM_EINVAL;
     }
     double ring = ((double)par->delay.max + 2.0) * (double)p->dim * sizeof(double);
@@ -289,10 +295,32 @@ static void msgd_observe(const void *ctx, const void *work, double *obs)
     }
 }
 
+/* Summary of one replica (see am_msgd_params.summary); obs[g * nobs] is err. */
+static void msgd_summarize(const void *ctx, const void *work, const double *obs, size_t ngrid,
+                           int diverged, double *summary)
+{
+    const am_msgd *m = ctx;
+    (void)work;
+    size_t nobs = m->model.nobs, last = ngrid - 1;
+    size_t g0 = (size_t)ceil(m->par.burnin * (double)last);
+    if (g0 > last) g0 = last;
+    double s = 0;
+    for (size_t g = g0; g <= last; g++) s += obs[g * nobs];
+    summary[0] = diverged ? NAN : s / (double)(last - g0 + 1);
+    summary[1] = NAN;
+    for (size_t g = 0; g <= last; g++)
+        if (obs[g * nobs] <= m->par.eps) {
+            summary[1] = last ? (double)g / (double)last : 0.0;
+            break;
+        }
+    summary[2] = diverged ? 1.0 : 0.0;
+}
+
 am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status *status)
 {
     char err[256];
     am_status st = am_msgd_params_check(p, par, err, sizeof err);
+    if (par->delay.kind == AM_DELAY_WORKERS) st = AM_EINVAL; /* stateful: see am_msgd_ps.h */
     if (st != AM_OK) {
         *status = st;
         return NULL;
@@ -340,6 +368,10 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
     m->model.advance = msgd_advance;
     m->model.observe = msgd_observe;
     m->model.ctx = m;
+    if (par->summary) {
+        m->model.nsummary = AM_MSGD_NSUMMARY;
+        m->model.summarize = msgd_summarize;
+    }
     *status = AM_OK;
     return m;
 nomem:

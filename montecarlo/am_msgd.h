@@ -41,9 +41,20 @@ typedef struct {
     int coords;     /* also observe h_i^2 */
     int coords_signed; /* with coords: observe h_i itself instead of h_i^2 (for
                           autocorrelations of the eigen-coordinates) */
+    /* Per-replica summary (am_model.summarize), off unless summary = 1: values
+     *   [0] time average of err over the saved points g >= ceil(burnin (n-1)), NaN if diverged,
+     *   [1] first saved index g with err <= eps, as the fraction g / (n-1) of the horizon
+     *       (NaN if never reached), [2] 1 if the replica diverged, else 0. */
+    int summary;
+    double burnin;  /* burn-in fraction of the saved grid in [0, 1) */
+    double eps;     /* error level for summary value [1] */
 } am_msgd_params;
 
-/* eta 5e-4, mu 0, no delay, random init, seed 1, blowup 1e6, no coordinates. */
+/* Number of per-replica summary values when am_msgd_params.summary is set. */
+#define AM_MSGD_NSUMMARY 3
+
+/* eta 5e-4, mu 0, no delay, random init, seed 1, blowup 1e6, no coordinates, no summary
+ * (burnin 0.5, eps 0.01 when enabled). */
 am_msgd_params am_msgd_params_default(void);
 
 typedef struct am_msgd am_msgd;
@@ -52,7 +63,8 @@ typedef struct am_msgd am_msgd;
 am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *params, char *err,
                                size_t errlen);
 
-/* Builds the engine (the problem must outlive it). NULL with *status set on failure. */
+/* Builds the engine (the problem must outlive it). NULL with *status set on failure
+ * (AM_EINVAL for the delay workers:P:DIST, which runs on am_msgd_ps.h). */
 am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *params, am_status *status);
 
 /* Frees the engine; NULL is safe. */

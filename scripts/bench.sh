@@ -15,3 +15,12 @@ echo
 echo "== Ratios (NumPy ns / amsgd ns per coordinate-step, per core)"
 awk 'NR==FNR && !/^#/ {k[$1" "$2]=$3; next} !/^#/ && ($1" "$2) in k {printf "%5s %-10s amsgd %.2f ns, numpy %.2f ns, speed-up %.1fx\n", $1, $2, k[$1" "$2], $3, $3/k[$1" "$2]}' \
     "$build/bench_mc.txt" "$build/bench_numpy.txt"
+echo
+echo "== SDE engine: ns per coordinate-step next to the Monte Carlo kernel"
+"$build/bench_sde"
+echo
+echo "== ODE: CVODE against SciPy solve_ivp at equal tolerances"
+"$here/scripts/bench-ode.sh" "$build"
+echo
+echo "== Sweeps: liu2018 preset wall time, cells per second, peak memory"
+"$here/scripts/bench-sweep.sh" "$build"

@@ -1,0 +1,191 @@
+/*
+ * cmd_ode.c -- `amsgd ode`: the deterministic limit of Async-MSGD (theory.md section 2),
+ *
+ *   dV/dt = (1/(1-mu)) [ Sigma V - (V^T Sigma V) V ],   V(0) = v_0,
+ *
+ * solved with CVODE (solvers/am_ode.h) from the initial point the Monte Carlo ensemble uses
+ * (replica 0's point for --init random-each), with err = 1 - (v^1.V)^2/|V|^2 and |V| on
+ * the common grid, and the solver statistics.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../solvers/am_ode.h"
+#include "cli_common.h"
+#include "commands.h"
+
+static const cli_opt OPT_TIME_ODE = {"time", "T", "10", "horizon in continuous time t = k eta"};
+static const cli_opt OPT_ETA_ODE = {"eta", "E", "5e-4",
+                                    "step size eta > 0; recorded only (the ODE is the eta -> 0 "
+                                    "limit)"};
+static const cli_opt OPT_RTOL = {"rtol", "R", "1e-9", "CVODE relative tolerance, in [1e-15, 1)"};
+static const cli_opt OPT_ATOL = {"atol", "A", "1e-13", "CVODE absolute tolerance, in [0, 1)"};
+static const cli_opt OPT_METHOD = {"method", "M", "adams",
+                                   "adams (fixed-point iteration) or bdf (Newton, dense "
+                                   "Jacobian)"};
+static const cli_opt OPT_LINSOL = {"linsol", "L", "dense",
+                                   "linear solver of bdf: dense (LU) or gmres (matrix-free)"};
+static const cli_opt OPT_PROJECT = {"project", NULL, NULL,
+                                    "project every step onto |V| = 1 (needs --method bdf)"};
+static const cli_opt OPT_MAX_STEPS = {"max-steps", "N", "1000000",
+                                      "most CVODE steps between two saved times"};
+
+static const cli_opt OPT_COORDS_ODE = {"coords", NULL, NULL,
+                                       "also report each h_i^2 = ((Q^T V)_i)^2"};
+
+static const cli_opt *const ode_opts[] = {
+    &OPT_DIM,       &OPT_SPECTRUM,   &OPT_DIST,     &OPT_ROTATE, &OPT_ETA_ODE,
+    &OPT_MU,        &OPT_INIT,       &OPT_TIME_ODE, &OPT_GRID,   &OPT_SEED,
+    &OPT_RTOL,      &OPT_ATOL,       &OPT_METHOD,   &OPT_LINSOL, &OPT_PROJECT,
+    &OPT_MAX_STEPS, &OPT_COORDS_ODE, &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+
+static json_t *stats_json(const am_ode_params *op, const am_ode_stats *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "method", json_string(am_ode_method_name(op->method)));
+    int bdf = op->method == AM_ODE_BDF;
+    json_object_set_new(o, "nonlinear_solver", json_string(bdf ? "newton" : "fixed-point"));
+    json_object_set_new(o, "linear_solver",
+                        bdf ? json_string(am_ode_linsol_name(op->linsol)) : json_null());
+    json_object_set_new(o, "rtol", json_real(op->rtol));
+    json_object_set_new(o, "atol", json_real(op->atol));
+    json_object_set_new(o, "max_steps", json_integer(op->max_steps));
+    json_object_set_new(o, "project", json_boolean(op->project));
+    json_object_set_new(o, "steps", json_integer(s->steps));
+    json_object_set_new(o, "rhs_evals", json_integer(s->rhs_evals));
+    json_object_set_new(o, "err_test_failures", json_integer(s->err_test_failures));
+    json_object_set_new(o, "nonlin_iters", json_integer(s->nonlin_iters));
+    json_object_set_new(o, "nonlin_failures", json_integer(s->nonlin_failures));
+    json_object_set_new(o, "jac_evals", json_integer(s->jac_evals));
+    json_object_set_new(o, "lin_setups", json_integer(s->lin_setups));
+    json_object_set_new(o, "lin_iters", json_integer(s->lin_iters));
+    json_object_set_new(o, "lin_failures", json_integer(s->lin_failures));
+    json_object_set_new(o, "proj_evals", json_integer(s->proj_evals));
+    json_object_set_new(o, "proj_failures", json_integer(s->proj_failures));
+    json_object_set_new(o, "last_order", json_integer(s->last_order));
+    json_object_set_new(o, "last_step", json_real(s->last_step));
+    return o;
+}
+
+int cmd_ode(int argc, char **argv)
+{
+    cli_args a;
+    cli_parse(&a, "ode",
+              "Solve the deterministic limit dV/dt = (Sigma V - (V'Sigma V) V)/(1-mu) with CVODE\n"
+              "from the ensemble's initial point (replica 0's for --init random-each) and\n"
+              "report err = 1 - (v1.V)^2/|V|^2 and |V| on the saved grid, with solver statistics.",
+              ode_opts, argc, argv);
+    am_problem *p = cli_problem(&a);
+    size_t d = p->dim;
+    char err[256];
+    am_msgd_params mp = am_msgd_params_default();
+    mp.eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
+    mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
+    if (am_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
+        cli_usage_error("--init: %s", err);
+    mp.seed = cli_u64(&a, "seed");
+    if (am_msgd_params_check(p, &mp, err, sizeof err)) cli_usage_error("%s", err);
+    double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
+    am_grid grid = cli_grid(&a, horizon);
+    int coords = cli_flag(&a, "coords");
+
+    am_ode_params op = am_ode_params_default();
+    if (am_ode_method_parse(cli_str(&a, "method"), &op.method))
+        cli_usage_error("--method must be adams or bdf, got '%s'", cli_str(&a, "method"));
+    op.rtol = cli_double(&a, "rtol", 1e-15, 1, 0, 1);
+    op.atol = cli_double(&a, "atol", 0, 1, 0, 1);
+    op.max_steps = (long)cli_int(&a, "max-steps", 1, 1000000000000LL);
+    op.project = cli_flag(&a, "project");
+    if (am_ode_linsol_parse(cli_str(&a, "linsol"), &op.linsol))
+        cli_usage_error("--linsol must be dense or gmres, got '%s'", cli_str(&a, "linsol"));
+    if (cli_given(&a, "linsol") && op.method != AM_ODE_BDF)
+        cli_usage_error("--linsol needs --method bdf (Adams uses no linear solver)");
+    if (am_ode_params_check(&op, err, sizeof err)) cli_usage_error("%s", err);
+    if (op.method == AM_ODE_BDF && op.linsol == AM_ODE_LINSOL_DENSE && d > 4000)
+        cli_usage_error("--method bdf --linsol dense needs --dim <= 4000, got %zu", d);
+    if (coords && 8.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
+                        grid.n, d);
+    int json = cli_json(&a);
+
+    am_status st;
+    am_msgd *m = am_msgd_alloc(p, &mp, &st);
+    if (!m) cli_runtime_error("ode: %s", am_strerror(st));
+    double *v0 = malloc(d * sizeof *v0), *t = malloc(grid.n * sizeof *t);
+    double *e = malloc(grid.n * sizeof *e), *nrm = malloc(grid.n * sizeof *nrm);
+    double *h2 = coords ? malloc(grid.n * d * sizeof *h2) : NULL;
+    if (!v0 || !t || !e || !nrm || (coords && !h2)) cli_runtime_error("out of memory");
+    am_msgd_initial(m, 0, v0); /* the point every replica starts from (replica 0 if each) */
+    am_msgd_free(m);
+    am_grid_times(&grid, t);
+
+    am_ode *s = am_ode_alloc(p, &op, &st);
+    if (!s) cli_runtime_error("ode: cannot build the CVODE solver: %s", am_strerror(st));
+    am_ode_output out = {e, nrm, h2, NULL};
+    am_ode_stats stats;
+    st = am_ode_solve(s, mp.mu, v0, t, grid.n, &out, &stats);
+    if (st == AM_ESOLVER)
+        cli_runtime_error("ode: CVODE failed: %s",
+                          am_ode_last_error(s)[0] ? am_ode_last_error(s) : "unknown reason");
+    if (st) cli_runtime_error("ode: %s", am_strerror(st));
+
+    cli_out o;
+    FILE *f = cli_out_begin(&o, &a);
+    if (!json) {
+        fputs("t,err,norm", f);
+        if (coords)
+            for (size_t i = 0; i < d; i++)
+                fprintf(f, ",h2_%zu", i + 1);
+        fputc('\n', f);
+        for (size_t g = 0; g < grid.n; g++) {
+            cli_csv_double(f, t[g]);
+            fputc(',', f);
+            cli_csv_double(f, e[g]);
+            fputc(',', f);
+            cli_csv_double(f, nrm[g]);
+            for (size_t i = 0; coords && i < d; i++) {
+                fputc(',', f);
+                cli_csv_double(f, h2[g * d + i]);
+            }
+            fputc('\n', f);
+        }
+    } else {
+        char buf[64];
+        json_t *params = json_object();
+        cli_params_problem(params, p);
+        json_object_set_new(params, "eta", json_real(mp.eta));
+        json_object_set_new(params, "mu", json_real(mp.mu));
+        am_init_format(&mp.init, buf, sizeof buf);
+        json_object_set_new(params, "init", json_string(buf));
+        json_object_set_new(params, "init_replica", json_integer(0));
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)mp.seed);
+        json_object_set_new(params, "seed", json_string(buf));
+        json_object_set_new(params, "time", json_real(horizon));
+        json_object_set_new(params, "grid", json_integer((json_int_t)grid.n));
+        json_object_set_new(params, "method", json_string(am_ode_method_name(op.method)));
+        json_object_set_new(params, "rtol", json_real(op.rtol));
+        json_object_set_new(params, "atol", json_real(op.atol));
+        json_object_set_new(params, "max_steps", json_integer(op.max_steps));
+        json_object_set_new(params, "linsol", json_string(am_ode_linsol_name(op.linsol)));
+        json_object_set_new(params, "project", json_boolean(op.project));
+        json_object_set_new(params, "coords", json_boolean(coords));
+        json_t *root = cli_json_root("ode", params);
+        json_object_set_new(root, "t", cli_json_doubles(t, grid.n));
+        json_object_set_new(root, "err", cli_json_doubles(e, grid.n));
+        json_object_set_new(root, "norm", cli_json_doubles(nrm, grid.n));
+        if (coords) {
+            json_t *rows = json_array();
+            for (size_t g = 0; g < grid.n; g++)
+                json_array_append_new(rows, cli_json_doubles(h2 + g * d, d));
+            json_object_set_new(root, "h2", rows);
+        }
+        json_object_set_new(root, "solver", stats_json(&op, &stats));
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&o);
+    am_ode_free(s);
+    free(v0), free(t), free(e), free(nrm), free(h2);
+    am_problem_free(p);
+    return 0;
+}

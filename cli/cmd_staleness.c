@@ -1,0 +1,239 @@
+/*
+ * cmd_staleness.c -- `amsgd staleness`: steps to a target loss under simulated staleness
+ * Uniform{0..s} for each optimiser and s, normalised by s = 0, and the gradient coherence
+ * along the runs (Dai et al., ICLR 2019; montecarlo/am_stale.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../montecarlo/am_dataset.h"
+#include "../montecarlo/am_optim.h"
+#include "../montecarlo/am_stale.h"
+#include "cli_common.h"
+#include "commands.h"
+
+static const cli_opt OPT_OBJECTIVE = {"objective", "NAME", "lsq", "objective: pca, lsq, logistic"};
+static const cli_opt OPT_OPTIMIZER = {
+    "optimizer", "LIST", "sgd,momentum,nesterov,adam,rmsprop,adagrad", "comma list of optimisers"};
+static const cli_opt OPT_SLIST = {"s", "LIST", "0,1,2,4,8,16",
+                                  "comma list of staleness bounds s (integers >= 0)"};
+static const cli_opt OPT_WORKERS_ST = {"workers", "P", "4", "workers averaged per step"};
+static const cli_opt OPT_DATA = {"data", "FILE", NULL,
+                                 "CSV data set (features then label); default synthetic"};
+static const cli_opt OPT_ROWS = {"rows", "N", "1000", "rows of the synthetic data set"};
+static const cli_opt OPT_FEATURES = {"features", "D", "10", "features of the synthetic data set"};
+static const cli_opt OPT_BATCH = {"batch", "B", "8", "rows per worker gradient"};
+static const cli_opt OPT_LR = {"lr", "E", NULL,
+                               "step size of every optimiser (default: sgd 0.2, momentum "
+                               "0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, adagrad 0.5; "
+                               "a tenth of these for pca)"};
+static const cli_opt OPT_MOMENTUM = {"momentum", "M", "0.9", "momentum of momentum/nesterov"};
+static const cli_opt OPT_TARGET = {"target", "F", "0.01",
+                                   "reach F - F* <= F (F(x0) - F*), F in (0, 1)"};
+static const cli_opt OPT_MAXSTEPS = {"max-steps", "N", "20000", "a run that needs more fails"};
+static const cli_opt OPT_REPLICAS_ST = {"replicas", "R", "20", "independent runs per cell"};
+
+static const cli_opt *const staleness_opts[] = {
+    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,   &OPT_WORKERS_ST, &OPT_DATA,   &OPT_ROWS,
+    &OPT_FEATURES,    &OPT_BATCH,     &OPT_LR,      &OPT_MOMENTUM,   &OPT_TARGET, &OPT_MAXSTEPS,
+    &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS, &OPT_FORMAT,     &OPT_OUTPUT, NULL};
+
+typedef struct {
+    size_t s;
+    am_optim_kind opt;
+    am_stale_summary sum;
+    double lr;
+} st_cell;
+
+static json_t *num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+int cmd_staleness(int argc, char **argv)
+{
+    cli_args a;
+    cli_parse(&a, "staleness",
+              "Run P workers whose gradients are Uniform{0..s} steps stale on an objective and\n"
+              "count the steps to a target loss for each optimiser and s, normalised by s = 0,\n"
+              "with the gradient coherence along the runs (Dai et al. 2019).",
+              staleness_opts, argc, argv);
+    char err[512];
+    am_objective_kind ok;
+    if (am_objective_parse(cli_str(&a, "objective"), &ok, err, sizeof err))
+        cli_usage_error("--objective %s", err);
+    /* optimisers */
+    const char *olist = cli_str(&a, "optimizer");
+    size_t nopt = 0;
+    am_optim_kind opts[64];
+    {
+        char *copy = strdup(olist), *save = NULL;
+        size_t commas = 1;
+        for (const char *p = olist; *p; p++)
+            commas += *p == ',';
+        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (nopt == 64) cli_usage_error("--optimizer lists more than 64 entries");
+            if (am_optim_parse(tok, &opts[nopt], err, sizeof err))
+                cli_usage_error("--optimizer %s", err);
+            nopt++;
+        }
+        free(copy);
+        if (nopt != commas || nopt == 0)
+            cli_usage_error("--optimizer has an empty entry in '%s'", olist);
+    }
+    size_t ns;
+    double *sd = cli_double_list(&a, "s", &ns);
+    size_t *sl = malloc((ns + 1) * sizeof *sl);
+    int has0 = 0;
+    for (size_t i = 0; i < ns; i++) {
+        if (!(sd[i] >= 0 && sd[i] <= 1e6 && sd[i] == floor(sd[i])))
+            cli_usage_error("--s values must be integers in [0, 1000000], got '%s'",
+                            cli_str(&a, "s"));
+        sl[i] = (size_t)sd[i];
+        has0 |= sl[i] == 0;
+    }
+    free(sd);
+    am_stale_params sp = am_stale_params_default();
+    sp.workers = (size_t)cli_int(&a, "workers", 1, 100000);
+    sp.batch = (size_t)cli_int(&a, "batch", 1, 1000000);
+    sp.target = cli_double(&a, "target", 0, 1, 1, 1);
+    sp.max_steps = (uint64_t)cli_int(&a, "max-steps", 1, 1000000000LL);
+    sp.seed = cli_u64(&a, "seed");
+    size_t replicas = (size_t)cli_int(&a, "replicas", 2, 1000000);
+    int threads = (int)cli_int(&a, "threads", 0, 4096);
+    double mom = cli_double(&a, "momentum", 0, 1, 0, 1);
+    double lr_all = cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0) : NAN;
+    int json = cli_json(&a);
+
+    am_dataset *ds = NULL;
+    const char *data = cli_str(&a, "data");
+    size_t rows = (size_t)cli_int(&a, "rows", 1, 10000000);
+    size_t feats = (size_t)cli_int(&a, "features", 1, 10000);
+    if (data) {
+        am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
+        if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
+        if (st) cli_usage_error("--data %s", err);
+    } else {
+        if (ok == AM_OBJ_PCA && feats < 2)
+            cli_usage_error("--features must be >= 2 for pca, got 1");
+        am_synth_kind sk = ok == AM_OBJ_PCA   ? AM_SYNTH_PCA
+                           : ok == AM_OBJ_LSQ ? AM_SYNTH_LSQ
+                                              : AM_SYNTH_LOGISTIC;
+        if (am_dataset_synthetic(sk, rows, feats, sp.seed, &ds))
+            cli_runtime_error("cannot allocate the synthetic data set");
+    }
+    am_status st;
+    am_objective *f = am_objective_alloc(ok, ds, &st, err, sizeof err);
+    if (!f) {
+        if (st == AM_EINVAL) cli_usage_error("--data %s", err);
+        cli_runtime_error("staleness: %s", err);
+    }
+
+    /* the s = 0 reference is always run; it is reported only if asked for */
+    size_t nsr = ns + !has0;
+    if (!has0) sl[ns] = 0;
+    st_cell *cells = calloc(nsr * nopt, sizeof *cells);
+    if (!cells) cli_runtime_error("out of memory");
+    for (size_t o = 0; o < nopt; o++)
+        for (size_t i = 0; i < nsr; i++) {
+            st_cell *c = &cells[o * nsr + i];
+            c->s = sl[i];
+            c->opt = opts[o];
+            am_optim_params op = am_optim_params_default(opts[o]);
+            op.mu = mom;
+            /* the Oja direction is about as large as the top eigenvalue and unstable at the
+             * least-squares steps: pca defaults to one tenth of them */
+            if (ok == AM_OBJ_PCA) op.lr *= 0.1;
+            if (isfinite(lr_all)) op.lr = lr_all;
+            c->lr = op.lr;
+            am_stale_params p = sp;
+            p.s = sl[i];
+            if ((st = am_stale_ensemble(f, &op, &p, replicas, threads, &c->sum)))
+                cli_runtime_error("staleness: %s", am_strerror(st));
+        }
+
+    cli_out out;
+    FILE *fo = cli_out_begin(&out, &a);
+    json_t *arr = json_array();
+    if (!json)
+        fputs("s,optimizer,objective,lr,steps_to_target,steps_to_target_sem,never_reached,"
+              "normalized,coherence_min,coherence_min_sem\n",
+              fo);
+    for (size_t o = 0; o < nopt; o++) {
+        double ref = NAN;
+        for (size_t i = 0; i < nsr; i++)
+            if (cells[o * nsr + i].s == 0 && cells[o * nsr + i].sum.reached)
+                ref = cells[o * nsr + i].sum.steps.mean;
+        for (size_t i = 0; i < ns; i++) {
+            const st_cell *c = &cells[o * nsr + i];
+            const am_stale_summary *s = &c->sum;
+            double mean = s->reached ? s->steps.mean : NAN;
+            double sem = am_stats_sem(&s->steps);
+            double never = 1.0 - (double)s->reached / (double)s->replicas;
+            double norm = mean / ref;
+            double coh = s->coherence.n > 0 ? s->coherence.mean : NAN;
+            double cohsem = am_stats_sem(&s->coherence);
+            if (json) {
+                json_t *r = json_object();
+                json_object_set_new(r, "s", json_integer((json_int_t)c->s));
+                json_object_set_new(r, "optimizer", json_string(am_optim_name(c->opt)));
+                json_object_set_new(r, "objective", json_string(am_objective_name(ok)));
+                json_object_set_new(r, "lr", json_real(c->lr));
+                json_object_set_new(r, "steps_to_target", num_or_null(mean));
+                json_object_set_new(r, "steps_to_target_sem", num_or_null(sem));
+                json_object_set_new(r, "never_reached", json_real(never));
+                json_object_set_new(r, "normalized", num_or_null(norm));
+                json_object_set_new(r, "coherence_min", num_or_null(coh));
+                json_object_set_new(r, "coherence_min_sem", num_or_null(cohsem));
+                json_array_append_new(arr, r);
+            } else {
+                fprintf(fo, "%zu,%s,%s,", c->s, am_optim_name(c->opt), am_objective_name(ok));
+                const double v[7] = {c->lr, mean, sem, never, norm, coh, cohsem};
+                for (int k = 0; k < 7; k++) {
+                    cli_csv_double(fo, v[k]);
+                    fputc(k == 6 ? '\n' : ',', fo);
+                }
+            }
+        }
+    }
+    if (json) {
+        json_t *params = json_object();
+        json_object_set_new(params, "objective", json_string(am_objective_name(ok)));
+        json_t *ol = json_array();
+        for (size_t o = 0; o < nopt; o++)
+            json_array_append_new(ol, json_string(am_optim_name(opts[o])));
+        json_object_set_new(params, "optimizer", ol);
+        json_t *slj = json_array();
+        for (size_t i = 0; i < ns; i++)
+            json_array_append_new(slj, json_integer((json_int_t)sl[i]));
+        json_object_set_new(params, "s", slj);
+        json_object_set_new(params, "workers", json_integer((json_int_t)sp.workers));
+        json_object_set_new(params, "data", data ? json_string(data) : json_null());
+        json_object_set_new(params, "rows", json_integer((json_int_t)ds->n));
+        json_object_set_new(params, "features", json_integer((json_int_t)ds->d));
+        json_object_set_new(params, "batch", json_integer((json_int_t)sp.batch));
+        json_object_set_new(params, "lr", num_or_null(lr_all));
+        json_object_set_new(params, "momentum", json_real(mom));
+        json_object_set_new(params, "target", json_real(sp.target));
+        json_object_set_new(params, "max_steps", json_integer((json_int_t)sp.max_steps));
+        json_object_set_new(params, "replicas", json_integer((json_int_t)replicas));
+        char sbuf[32];
+        snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)sp.seed);
+        json_object_set_new(params, "seed", json_string(sbuf));
+        json_object_set_new(params, "threads", json_integer(threads));
+        json_t *root = cli_json_root("staleness", params);
+        json_object_set_new(root, "optimum", json_real(am_objective_optimum(f)));
+        json_object_set_new(root, "results", arr);
+        cli_out_json(fo, root);
+    } else {
+        json_decref(arr);
+    }
+    cli_out_commit(&out);
+    free(cells);
+    free(sl);
+    am_objective_free(f);
+    am_dataset_free(ds);
+    return 0;
+}

@@ -1,0 +1,183 @@
+/*
+ * sweep_cell.c -- one (mu, delay) cell of a sweep and the flags the sweeps share
+ * (see sweep_cell.h).
+ */
+#include "sweep_cell.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+
+const cli_opt OPT_SW_TIME = {"time", "T", "20", "horizon in continuous time t = k eta"};
+const cli_opt OPT_SW_GRID = {"grid", "N", "101", "number of saved times"};
+const cli_opt OPT_SW_INIT = {"init", "SPEC", "e:1",
+                             "initial point: random, random-each, e:J, angle:THETA"};
+const cli_opt OPT_SW_REPLICAS = {"replicas", "R", "200", "replicas per cell"};
+const cli_opt OPT_BURNIN = {"burnin", "F", "0.5",
+                            "fraction of the horizon discarded before time-averaging err"};
+const cli_opt OPT_EPS = {"eps", "EPS", "0.01", "error level of the time metric (err <= EPS)"};
+const cli_opt OPT_DELAY_MODEL = {"delay-model", "KIND", "const",
+                                 "delay axis: const (tau), uniform (S), geometric (MEAN)"};
+const cli_opt OPT_QUIET = {"quiet", NULL, NULL, "no progress line on stderr"};
+const cli_opt OPT_GAMMA = {
+    "gamma", "G", "0.001",
+    "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
+const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", "1",
+                                 "constant in front of the paper's delay bound"};
+
+void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)
+{
+    memset(s, 0, sizeof *s);
+    s->p = p;
+    am_msgd_params m = am_msgd_params_default();
+    char err[256];
+    m.eta = cli_double(a, "eta", 0, 1e6, 1, 0);
+    if (am_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
+        cli_usage_error("--init: %s", err);
+    m.seed = cli_u64(a, "seed");
+    m.blowup = cli_double(a, "blowup", 1, 1e300, 1, 0);
+    m.summary = 1;
+    m.burnin = cli_double(a, "burnin", 0, 1, 0, 1);
+    m.eps = cli_double(a, "eps", 0, 1, 1, 0);
+    if (am_msgd_params_check(p, &m, err, sizeof err)) cli_usage_error("%s", err);
+    s->base = m;
+    s->horizon = cli_double(a, "time", 0, 1e12, 1, 0);
+    if (s->horizon / m.eta > 1e15)
+        cli_usage_error("--time / --eta = %.3g steps is more than 1e15", s->horizon / m.eta);
+    am_grid g = cli_grid(a, s->horizon);
+    if (g.n < 2) cli_usage_error("--grid must be >= 2, got %zu", g.n);
+    s->ngrid = g.n;
+    s->k = malloc(g.n * sizeof *s->k);
+    if (!s->k) cli_runtime_error("out of memory");
+    if (am_grid_steps(&g, m.eta, s->k)) cli_usage_error("--time / --eta gives too many steps");
+    s->ep = cli_ensemble_params(a);
+    s->kind = sweep_delay_kind(a);
+}
+
+void sweep_setup_free(sweep_setup *s)
+{
+    free(s->k);
+    s->k = NULL;
+}
+
+am_delay_kind sweep_delay_kind(const cli_args *a)
+{
+    const char *k = cli_str(a, "delay-model");
+    if (strcmp(k, "const") == 0) return AM_DELAY_CONST;
+    if (strcmp(k, "uniform") == 0) return AM_DELAY_UNIFORM;
+    if (strcmp(k, "geometric") == 0) return AM_DELAY_GEOMETRIC;
+    cli_usage_error("--delay-model must be const, uniform or geometric, got '%s'", k);
+}
+
+am_status sweep_delay(const sweep_setup *s, double x, am_delay *d)
+{
+    if (x == 0) return am_delay_make(AM_DELAY_NONE, 0, d);
+    return am_delay_make(s->kind, x, d);
+}
+
+am_status sweep_cell_run(const sweep_setup *s, double mu, double x, double *v, double **per_replica)
+{
+    am_msgd_params m = s->base;
+    m.mu = mu;
+    am_status st = sweep_delay(s, x, &m.delay);
+    if (st) return st;
+    am_msgd *eng = am_msgd_alloc(s->p, &m, &st);
+    if (!eng) return st;
+    am_ensemble_params ep = s->ep;
+    ep.keep_summary = per_replica != NULL;
+    am_ensemble_result *res = NULL;
+    st = am_ensemble_run(am_msgd_model(eng), s->k, s->ngrid, &ep, &res);
+    am_msgd_free(eng);
+    if (st) return st;
+    double R = (double)res->replicas;
+    const am_stats *ss = res->summary_stats;
+    v[SV_ERR] = ss[0].n > 0 ? ss[0].mean : NAN;
+    v[SV_ERR_SEM] = am_stats_sem(&ss[0]);
+    v[SV_DIVERGED] = (double)res->diverged / R;
+    v[SV_TIME] = ss[1].n > 0 ? ss[1].mean * s->horizon : NAN;
+    v[SV_TIME_SEM] = am_stats_sem(&ss[1]) * s->horizon;
+    v[SV_REACHED] = ss[1].n / R;
+    if (per_replica) {
+        *per_replica = res->summary;
+        res->summary = NULL;
+    }
+    am_ensemble_result_free(res);
+    return AM_OK;
+}
+
+void sweep_params_json(json_t *params, const sweep_setup *s)
+{
+    char buf[64];
+    cli_params_problem(params, s->p);
+    json_object_set_new(params, "eta", json_real(s->base.eta));
+    am_init_format(&s->base.init, buf, sizeof buf);
+    json_object_set_new(params, "init", json_string(buf));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->base.seed);
+    json_object_set_new(params, "seed", json_string(buf));
+    json_object_set_new(params, "blowup", json_real(s->base.blowup));
+    json_object_set_new(params, "time", json_real(s->horizon));
+    json_object_set_new(params, "grid", json_integer((json_int_t)s->ngrid));
+    json_object_set_new(params, "burnin", json_real(s->base.burnin));
+    json_object_set_new(params, "eps", json_real(s->base.eps));
+    json_object_set_new(params, "replicas", json_integer((json_int_t)s->ep.replicas));
+    static const char *kinds[] = {"none", "const", "uniform", "geometric"};
+    json_object_set_new(params, "delay_model", json_string(kinds[s->kind]));
+}
+
+double *sweep_parse_grid(const cli_args *a, const char *flag, const char *spec, size_t *n)
+{
+    (void)a;
+    double *x = NULL;
+    const char *c1 = strchr(spec, ':');
+    if (c1) {
+        char *copy = strdup(spec), *p1 = strchr(copy, ':'), *p2 = p1 ? strchr(p1 + 1, ':') : NULL;
+        double lo, hi, cnt;
+        if (!p2) cli_usage_error("--%s must be A:B:N or a comma list, got '%s'", flag, spec);
+        *p1 = 0;
+        *p2 = 0;
+        if (cli_parse_double(copy, &lo) || cli_parse_double(p1 + 1, &hi) ||
+            cli_parse_double(p2 + 1, &cnt) || cnt != floor(cnt) || cnt < 1 || cnt > 100000 ||
+            hi < lo || (cnt == 1 && hi != lo))
+            cli_usage_error("--%s must be A:B:N with A <= B and an integer N in [1, 100000], "
+                            "got '%s'",
+                            flag, spec);
+        free(copy);
+        *n = (size_t)cnt;
+        x = malloc(*n * sizeof *x);
+        if (!x) cli_runtime_error("out of memory");
+        for (size_t i = 0; i < *n; i++)
+            x[i] = *n == 1 ? lo : i + 1 == *n ? hi : lo + (hi - lo) * (double)i / (double)(*n - 1);
+        return x;
+    }
+    size_t cnt = 1;
+    for (const char *q = spec; *q; q++)
+        cnt += *q == ',';
+    x = malloc(cnt * sizeof *x);
+    char *copy = strdup(spec), *save = NULL;
+    size_t k = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (k >= cnt || cli_parse_double(tok, &x[k++]))
+            cli_usage_error("--%s must be A:B:N or a comma list of numbers, got '%s'", flag, spec);
+    free(copy);
+    if (k != cnt || cnt == 0)
+        cli_usage_error("--%s must be A:B:N or a comma list of numbers, got '%s'", flag, spec);
+    *n = cnt;
+    return x;
+}
+
+void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed, double elapsed)
+{
+    FILE *f = ctx;
+    size_t left = total - done;
+    double rest = computed ? elapsed / (double)computed * (double)left : NAN;
+    fprintf(f, "\r%zu/%zu cells, %.1f s elapsed, ", done, total, elapsed);
+    if (isfinite(rest))
+        fprintf(f, "about %.1f s left   ", rest);
+    else
+        fprintf(f, "estimating...   ");
+    if (done == total) fputc('\n', f);
+    fflush(f);
+}

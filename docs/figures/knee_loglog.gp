@@ -1,0 +1,30 @@
+# knee_loglog.gp -- critical delay tau_c against 1 - mu on log-log axes from an `amsgd knee`
+# CSV: measured points with bootstrap intervals, the fitted power law, the linear-stability
+# critical delay, the delay-equation law pi (1-mu) / (2 h) and the paper's (1-mu)^2 bound.
+# Usage: gnuplot -c docs/figures/knee_loglog.gp knee.csv out.png [title]
+in = ARG1
+out = ARG2
+title = (ARGC >= 3 ? ARG3 : "critical delay versus momentum")
+set terminal pngcairo size 860,600 font ",11" noenhanced
+set output out
+set datafile separator ","
+stats in using (log($2)):(log($8)) nooutput
+plin = STATS_slope
+xlo = exp(STATS_min_x) / 1.3
+xhi = exp(STATS_max_x) * 1.3
+set logscale xy
+set xrange [xlo : xhi]
+set xtics ("0.02" 0.02, "0.05" 0.05, "0.1" 0.1, "0.2" 0.2, "0.3" 0.3, "0.5" 0.5, "1" 1)
+set key top left box opaque
+set xlabel "1 - mu"
+set ylabel "critical delay tau_c"
+set title title
+p = real(system("sed -n 2p '".in."' | cut -d, -f11"))
+plo = real(system("sed -n 2p '".in."' | cut -d, -f12"))
+phi = real(system("sed -n 2p '".in."' | cut -d, -f13"))
+finite(x) = (x == x && abs(x) < 1e300) ? x : 1/0
+plot in using 2:3:5:6 with yerrorbars pt 7 ps 1.2 lw 2 lc rgb "black" title "measured tau_c (95% bootstrap)", \
+     in using 2:7 with lines lw 2 lc rgb "black" title sprintf("fit: p = %.2f [%.2f, %.2f]", p, plo, phi), \
+     in using 2:(finite($8)) with linespoints lw 2 dt 2 pt 6 lc rgb "red" title sprintf("linear stability (fit p = %.2f)", plin), \
+     in using 2:(finite($9)) with lines lw 2 dt 3 lc rgb "blue" title "delay equation pi (1-mu) / (2 h), p = 1", \
+     in using 2:(finite($10)) with lines lw 2 dt 4 lc rgb "dark-green" title "paper bound (1-mu)^2 / (lambda_1 eta^(1-gamma)), p = 2"

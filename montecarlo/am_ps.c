@@ -1,0 +1,306 @@
+/*
+ * am_ps.c -- the event-driven parameter-server simulator of am_ps.h.
+ *
+ * State: for each learner the iterate index v it computes on, its job counter and its
+ * finishing time; a binary min-heap of the running learners keyed by (finish, learner); the
+ * batch of the pending update (staleness j - v and learner of each gradient). Each event pops
+ * the earliest learner, O(log P).
+ */
+#include "am_ps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/am_rng.h"
+#include "am_ensemble.h"
+
+struct am_ps {
+    am_ps_params prm;
+    size_t p, batch;
+    uint64_t replica;
+    uint64_t j;  /* updates done: the server holds w_j */
+    double now;  /* time of the last update */
+    int started; /* asynchronous variants: learners launched */
+    uint64_t *version;
+    uint64_t *jobs;
+    double *finish;
+    size_t *heap;
+    size_t nheap;
+    uint64_t *stale;
+    size_t *from;
+    size_t nbuf;
+};
+
+am_ps_params am_ps_params_default(void)
+{
+    am_ps_params p;
+    memset(&p, 0, sizeof p);
+    p.workers = 4;
+    am_runtime_make(AM_RUNTIME_EXP, 1, 0, &p.runtime);
+    p.variant = AM_VARIANT_ASYNC;
+    p.k = 1;
+    p.seed = 1;
+    return p;
+}
+
+/* Largest batch accepted (the batch buffers are allocated whole). */
+#define AM_PS_MAX_BATCH ((size_t)1 << 26)
+
+static size_t round64(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
+size_t am_ps_bytes(const am_ps_params *params)
+{
+    am_runtime check;
+    if (am_variant_check(params->variant, params->workers, params->k) ||
+        am_runtime_make(params->runtime.kind, params->runtime.a, params->runtime.b, &check) ||
+        params->workers > AM_PS_MAX_BATCH)
+        return 0;
+    size_t p = params->workers, batch = am_variant_batch(params->variant, p, params->k);
+    if (batch > AM_PS_MAX_BATCH) return 0;
+    return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8);
+}
+
+am_ps *am_ps_place(void *mem, const am_ps_params *params)
+{
+    size_t p = params->workers, batch = am_variant_batch(params->variant, p, params->k);
+    char *c = mem;
+    am_ps *ps = mem;
+    memset(ps, 0, sizeof *ps);
+    c += round64(sizeof(am_ps));
+    ps->version = (uint64_t *)c;
+    c += round64(p * 8);
+    ps->jobs = (uint64_t *)c;
+    c += round64(p * 8);
+    ps->finish = (double *)c;
+    c += round64(p * 8);
+    ps->heap = (size_t *)c;
+    c += round64(p * 8);
+    ps->stale = (uint64_t *)c;
+    c += round64(batch * 8);
+    ps->from = (size_t *)c;
+    ps->prm = *params;
+    ps->p = p;
+    ps->batch = batch;
+    am_ps_reset(ps, 0);
+    return ps;
+}
+
+am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
+{
+    size_t bytes = am_ps_bytes(params);
+    if (!bytes) {
+        if (status) *status = AM_EINVAL;
+        return NULL;
+    }
+    void *mem = aligned_alloc(64, round64(bytes));
+    if (!mem) {
+        if (status) *status = AM_ENOMEM;
+        return NULL;
+    }
+    if (status) *status = AM_OK;
+    return am_ps_place(mem, params);
+}
+
+void am_ps_free(am_ps *ps)
+{
+    free(ps);
+}
+
+void am_ps_reset(am_ps *ps, uint64_t replica)
+{
+    ps->replica = replica;
+    ps->j = 0;
+    ps->now = 0;
+    ps->started = 0;
+    ps->nheap = 0;
+    ps->nbuf = 0;
+    memset(ps->jobs, 0, ps->p * sizeof *ps->jobs);
+    memset(ps->version, 0, ps->p * sizeof *ps->version);
+}
+
+/* Heap order: earlier finish first, the lower learner index on ties. */
+static inline int before(const am_ps *ps, size_t a, size_t b)
+{
+    double fa = ps->finish[a], fb = ps->finish[b];
+    return fa < fb || (fa == fb && a < b);
+}
+
+static void heap_push(am_ps *ps, size_t i)
+{
+    size_t c = ps->nheap++;
+    while (c > 0) {
+        size_t parent = (c - 1) / 2;
+        if (!before(ps, i, ps->heap[parent])) break;
+        ps->heap[c] = ps->heap[parent];
+        c = parent;
+    }
+    ps->heap[c] = i;
+}
+
+static size_t heap_pop(am_ps *ps)
+{
+    size_t top = ps->heap[0], last = ps->heap[--ps->nheap], c = 0, n = ps->nheap;
+    for (;;) {
+        size_t l = 2 * c + 1, best = l;
+        if (l >= n) break;
+        if (l + 1 < n && before(ps, ps->heap[l + 1], ps->heap[l])) best = l + 1;
+        if (!before(ps, ps->heap[best], last)) break;
+        ps->heap[c] = ps->heap[best];
+        c = best;
+    }
+    if (n > 0) ps->heap[c] = last;
+    return top;
+}
+
+static double draw(const am_ps *ps, size_t i, uint64_t job)
+{
+    if (ps->prm.fn) return ps->prm.fn(ps->prm.fn_ctx, i, job);
+    am_rng r;
+    am_rng_init(&r, ps->prm.seed, ps->replica, AM_STREAM_WORKERS, job * ps->p + i);
+    return am_runtime_quantile(&ps->prm.runtime, am_rng_uniform(&r));
+}
+
+/* Learner i starts a job at time t on the server's current iterate. */
+static void start_job(am_ps *ps, size_t i, double t)
+{
+    ps->finish[i] = t + draw(ps, i, ps->jobs[i]++);
+    ps->version[i] = ps->j;
+    heap_push(ps, i);
+}
+
+static void push_grad(am_ps *ps, size_t i)
+{
+    ps->stale[ps->nbuf] = ps->j - ps->version[i];
+    ps->from[ps->nbuf] = i;
+    ps->nbuf++;
+}
+
+static void next_sync(am_ps *ps)
+{
+    ps->nheap = 0;
+    for (size_t i = 0; i < ps->p; i++)
+        start_job(ps, i, ps->now);
+    double t = ps->now;
+    while (ps->nbuf < ps->batch) {
+        size_t i = heap_pop(ps);
+        t = ps->finish[i];
+        push_grad(ps, i);
+        if (ps->prm.variant == AM_VARIANT_KBATCHSYNC) start_job(ps, i, t);
+    }
+    ps->nheap = 0; /* the running jobs are cancelled */
+    ps->now = t;
+    ps->j++;
+}
+
+static void next_async(am_ps *ps)
+{
+    if (!ps->started) {
+        for (size_t i = 0; i < ps->p; i++)
+            start_job(ps, i, 0);
+        ps->started = 1;
+    }
+    int kasync = ps->prm.variant == AM_VARIANT_KASYNC;
+    for (;;) {
+        size_t i = heap_pop(ps);
+        double t = ps->finish[i];
+        push_grad(ps, i);
+        int full = ps->nbuf == ps->batch;
+        if (full) {
+            ps->now = t;
+            ps->j++;
+        }
+        if (!kasync) {
+            start_job(ps, i, t);
+        } else if (full) {
+            for (size_t g = 0; g < ps->nbuf; g++)
+                start_job(ps, ps->from[g], t);
+        }
+        if (full) return;
+    }
+}
+
+void am_ps_next(am_ps *ps, am_ps_update *u)
+{
+    ps->nbuf = 0;
+    uint64_t index = ps->j;
+    switch (ps->prm.variant) {
+    case AM_VARIANT_SYNC:
+    case AM_VARIANT_KSYNC:
+    case AM_VARIANT_KBATCHSYNC:
+        next_sync(ps);
+        break;
+    default:
+        next_async(ps);
+        break;
+    }
+    u->index = index;
+    u->time = ps->now;
+    u->ngrad = ps->nbuf;
+    u->staleness = ps->stale;
+    u->learner = ps->from;
+}
+
+void am_ps_summarize(am_ps *ps, uint64_t replica, uint64_t burnin, uint64_t n, am_ps_summary *out)
+{
+    am_ps_reset(ps, replica);
+    am_ps_update u;
+    double t0 = 0;
+    for (uint64_t m = 0; m < burnin; m++) {
+        am_ps_next(ps, &u);
+        t0 = u.time;
+    }
+    double grads = 0, fresh = 0, sum = 0, mx = 0;
+    for (uint64_t m = 0; m < n; m++) {
+        am_ps_next(ps, &u);
+        for (size_t g = 0; g < u.ngrad; g++) {
+            double s = (double)u.staleness[g];
+            fresh += s == 0;
+            sum += s;
+            if (s > mx) mx = s;
+        }
+        grads += (double)u.ngrad;
+    }
+    out->time_per_iter = n ? (u.time - t0) / (double)n : 0;
+    out->p_fresh = grads > 0 ? fresh / grads : 0;
+    out->mean_staleness = grads > 0 ? sum / grads : 0;
+    out->max_staleness = mx;
+}
+
+am_status am_ps_ensemble(const am_ps_params *params, size_t replicas, uint64_t burnin, uint64_t n,
+                         int threads, am_stats stats[3])
+{
+    memset(stats, 0, 3 * sizeof *stats);
+    if (replicas < 1 || n < 1) return AM_EINVAL;
+    am_status st = AM_OK;
+    am_ps *probe = am_ps_alloc(params, &st);
+    if (!probe) return st;
+    am_ps_free(probe);
+    am_ps_summary *sum = malloc(replicas * sizeof *sum);
+    if (!sum) return AM_ENOMEM;
+    int failed = 0;
+    int nt = am_ensemble_threads(threads);
+#pragma omp parallel num_threads(nt) reduction(| : failed)
+    {
+        am_status ts;
+        am_ps *ps = am_ps_alloc(params, &ts);
+        if (!ps) failed = 1;
+#pragma omp for schedule(dynamic, 1)
+        for (size_t r = 0; r < replicas; r++)
+            if (ps) am_ps_summarize(ps, r, burnin, n, &sum[r]);
+        am_ps_free(ps);
+    }
+    if (failed) {
+        free(sum);
+        return AM_ENOMEM;
+    }
+    for (size_t r = 0; r < replicas; r++) {
+        am_stats_push(&stats[0], sum[r].time_per_iter);
+        am_stats_push(&stats[1], sum[r].p_fresh);
+        am_stats_push(&stats[2], sum[r].mean_staleness);
+    }
+    free(sum);
+    return AM_OK;
+}

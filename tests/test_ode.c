@@ -1,0 +1,444 @@
+/*
+ * test_ode.c -- the CVODE solver of the limit ODE (solvers/am_ode.h) against its closed
+ * form (theory.md section 2), computed here independently in eigen-coordinates:
+ *
+ *   H_i(t) = H_i(0) exp(lambda_i s) / sqrt(sum_j H_j(0)^2 exp(2 lambda_j s)),
+ *   s = t/(1-mu),  H = Q^T V,  V = Q H,
+ *
+ * for d = 4, 100, 1000, with and without a rotated eigenbasis (Haar-random from --rotate for
+ * d <= 100, a dense Householder reflection at d = 1000), mu in {0, 0.9}; BDF and the
+ * projection onto |V| = 1; reuse of one handle; and the `amsgd ode` command-line contract.
+ * Accuracy criterion (default tolerances): max_g |V(t_g) - V_closed(t_g)| <= 1e-7
+ * (|V_closed| = 1, so this is the relative error of the state); for err, the bound that
+ * follows from it, |err - err_c| <= delta (2 sqrt(err_c) + 3 err_c + delta), delta = 1e-7,
+ * and, in the standard basis (where CVODE controls each coordinate relatively),
+ * |err - err_c| <= 1e-7 err_c.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "../core/am_grid.h"
+#include "../montecarlo/am_msgd.h"
+#include "../solvers/am_ode.h"
+#include "../theory/am_problem.h"
+#include "test_util.h"
+
+#define ODE_TOL 1e-7
+
+typedef struct {
+    am_problem *p;
+    double *v0;
+} ode_case;
+
+/* A dense orthogonal eigenbasis built in O(d^2): the Householder reflection
+ * Q = I - 2 u u^T with u a fixed dense unit vector (the Haar-random basis of --rotate costs
+ * a QR factorisation, seconds at d = 1000). */
+static double *householder(size_t d)
+{
+    double *u = malloc(d * sizeof *u), *q = malloc(d * d * sizeof *q), nn = 0;
+    for (size_t i = 0; i < d; i++) {
+        u[i] = 1.0 + 0.5 * sin(1.0 + 3.0 * (double)i);
+        nn += u[i] * u[i];
+    }
+    for (size_t i = 0; i < d; i++)
+        u[i] /= sqrt(nn);
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < d; j++)
+            q[i * d + j] = (i == j) - 2.0 * u[i] * u[j];
+    free(u);
+    return q;
+}
+
+/* Spectrum 4,3,2,1 for d = 4, else linear 4..1 (the CLI defaults); v0 = the ensemble's.
+ * rotate = 1 gives the Householder basis above, any other nonzero value --rotate's. */
+static ode_case ode_case_make(size_t d, uint64_t rotate, uint64_t seed)
+{
+    ode_case c;
+    double *l = malloc(d * sizeof *l);
+    for (size_t i = 0; i < d; i++)
+        l[i] = d == 4 ? 4.0 - (double)i : 4.0 - 3.0 * (double)i / (double)(d - 1);
+    am_dist dist = {AM_DIST_GAUSSIAN, 0};
+    c.p = am_problem_alloc(d, l, dist, rotate == 1 ? 0 : rotate);
+    cr_assert(c.p, "problem d=%zu rotate=%llu", d, (unsigned long long)rotate);
+    if (rotate == 1) c.p->q = householder(d);
+    free(l);
+    am_msgd_params mp = am_msgd_params_default();
+    mp.seed = seed;
+    am_status st;
+    am_msgd *m = am_msgd_alloc(c.p, &mp, &st);
+    cr_assert(m);
+    c.v0 = malloc(d * sizeof *c.v0);
+    am_msgd_initial(m, 0, c.v0);
+    am_msgd_free(m);
+    return c;
+}
+
+static void ode_case_free(ode_case *c)
+{
+    am_problem_free(c->p);
+    free(c->v0);
+}
+
+/* Closed form in the problem's coordinates, n x d into vc, err into ec. */
+static void closed_form(const am_problem *p, double mu, const double *v0, const double *t, size_t n,
+                        double *vc, double *ec)
+{
+    size_t d = p->dim;
+    double *h0 = malloc(d * sizeof *h0), *h = malloc(d * sizeof *h);
+    for (size_t j = 0; j < d; j++) {
+        long double acc = 0;
+        for (size_t i = 0; i < d; i++)
+            acc += (long double)(p->q ? p->q[i * d + j] : (double)(i == j)) * v0[i];
+        h0[j] = (double)acc;
+    }
+    for (size_t g = 0; g < n; g++) {
+        double s = t[g] / (1.0 - mu);
+        long double nn = 0, tail = 0;
+        for (size_t j = 0; j < d; j++) { /* shifted by lambda_1 against overflow */
+            h[j] = h0[j] * exp((p->lambda[j] - p->lambda[0]) * s);
+            nn += (long double)h[j] * h[j];
+            if (j) tail += (long double)h[j] * h[j];
+        }
+        ec[g] = (double)(tail / nn);
+        double inv = 1.0 / sqrt((double)nn);
+        for (size_t i = 0; i < d; i++) {
+            long double x = 0;
+            if (p->q)
+                for (size_t j = 0; j < d; j++)
+                    x += (long double)p->q[i * d + j] * h[j];
+            else
+                x = h[i];
+            vc[g * d + i] = (double)x * inv;
+        }
+    }
+    free(h0);
+    free(h);
+}
+
+/* Solves one case and checks state, err and norm against the closed form. */
+static void check_case_ls(size_t d, uint64_t rotate, double mu, double horizon,
+                          am_ode_method method, am_ode_linsol linsol, int project, size_t n)
+{
+    ode_case c = ode_case_make(d, rotate, 1);
+    am_ode_params op = am_ode_params_default();
+    op.method = method;
+    op.linsol = linsol;
+    op.project = project;
+    am_status st;
+    am_ode *s = am_ode_alloc(c.p, &op, &st);
+    cr_assert(s, "alloc d=%zu rotate=%llu: %s", d, (unsigned long long)rotate, am_strerror(st));
+    double *t = malloc(n * sizeof *t), *err = malloc(n * sizeof *err);
+    double *norm = malloc(n * sizeof *norm), *v = malloc(n * d * sizeof *v);
+    double *vc = malloc(n * d * sizeof *vc), *ec = malloc(n * sizeof *ec);
+    am_grid grid = {n, horizon};
+    am_grid_times(&grid, t);
+    am_ode_output out = {err, norm, NULL, v};
+    am_ode_stats stats;
+    st = am_ode_solve(s, mu, c.v0, t, n, &out, &stats);
+    cr_assert_eq(st, AM_OK, "solve d=%zu rotate=%llu mu=%g %s: %s", d, (unsigned long long)rotate,
+                 mu, am_ode_method_name(method), am_ode_last_error(s));
+    closed_form(c.p, mu, c.v0, t, n, vc, ec);
+    const char *m = am_ode_method_name(method);
+    for (size_t g = 0; g < n; g++) {
+        double e2 = 0;
+        for (size_t i = 0; i < d; i++) {
+            double x = v[g * d + i] - vc[g * d + i];
+            e2 += x * x;
+        }
+        cr_assert(sqrt(e2) <= ODE_TOL,
+                  "d=%zu rotate=%llu mu=%g %s project=%d: |V - V_closed| = %.3e > %g at t=%g", d,
+                  (unsigned long long)rotate, mu, m, project, sqrt(e2), ODE_TOL, t[g]);
+        double de = fabs(err[g] - ec[g]);
+        double bound = ODE_TOL * (2 * sqrt(ec[g]) + 3 * ec[g] + ODE_TOL);
+        cr_assert(de <= bound,
+                  "d=%zu rotate=%llu mu=%g %s: |err - err_closed| = %.3e > %.3e at t=%g "
+                  "(err_closed %.3e)",
+                  d, (unsigned long long)rotate, mu, m, de, bound, t[g], ec[g]);
+        if (!rotate)
+            cr_assert(de <= ODE_TOL * ec[g],
+                      "d=%zu mu=%g %s: relative err error %.3e > %g at t=%g (err_closed %.3e)", d,
+                      mu, m, de / ec[g], ODE_TOL, t[g], ec[g]);
+        cr_assert(fabs(norm[g] - 1) <= ODE_TOL, "d=%zu rotate=%llu mu=%g %s: |V| = %.17g at t=%g",
+                  d, (unsigned long long)rotate, mu, m, norm[g], t[g]);
+        if (project)
+            cr_assert(fabs(norm[g] - 1) <= 1e-14, "d=%zu rotate=%llu mu=%g project: |V| - 1 = %.3e",
+                      d, (unsigned long long)rotate, mu, norm[g] - 1);
+    }
+    cr_assert(stats.steps > 0 && stats.rhs_evals >= stats.steps, "stats steps=%ld rhs=%ld",
+              stats.steps, stats.rhs_evals);
+    if (project) cr_assert(stats.proj_evals > 0, "projection never called");
+    if (method == AM_ODE_BDF) cr_assert(stats.jac_evals > 0, "BDF without Jacobian evaluations");
+    if (linsol == AM_ODE_LINSOL_GMRES) cr_assert(stats.lin_iters > 0, "GMRES never iterated");
+    free(t), free(err), free(norm), free(v), free(vc), free(ec);
+    am_ode_free(s);
+    ode_case_free(&c);
+}
+
+static void check_case(size_t d, uint64_t rotate, double mu, double horizon, am_ode_method method,
+                       int project, size_t n)
+{
+    check_case_ls(d, rotate, mu, horizon, method, AM_ODE_LINSOL_DENSE, project, n);
+}
+
+/* Horizon 10 in the scaled time s = t/(1-mu): err falls over many decades for d = 4. */
+Test(ode, closed_form_d4)
+{
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) {
+            double mu = k ? 0.9 : 0.0;
+            check_case(4, r ? 11 : 0, mu, 10 * (1 - mu), AM_ODE_ADAMS, 0, 101);
+        }
+}
+
+Test(ode, closed_form_d100)
+{
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) {
+            double mu = k ? 0.9 : 0.0;
+            check_case(100, r ? 12 : 0, mu, 10 * (1 - mu), AM_ODE_ADAMS, 0, 51);
+        }
+}
+
+Test(ode, closed_form_d1000_standard_basis)
+{
+    check_case(1000, 0, 0.0, 10, AM_ODE_ADAMS, 0, 21);
+    check_case(1000, 0, 0.9, 1, AM_ODE_ADAMS, 0, 21);
+}
+
+Test(ode, closed_form_d1000_rotated)
+{
+    check_case(1000, 1, 0.9, 1, AM_ODE_ADAMS, 0, 11);
+}
+
+Test(ode, bdf_matches_closed_form)
+{
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) {
+            double mu = k ? 0.9 : 0.0;
+            check_case(4, r ? 11 : 0, mu, 10 * (1 - mu), AM_ODE_BDF, 0, 101);
+            check_case(50, r ? 12 : 0, mu, 10 * (1 - mu), AM_ODE_BDF, 0, 51);
+        }
+}
+
+Test(ode, bdf_gmres_matches_closed_form)
+{
+    for (int k = 0; k < 2; k++) {
+        double mu = k ? 0.9 : 0.0;
+        check_case_ls(4, 11, mu, 10 * (1 - mu), AM_ODE_BDF, AM_ODE_LINSOL_GMRES, 0, 101);
+        check_case_ls(100, 12, mu, 10 * (1 - mu), AM_ODE_BDF, AM_ODE_LINSOL_GMRES, 0, 51);
+        check_case_ls(1000, 0, mu, 10 * (1 - mu), AM_ODE_BDF, AM_ODE_LINSOL_GMRES, 1, 21);
+    }
+}
+
+Test(ode, projection_keeps_unit_norm)
+{
+    for (int k = 0; k < 2; k++) {
+        double mu = k ? 0.9 : 0.0;
+        check_case(4, 11, mu, 10 * (1 - mu), AM_ODE_BDF, 1, 101);
+        check_case(50, 0, mu, 10 * (1 - mu), AM_ODE_BDF, 1, 51);
+    }
+}
+
+/* A saddle stays a saddle: from v0 = e_2 exactly, V(t) = e_2 and err = 1. */
+Test(ode, eigenvector_is_fixed_point)
+{
+    double l[4] = {4, 3, 2, 1}, v0[4] = {0, 1, 0, 0}, t[3] = {0, 5, 10}, e[3], nrm[3];
+    am_dist dist = {AM_DIST_GAUSSIAN, 0};
+    am_problem *p = am_problem_alloc(4, l, dist, 0);
+    am_ode_params op = am_ode_params_default();
+    am_status st;
+    am_ode *s = am_ode_alloc(p, &op, &st);
+    am_ode_output out = {e, nrm, NULL, NULL};
+    cr_assert_eq(am_ode_solve(s, 0.5, v0, t, 3, &out, NULL), AM_OK);
+    for (int g = 0; g < 3; g++) {
+        cr_assert_eq(e[g], 1.0, "err(t=%g) = %.17g, expected exactly 1 at the saddle e_2", t[g],
+                     e[g]);
+        cr_assert_eq(nrm[g], 1.0, "|V|(t=%g) = %.17g", t[g], nrm[g]);
+    }
+    am_ode_free(s);
+    am_problem_free(p);
+}
+
+/* One handle, many solves (CVodeReInit): bit-identical to a fresh handle; h2 sums to |V|^2
+ * and matches the closed form. */
+Test(ode, reuse_and_coordinates)
+{
+    ode_case c = ode_case_make(4, 11, 3);
+    size_t n = 41, d = 4;
+    double t[41], e1[41], n1[41], e2[41], n2[41], h2[41 * 4], v[41 * 4], vc[41 * 4], ec[41];
+    am_grid grid = {n, 8};
+    am_grid_times(&grid, t);
+    am_ode_params op = am_ode_params_default();
+    am_status st;
+    am_ode *a = am_ode_alloc(c.p, &op, &st), *b = am_ode_alloc(c.p, &op, &st);
+    am_ode_output o1 = {e1, n1, NULL, NULL}, o2 = {e2, n2, h2, v};
+    cr_assert_eq(am_ode_solve(a, 0.9, c.v0, t, n, &o1, NULL), AM_OK);
+    cr_assert_eq(am_ode_solve(a, 0.3, c.v0, t, n, &o1, NULL), AM_OK);
+    cr_assert_eq(am_ode_solve(b, 0.3, c.v0, t, n, &o2, NULL), AM_OK);
+    for (size_t g = 0; g < n; g++)
+        cr_assert(e1[g] == e2[g] && n1[g] == n2[g], "reused handle differs at t=%g: %.17g vs %.17g",
+                  t[g], e1[g], e2[g]);
+    closed_form(c.p, 0.3, c.v0, t, n, vc, ec);
+    for (size_t g = 0; g < n; g++) {
+        double sum = 0;
+        for (size_t i = 0; i < d; i++)
+            sum += h2[g * d + i];
+        cr_assert(fabs(sum - n2[g] * n2[g]) <= 1e-14, "sum h2 = %.17g, |V|^2 = %.17g", sum,
+                  n2[g] * n2[g]);
+        /* h_i^2 of the closed form: H = Q^T V_closed */
+        for (size_t j = 0; j < d; j++) {
+            double hc = 0, hv = 0;
+            for (size_t i = 0; i < d; i++) {
+                hc += c.p->q[i * d + j] * vc[g * d + i];
+                hv += c.p->q[i * d + j] * v[g * d + i];
+            }
+            cr_assert(fabs(h2[g * d + j] - hv * hv) <= 1e-14, "h2 inconsistent with V");
+            cr_assert(fabs(h2[g * d + j] - hc * hc) <= ODE_TOL * (2 * fabs(hc) + ODE_TOL),
+                      "h2_%zu = %.10g, closed form %.10g at t=%g", j + 1, h2[g * d + j], hc * hc,
+                      t[g]);
+        }
+    }
+    am_ode_free(a);
+    am_ode_free(b);
+    ode_case_free(&c);
+}
+
+Test(ode, failures_and_bad_arguments)
+{
+    ode_case c = ode_case_make(4, 0, 1);
+    double t[3] = {0, 5, 10}, bad_t[3] = {0, 5, 4}, e[3], nrm[3];
+    am_ode_output out = {e, nrm, NULL, NULL};
+    am_ode_params op = am_ode_params_default();
+    op.max_steps = 3;
+    am_status st;
+    am_ode *s = am_ode_alloc(c.p, &op, &st);
+    cr_assert(s);
+    cr_assert_eq(am_ode_solve(s, 0, c.v0, t, 3, &out, NULL), AM_ESOLVER, "mxstep must fail");
+    cr_assert(strstr(am_ode_last_error(s), "mxstep"), "message '%s'", am_ode_last_error(s));
+    cr_assert_eq(am_ode_solve(s, 1.0, c.v0, t, 3, &out, NULL), AM_EINVAL, "mu = 1");
+    cr_assert_eq(am_ode_solve(s, 0, c.v0, bad_t, 3, &out, NULL), AM_EINVAL, "decreasing t");
+    double zero[4] = {0, 0, 0, 0}, nanv[4] = {1, NAN, 0, 0};
+    cr_assert_eq(am_ode_solve(s, 0, zero, t, 3, &out, NULL), AM_EINVAL, "v0 = 0");
+    cr_assert_eq(am_ode_solve(s, 0, nanv, t, 3, &out, NULL), AM_EINVAL, "v0 with NaN");
+    am_ode_free(s);
+    char err[256];
+    op = am_ode_params_default();
+    op.project = 1; /* with Adams */
+    cr_assert_eq(am_ode_params_check(&op, err, sizeof err), AM_EINVAL);
+    cr_assert_null(am_ode_alloc(c.p, &op, &st));
+    cr_assert_eq(st, AM_EINVAL);
+    op = am_ode_params_default();
+    op.rtol = 0;
+    cr_assert_eq(am_ode_params_check(&op, err, sizeof err), AM_EINVAL);
+    am_ode_free(NULL);
+    ode_case_free(&c);
+}
+
+static void ode_usage_error(const char *args, const char *needle)
+{
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 2, "amsgd %s: exit %d, expected 2 (stderr: %s)", args, r.status, r.err);
+    cr_assert_eq(r.out[0], 0, "amsgd %s: stdout must be empty, got '%s'", args, r.out);
+    cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
+    char *nl = strchr(r.err, '\n');
+    cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
+    cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
+    test_run_free(&r);
+}
+
+Test(ode, cli_bad_input)
+{
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"--method rk4", "--method"},
+        {"--project", "--method bdf"},
+        {"--rtol 0", "--rtol"},
+        {"--rtol 1", "--rtol"},
+        {"--rtol nan", "--rtol"},
+        {"--atol -1", "--atol"},
+        {"--max-steps 0", "--max-steps"},
+        {"--mu 1", "--mu"},
+        {"--mu -0.5", "--mu"},
+        {"--time 0", "--time"},
+        {"--grid 0", "--grid"},
+        {"--init e:7", "e:J"},
+        {"--eta 0", "eta"},
+        {"--format xml", "--format"},
+        {"--delay const:3", "unknown"},
+        {"--dim 5000 --method bdf", "--dim"},
+        {"--spectrum 1,2,3,4", "--spectrum"},
+    };
+    char args[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "ode %s", cases[i].args);
+        ode_usage_error(args, cases[i].needle);
+    }
+    test_run r = test_amsgd("ode --max-steps 3");
+    cr_assert_eq(r.status, 3, "solver failure: exit %d, expected 3 (stderr %s)", r.status, r.err);
+    cr_assert_eq(r.out[0], 0, "solver failure: stdout must be empty");
+    char *nl = strchr(r.err, '\n');
+    cr_assert(nl && nl[1] == 0 && strncmp(r.err, "amsgd: error: ", 14) == 0, "stderr '%s'", r.err);
+    test_run_free(&r);
+}
+
+Test(ode, cli_json_keys_and_initial_point)
+{
+    test_run r = test_amsgd("ode --format json --grid 11 --time 5 --mu 0.5 --seed 7 --rotate 3");
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    json_error_t je;
+    json_t *root = json_loads(r.out, 0, &je);
+    cr_assert(root, "JSON: %s", je.text);
+    cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "ode");
+    cr_assert(json_is_string(json_object_get(root, "version")));
+    json_t *params = json_object_get(root, "params");
+    cr_assert_str_eq(json_string_value(json_object_get(params, "seed")), "7");
+    cr_assert_eq(json_real_value(json_object_get(params, "mu")), 0.5);
+    static const char *const pk[] = {"dim",  "spectrum",  "dist",   "rotate", "eta",
+                                     "init", "time",      "grid",   "method", "rtol",
+                                     "atol", "max_steps", "project"};
+    for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
+        cr_assert(json_object_get(params, pk[i]), "params.%s missing", pk[i]);
+    static const char *const arrays[] = {"t", "err", "norm"};
+    for (size_t i = 0; i < 3; i++)
+        cr_assert_eq(json_array_size(json_object_get(root, arrays[i])), 11, "%s has %zu entries",
+                     arrays[i], json_array_size(json_object_get(root, arrays[i])));
+    json_t *solver = json_object_get(root, "solver");
+    static const char *const sk[] = {
+        "method", "rtol", "atol", "steps", "rhs_evals", "err_test_failures", "nonlin_failures"};
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++)
+        cr_assert(json_object_get(solver, sk[i]), "solver.%s missing", sk[i]);
+    cr_assert_str_eq(json_string_value(json_object_get(solver, "method")), "adams");
+    cr_assert(json_integer_value(json_object_get(solver, "steps")) > 0);
+    double err0 = json_real_value(json_array_get(json_object_get(root, "err"), 0));
+    double errT = json_real_value(json_array_get(json_object_get(root, "err"), 10));
+    cr_assert(errT < err0, "err must fall: %g -> %g", err0, errT);
+    json_decref(root);
+    test_run_free(&r);
+
+    /* the ODE starts where the ensemble starts: err at t = 0 equals that of mc's v0 */
+    r = test_amsgd("mc --format json --grid 2 --time 0.01 --replicas 1 --seed 7 --rotate 3");
+    cr_assert_eq(r.status, 0, "mc exit %d: %s", r.status, r.err);
+    root = json_loads(r.out, 0, &je);
+    cr_assert(root, "mc JSON: %s", je.text);
+    double mc0 = json_real_value(json_array_get(json_object_get(root, "err_mean"), 0));
+    cr_assert(fabs(mc0 - err0) <= 1e-12, "ode err(0) = %.17g, mc err(0) = %.17g", err0, mc0);
+    json_decref(root);
+    test_run_free(&r);
+}
+
+Test(ode, cli_csv)
+{
+    test_run r = test_amsgd("ode --grid 5 --time 2 --method bdf --project");
+    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+    cr_assert(strncmp(r.out, "t,err,norm\n", 11) == 0, "header: %.40s", r.out);
+    size_t lines = 0;
+    for (const char *c = r.out; *c; c++)
+        lines += *c == '\n';
+    cr_assert_eq(lines, 6, "expected header + 5 rows, got %zu lines", lines);
+    test_run_free(&r);
+}

@@ -1,0 +1,100 @@
+/*
+ * test_staleness_cli.c -- the `amsgd staleness` command: JSON keys, normalisation by s = 0,
+ * CSV data files (good and malformed), bad flags.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+Test(staleness_cli, json_keys)
+{
+    test_run r = test_amsgd("staleness --objective lsq --optimizer sgd,adam --s 0,4 "
+                            "--replicas 5 --rows 200 --features 4 --format json");
+    cr_assert_eq(r.status, 0, "status %d: %s", r.status, r.err);
+    json_error_t e;
+    json_t *root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "%s", e.text);
+    cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "staleness");
+    json_t *res = json_object_get(root, "results");
+    cr_assert_eq(json_array_size(res), 4);
+    size_t i;
+    json_t *o;
+    json_array_foreach(res, i, o)
+    {
+        const char *keys[] = {
+            "s",          "optimizer",    "objective", "steps_to_target", "steps_to_target_sem",
+            "normalized", "coherence_min"};
+        for (int k = 0; k < 7; k++)
+            cr_assert_not_null(json_object_get(o, keys[k]), "row %zu lacks %s", i, keys[k]);
+        if (json_integer_value(json_object_get(o, "s")) == 0) {
+            cr_assert_eq(json_real_value(json_object_get(o, "normalized")), 1.0);
+            cr_assert_eq(json_real_value(json_object_get(o, "coherence_min")), 1.0);
+        }
+    }
+    json_decref(root);
+    test_run_free(&r);
+}
+
+Test(staleness_cli, csv_data)
+{
+    char good[64], bad[64], cmd[256];
+    snprintf(good, sizeof good, "/tmp/amsgd_st_good_%d.csv", (int)getpid());
+    snprintf(bad, sizeof bad, "/tmp/amsgd_st_bad_%d.csv", (int)getpid());
+    FILE *f = fopen(good, "w");
+    fputs("a,b,y\n", f);
+    for (int i = 0; i < 50; i++)
+        fprintf(f, "%g,%g,%d\n", sin(i), cos(3.0 * i), (sin(i) > 0));
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "staleness --objective logistic --optimizer sgd --s 0,2 --replicas 3 --data %s "
+             "--max-steps 200 --target 0.5",
+             good);
+    test_run r = test_amsgd(cmd);
+    cr_assert_eq(r.status, 0, "good file: status %d: %s", r.status, r.err);
+    test_run_free(&r);
+    f = fopen(bad, "w");
+    fputs("1,2,0\n3,oops,1\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "staleness --objective lsq --data %s", bad);
+    r = test_amsgd(cmd);
+    cr_assert_eq(r.status, 2, "bad file: status %d", r.status);
+    cr_assert_eq(r.out[0], 0);
+    cr_assert_not_null(strstr(r.err, "line 2, column 2"), "message: %s", r.err);
+    test_run_free(&r);
+    /* labels 0/1 required for logistic */
+    f = fopen(bad, "w");
+    fputs("1,2,0\n3,4,2\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "staleness --objective logistic --data %s", bad);
+    r = test_amsgd(cmd);
+    cr_assert_eq(r.status, 2, "labels: status %d", r.status);
+    cr_assert_not_null(strstr(r.err, "0 or 1"), "message: %s", r.err);
+    test_run_free(&r);
+    r = test_amsgd("staleness --data /nonexistent/file.csv");
+    cr_assert_eq(r.status, 2, "missing file: status %d", r.status);
+    cr_assert(strncmp(r.err, "amsgd: error: --data", 20) == 0, "%s", r.err);
+    test_run_free(&r);
+    unlink(good);
+    unlink(bad);
+}
+
+Test(staleness_cli, bad_flags)
+{
+    const char *bad[] = {"staleness --objective svm",  "staleness --optimizer sgd,foo",
+                         "staleness --optimizer sgd,", "staleness --s 1.5",
+                         "staleness --s -1",           "staleness --target 1",
+                         "staleness --lr 0",           "staleness --momentum 1",
+                         "staleness --workers 0"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        test_run r = test_amsgd(bad[i]);
+        cr_assert_eq(r.status, 2, "'%s': status %d", bad[i], r.status);
+        cr_assert_eq(r.out[0], 0, "'%s': stdout not empty", bad[i]);
+        cr_assert(strncmp(r.err, "amsgd: error: --", 16) == 0, "'%s': %s", bad[i], r.err);
+        test_run_free(&r);
+    }
+}
