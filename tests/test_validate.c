@@ -74,6 +74,39 @@ Test(validate_table, delay_check_result_is_sensible)
     cr_assert_gt(rows[0].measured, 0.3, "paper gap must vanish: slope %g", rows[0].measured);
 }
 
+/* The escape check exercises the wrapper model (first-passage summaries), the OU
+ * first-passage simulation and the quantile intervals; about 0.5 s per run at -O2. Its
+ * verdicts are statistical at z = 4 with a fixed seed, and its numbers must not depend on
+ * the thread count. */
+Test(validate_table, escape_check_thread_invariant)
+{
+    const am_validate_check *c = am_validate_find("escape");
+    cr_assert_not_null(c);
+    am_check_result a[8], b[8];
+    size_t na = 0, nb = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 1;
+    cr_assert_eq(am_validate_run(c, &o, a, &na), AM_OK);
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, b, &nb), AM_OK);
+    cr_assert_eq(na, 6, "escape wrote %zu rows", na);
+    cr_assert_eq(nb, na);
+    for (size_t i = 0; i < na; i++) {
+        const am_check_result *r = &a[i];
+        cr_assert(isfinite(r->measured) && r->measured > 0 && r->measured_sem > 0 &&
+                      r->predicted_sem > 0 && r->model_error > 0,
+                  "%s %s: measured %g +- %g predicted %g +- %g", r->name, r->params, r->measured,
+                  r->measured_sem, r->predicted, r->predicted_sem);
+        cr_assert_neq(r->verdict, AM_CHECK_FAIL, "%s %s: measured %g predicted %g tol %g (%s)",
+                      r->name, r->params, r->measured, r->predicted, r->tolerance, r->note);
+        cr_assert(r->measured == b[i].measured && r->predicted == b[i].predicted &&
+                      r->tolerance == b[i].tolerance,
+                  "%s %s: 1 vs 2 threads differ: %.17g %.17g", r->name, r->params, r->measured,
+                  b[i].measured);
+        if (i % 3) cr_assert_gt(r->measured, a[i - 1].measured, "quantiles must increase");
+    }
+}
+
 Test(converge, scaling_parse_and_tau)
 {
     am_scaling s;
