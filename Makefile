@@ -7,6 +7,7 @@
 #   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
+#   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
@@ -40,7 +41,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick
 
 all: $(BIN)
 
@@ -116,6 +117,10 @@ $(BUILD)/bench_ode: $(BUILD)/bench/bench_ode.o $(LIB)
 # serial-versus-MPI comparison (builds build-mpi/), liu2018 preset timing and memory.
 resume-test: $(BIN)
 	tests/resume_test.sh $(BIN)
+
+# The theorem checks at reduced size (docs/validate.md); exit status 1 if any check fails.
+validate-quick: $(BIN)
+	$(BIN) validate --quick --threads 2
 
 mpi-check:
 	scripts/mpi-check.sh

@@ -15,6 +15,8 @@ int cmd_mc(int argc, char **argv);
 int cmd_phase(int argc, char **argv);
 int cmd_knee(int argc, char **argv);
 int cmd_theory(int argc, char **argv);
+int cmd_converge(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 int cmd_sde(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_runtime(int argc, char **argv);

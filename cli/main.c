@@ -26,6 +26,8 @@ const cli_command cli_commands[] = {
     {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
     {"ode", cmd_ode, "deterministic limit ODE solved with CVODE"},
     {"compare", cmd_compare, "mc, sde and ode side by side on one grid, with their gaps"},
+    {"converge", cmd_converge, "weak error against the ODE/SDE over an eta ladder, fitted order"},
+    {"validate", cmd_validate, "numerical verdicts on the theorems, with error bars"},
     {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
     {"phase", cmd_phase, "momentum x delay grid of a metric, with the theory's boundaries"},
     {"knee", cmd_knee, "critical delay per momentum and the exponent of its scaling"},

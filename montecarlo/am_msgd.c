@@ -346,7 +346,7 @@ static void msgd_observe(const void *ctx, const void *work, double *obs)
             for (size_t i = 0; i < d; i++) h += m->p->q[i * d + j] * v[i];
         else
             h = v[j];
-        obs[2 + j] = h * h;
+        obs[2 + j] = m->par.coords_signed ? h : h * h;
     }
 }
 

@@ -7,7 +7,7 @@
  * model. With a = X_k . w the data term is eta a (X_k - a w), O(d) per step. For the
  * `expected` distribution X X^T is replaced by Sigma: eta (Sigma w - (w^T Sigma w) w).
  * Observables at each saved time: err = 1 - (v^1 . v)^2 / |v|^2, |v|, and optionally
- * h_i^2 = ((Q^T v)_i)^2 for i = 1..d.
+ * h_i^2 = ((Q^T v)_i)^2 for i = 1..d (or h_i itself with coords_signed).
  */
 #ifndef AM_MSGD_H
 #define AM_MSGD_H
@@ -39,6 +39,8 @@ typedef struct {
     uint64_t seed;  /* Philox key */
     double blowup;  /* |v| above this (or non-finite) marks a replica diverged */
     int coords;     /* also observe h_i^2 */
+    int coords_signed; /* with coords: observe h_i itself instead of h_i^2 (for
+                          autocorrelations of the eigen-coordinates) */
     /* Per-replica summary (am_model.summarize), off unless summary = 1: values
      *   [0] time average of err over the saved points g >= ceil(burnin (n-1)), NaN if diverged,
      *   [1] first saved index g with err <= eps, as the fraction g / (n-1) of the horizon

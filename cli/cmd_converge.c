@@ -1,0 +1,202 @@
+/*
+ * cmd_converge.c -- `amsgd converge`: weak error of the discrete Async-MSGD ensemble
+ * against the ODE limit (and optionally the global SDE) over a ladder of step sizes,
+ *   e(eta) = max_g | mean err_eta(t_g) - err_ODE(t_g) |,
+ * and the fitted order p of e ~ C eta^p with a bootstrap interval (validate/am_converge.h).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../validate/am_converge.h"
+#include "cli_common.h"
+#include "commands.h"
+
+static const cli_opt OPT_ETAS = {"etas", "LIST", "4e-3,2e-3,1e-3,5e-4",
+                                 "ladder of step sizes (comma list, any spacing)"};
+static const cli_opt OPT_TIME_CV = {"time", "T", "2", "horizon in continuous time t = k eta"};
+static const cli_opt OPT_GRID_CV = {"grid", "N", "41",
+                                    "saved times on [0, T] (the gap is the "
+                                    "largest over them)"};
+static const cli_opt OPT_REPLICAS_CV = {"replicas", "R", "2000", "ensemble size per step size"};
+static const cli_opt OPT_SCALING = {"delay-scaling", "SPEC", "none",
+                                    "delay per eta: none (use --delay), paper:GAMMA:C "
+                                    "(tau = C (1-mu)^2/(lambda_1 eta^(1-GAMMA))), inverse:C "
+                                    "(tau = C/eta)"};
+static const cli_opt OPT_SDE = {"sde", NULL, NULL,
+                                "also the gap to the global SDE (Euler-Maruyama, dt = eta)"};
+static const cli_opt OPT_ORDER = {"order", "P", "auto",
+                                  "predicted order (auto: 1, GAMMA for paper, 0 for inverse)"};
+static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
+                                    "refuse the fit unless every gap is >= K standard errors"};
+
+static const cli_opt *const cv_opts[] = {
+    &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
+    &OPT_DELAY,  &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
+    &OPT_SEED,   &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
+    &OPT_FORMAT, &OPT_OUTPUT,   NULL};
+
+static json_t *json_sizes(const size_t *x, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_integer((json_int_t)x[i]));
+    return a;
+}
+
+static json_t *json_num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+int cmd_converge(int argc, char **argv)
+{
+    cli_args a;
+    cli_parse(&a, "converge",
+              "Weak error between the discrete Async-MSGD ensemble and the ODE limit (and the\n"
+              "global SDE with --sde) over a ladder of step sizes at a fixed horizon, and the\n"
+              "fitted order with a bootstrap interval. Exit status 1 if the order check fails.",
+              cv_opts, argc, argv);
+    am_problem *p = cli_problem(&a);
+    am_converge_params cp = am_converge_params_default();
+    size_t n_eta;
+    double *etas = cli_double_list(&a, "etas", &n_eta);
+    if (n_eta < 2)
+        cli_usage_error("--etas needs at least 2 step sizes, got '%s'", cli_str(&a, "etas"));
+    for (size_t l = 0; l < n_eta; l++) {
+        if (!(etas[l] > 0) || etas[l] > 1e6)
+            cli_usage_error("--etas values must be in (0, 1e6], got '%s'", cli_str(&a, "etas"));
+        for (size_t j = 0; j < l; j++)
+            if (etas[j] == etas[l])
+                cli_usage_error("--etas values must be distinct, got '%s'", cli_str(&a, "etas"));
+    }
+    char err[256];
+    if (am_scaling_parse(cli_str(&a, "delay-scaling"), &cp.scaling, err, sizeof err))
+        cli_usage_error("--delay-scaling: %s", err);
+    if (cp.scaling.kind != AM_SCALING_NONE && cli_given(&a, "delay"))
+        cli_usage_error("--delay and --delay-scaling %s cannot be combined",
+                        cli_str(&a, "delay-scaling"));
+    /* --mu, --delay, --init, --seed, --blowup as in cli_msgd_params (there is no --eta) */
+    am_msgd_params mp = am_msgd_params_default();
+    mp.eta = etas[0];
+    mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
+    if (am_delay_parse(cli_str(&a, "delay"), &mp.delay, err, sizeof err))
+        cli_usage_error("--delay: %s", err);
+    if (am_init_parse(cli_str(&a, "init"), p->dim, &mp.init, err, sizeof err))
+        cli_usage_error("--init: %s", err);
+    mp.seed = cli_u64(&a, "seed");
+    mp.blowup = cli_double(&a, "blowup", 1, 1e300, 1, 0);
+    if (mp.init.kind == AM_INIT_RANDOM_EACH)
+        cli_usage_error("--init random-each has no single ODE solution: use random, e:J or "
+                        "angle:THETA");
+    cp.msgd = mp;
+    cp.etas = etas;
+    cp.n_eta = n_eta;
+    cp.horizon = cli_double(&a, "time", 0, 1e9, 1, 0);
+    cp.ngrid = (size_t)cli_int(&a, "grid", 2, 100000);
+    cp.ens = cli_ensemble_params(&a);
+    cp.fit.noise_k = cli_double(&a, "noise-k", 0, 1e6, 1, 0);
+    const char *ord = cli_str(&a, "order");
+    if (strcmp(ord, "auto") != 0) cp.predicted_order = cli_double(&a, "order", -10, 10, 0, 0);
+    int sde = cli_flag(&a, "sde");
+    if (sde) {
+        if (p->dist.kind == AM_DIST_EXPECTED)
+            cli_usage_error("--sde needs random data, got --dist expected");
+        if (p->dist.kind == AM_DIST_STUDENT && p->dist.nu <= 4)
+            cli_usage_error("--sde needs finite fourth moments, got --dist %s",
+                            cli_str(&a, "dist"));
+        cp.sde = am_converge_sde_global;
+    }
+    for (size_t l = 0; l < n_eta; l++)
+        if (cp.horizon / etas[l] > 1e12)
+            cli_usage_error("--time / eta = %.3g steps is more than 1e12", cp.horizon / etas[l]);
+    am_status st = am_converge_params_check(p, &cp, err, sizeof err);
+    if (st == AM_ENOMEM) cli_usage_error("--delay-scaling: %s", err);
+    if (st) cli_usage_error("%s", err);
+    int json = cli_json(&a);
+
+    am_converge_result *r = NULL;
+    st = am_converge_run(p, &cp, &r);
+    if (st) cli_runtime_error("converge: %s", am_strerror(st));
+
+    cli_out out;
+    FILE *f = cli_out_begin(&out, &a);
+    size_t n = r->n;
+    double fit_a = r->fitted ? r->fit.intercept : NAN, fit_p = r->fitted ? r->fit.slope : NAN;
+    if (!json) {
+        fputs("eta,tau,weak_error,weak_error_sem,t_max,weak_error_sde,weak_error_sde_sem,"
+              "diverged,fit\n",
+              f);
+        for (size_t l = 0; l < n; l++) {
+            double row[7] = {r->eta[l],
+                             r->tau[l],
+                             r->weak_error[l],
+                             r->weak_error_sem[l],
+                             r->t_max[l],
+                             r->weak_error_sde[l],
+                             r->weak_error_sde_sem[l]};
+            for (size_t j = 0; j < 7; j++) {
+                cli_csv_double(f, row[j]);
+                fputc(',', f);
+            }
+            fprintf(f, "%zu,", r->diverged[l]);
+            cli_csv_double(f, exp(fit_a + fit_p * log(r->eta[l])));
+            fputc('\n', f);
+        }
+    } else {
+        json_t *params = json_object();
+        char buf[64];
+        cli_params_problem(params, p);
+        cli_params_msgd(params, &mp);
+        json_object_del(params, "eta");
+        json_object_set_new(params, "etas", cli_json_doubles(etas, n_eta));
+        am_scaling_format(&cp.scaling, buf, sizeof buf);
+        json_object_set_new(params, "delay_scaling", json_string(buf));
+        json_object_set_new(params, "time", json_real(cp.horizon));
+        json_object_set_new(params, "grid", json_integer((json_int_t)cp.ngrid));
+        json_object_set_new(params, "replicas", json_integer((json_int_t)cp.ens.replicas));
+        json_object_set_new(params, "threads", json_integer(cp.ens.threads));
+        json_object_set_new(params, "sde", json_boolean(sde));
+        json_object_set_new(params, "noise_k", json_real(cp.fit.noise_k));
+        json_object_set_new(params, "order", json_num(r->check.predicted));
+        json_t *root = cli_json_root("converge", params);
+        json_object_set_new(root, "eta", cli_json_doubles(r->eta, n));
+        json_object_set_new(root, "tau", cli_json_doubles(r->tau, n));
+        json_object_set_new(root, "weak_error", cli_json_doubles(r->weak_error, n));
+        json_object_set_new(root, "weak_error_sem", cli_json_doubles(r->weak_error_sem, n));
+        json_object_set_new(root, "t_max", cli_json_doubles(r->t_max, n));
+        json_object_set_new(root, "weak_error_sde", cli_json_doubles(r->weak_error_sde, n));
+        json_object_set_new(root, "weak_error_sde_sem", cli_json_doubles(r->weak_error_sde_sem, n));
+        json_object_set_new(root, "diverged", json_sizes(r->diverged, n));
+        json_object_set_new(root, "order", json_num(fit_p));
+        json_object_set_new(root, "order_se", json_num(r->fitted ? r->fit.slope_se : NAN));
+        json_object_set_new(root, "order_ci", cli_json_doubles(r->order_ci, 2));
+        json_object_set_new(root, "intercept", json_num(fit_a));
+        json_object_set_new(root, "predicted_order", json_num(r->check.predicted));
+        json_object_set_new(root, "tolerance", json_num(r->check.tolerance));
+        json_object_set_new(root, "verdict", json_string(am_check_verdict_name(r->check.verdict)));
+        json_object_set_new(root, "replicas_needed", json_num(r->check.replicas_needed));
+        json_object_set_new(root, "note", json_string(r->check.note));
+        json_object_set_new(root, "t", cli_json_doubles(r->t, r->ngrid));
+        json_object_set_new(root, "ode_error", cli_json_doubles(r->ode, r->ngrid));
+        json_t *mean = json_array(), *sem = json_array();
+        for (size_t l = 0; l < n; l++) {
+            json_array_append_new(mean, cli_json_doubles(r->mean + l * r->ngrid, r->ngrid));
+            json_array_append_new(sem, cli_json_doubles(r->sem + l * r->ngrid, r->ngrid));
+        }
+        json_object_set_new(root, "err_mean", mean);
+        json_object_set_new(root, "err_sem", sem);
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&out);
+    int status = r->check.verdict == AM_CHECK_FAIL ? 1 : 0;
+    if (!json)
+        fprintf(stderr, "converge: order %.4g (95%% CI [%.4g, %.4g]), predicted %.4g: %s%s%s\n",
+                fit_p, r->order_ci[0], r->order_ci[1], r->check.predicted,
+                am_check_verdict_name(r->check.verdict), r->check.note[0] ? " -- " : "",
+                r->check.note);
+    am_converge_result_free(r);
+    free(etas);
+    am_problem_free(p);
+    return status;
+}

@@ -1,0 +1,179 @@
+/*
+ * cmd_validate.c -- `amsgd validate`: runs the theorem checks of validate/am_validate.h and
+ * prints one row per check variant (check, parameters, measured +- error, predicted,
+ * tolerance, verdict). Exit status 1 when any row fails.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../validate/am_validate.h"
+#include "cli_common.h"
+#include "commands.h"
+
+static const cli_opt OPT_QUICK = {"quick", NULL, NULL,
+                                  "reduced sizes (under 3 minutes on 2 cores; CI runs this)"};
+static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "run one check (see --list)"};
+static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the checks and exit"};
+static const cli_opt OPT_FORMAT_V = {"format", "FMT", "table", "output: table, json or csv"};
+static const cli_opt OPT_SEED_V = {"seed", "S", "1", "seed of every engine"};
+
+static const cli_opt *const v_opts[] = {&OPT_QUICK,  &OPT_ONLY,     &OPT_LIST,   &OPT_THREADS,
+                                        &OPT_SEED_V, &OPT_FORMAT_V, &OPT_OUTPUT, NULL};
+
+static json_t *num(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static void csv_text(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int cmd_validate(int argc, char **argv)
+{
+    cli_args a;
+    cli_parse(&a, "validate",
+              "Run the numerical checks of the theorems (docs/validate.md): each row gives the\n"
+              "measured value with its standard error, the prediction, the tolerance and the\n"
+              "verdict PASS, FAIL or INCONCLUSIVE. Exit status 1 if any check fails.",
+              v_opts, argc, argv);
+    am_validate_opts o = am_validate_opts_default();
+    o.level = cli_flag(&a, "quick") ? AM_VALIDATE_QUICK : AM_VALIDATE_FULL;
+    o.threads = (int)cli_int(&a, "threads", 0, 1024);
+    o.seed = cli_u64(&a, "seed");
+    const char *fmt = cli_str(&a, "format");
+    int format; /* 0 table, 1 json, 2 csv */
+    if (strcmp(fmt, "table") == 0)
+        format = 0;
+    else if (strcmp(fmt, "json") == 0)
+        format = 1;
+    else if (strcmp(fmt, "csv") == 0)
+        format = 2;
+    else
+        cli_usage_error("--format must be table, json or csv, got '%s'", fmt);
+    const am_validate_check *only = NULL;
+    if (cli_given(&a, "only")) {
+        only = am_validate_find(cli_str(&a, "only"));
+        if (!only) {
+            char names[512] = "";
+            for (size_t i = 0; i < am_validate_checks_len; i++) {
+                if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);
+                strncat(names, am_validate_checks[i].name, sizeof names - strlen(names) - 1);
+            }
+            cli_usage_error("--only must be one of %s, got '%s'", names, cli_str(&a, "only"));
+        }
+    }
+    if (cli_flag(&a, "list")) {
+        cli_out out;
+        FILE *f = cli_out_begin(&out, &a);
+        for (size_t i = 0; i < am_validate_checks_len; i++)
+            fprintf(f, "%-14s %s\n", am_validate_checks[i].name, am_validate_checks[i].description);
+        cli_out_commit(&out);
+        return 0;
+    }
+
+    size_t cap = 0;
+    for (size_t i = 0; i < am_validate_checks_len; i++)
+        cap += am_validate_checks[i].max_rows;
+    am_check_result *rows = calloc(cap, sizeof *rows);
+    if (!rows) cli_runtime_error("out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < am_validate_checks_len; i++) {
+        const am_validate_check *c = &am_validate_checks[i];
+        if (only && only != c) continue;
+        size_t got = 0;
+        am_status st = am_validate_run(c, &o, rows + n, &got);
+        if (st) cli_runtime_error("validate: check %s: %s", c->name, am_strerror(st));
+        n += got;
+    }
+    size_t count[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        count[rows[i].verdict]++;
+
+    cli_out out;
+    FILE *f = cli_out_begin(&out, &a);
+    if (format == 1) {
+        json_t *params = json_object();
+        char buf[32];
+        json_object_set_new(params, "quick", json_boolean(o.level == AM_VALIDATE_QUICK));
+        json_object_set_new(params, "threads", json_integer(o.threads));
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)o.seed);
+        json_object_set_new(params, "seed", json_string(buf));
+        json_object_set_new(params, "only", only ? json_string(only->name) : json_null());
+        json_t *root = cli_json_root("validate", params);
+        json_t *checks = json_array();
+        for (size_t i = 0; i < n; i++) {
+            const am_check_result *r = &rows[i];
+            json_t *c = json_object();
+            json_object_set_new(c, "name", json_string(r->name));
+            json_object_set_new(c, "params", json_string(r->params));
+            json_object_set_new(c, "measured", num(r->measured));
+            json_object_set_new(c, "measured_sem", num(r->measured_sem));
+            json_object_set_new(c, "predicted", num(r->predicted));
+            json_object_set_new(c, "predicted_sem", num(r->predicted_sem));
+            json_object_set_new(c, "z", num(r->z));
+            json_object_set_new(c, "model_error", num(r->model_error));
+            json_object_set_new(c, "tolerance", num(r->tolerance));
+            json_object_set_new(c, "verdict", json_string(am_check_verdict_name(r->verdict)));
+            json_object_set_new(c, "replicas_used", num(r->replicas_used));
+            json_object_set_new(c, "replicas_needed", num(r->replicas_needed));
+            json_object_set_new(c, "note", json_string(r->note));
+            json_array_append_new(checks, c);
+        }
+        json_object_set_new(root, "checks", checks);
+        json_object_set_new(root, "pass", json_integer((json_int_t)count[AM_CHECK_PASS]));
+        json_object_set_new(root, "fail", json_integer((json_int_t)count[AM_CHECK_FAIL]));
+        json_object_set_new(root, "inconclusive",
+                            json_integer((json_int_t)count[AM_CHECK_INCONCLUSIVE]));
+        cli_out_json(f, root);
+    } else if (format == 2) {
+        fputs("name,params,measured,measured_sem,predicted,predicted_sem,z,model_error,"
+              "tolerance,verdict,replicas_used,replicas_needed,note\n",
+              f);
+        for (size_t i = 0; i < n; i++) {
+            const am_check_result *r = &rows[i];
+            fprintf(f, "%s,", r->name);
+            csv_text(f, r->params);
+            double v[7] = {r->measured, r->measured_sem, r->predicted, r->predicted_sem,
+                           r->z,        r->model_error,  r->tolerance};
+            for (size_t j = 0; j < 7; j++) {
+                fputc(',', f);
+                cli_csv_double(f, v[j]);
+            }
+            fprintf(f, ",%s,", am_check_verdict_name(r->verdict));
+            cli_csv_double(f, r->replicas_used);
+            fputc(',', f);
+            cli_csv_double(f, r->replicas_needed);
+            fputc(',', f);
+            csv_text(f, r->note);
+            fputc('\n', f);
+        }
+    } else {
+        fprintf(f, "amsgd validate (%s, seed %llu)\n\n", o.level ? "full" : "quick",
+                (unsigned long long)o.seed);
+        fprintf(f, "%-13s %-12s %-26s %-12s %-11s %s\n", "check", "verdict", "measured +- sem",
+                "predicted", "tolerance", "parameters");
+        for (size_t i = 0; i < n; i++) {
+            const am_check_result *r = &rows[i];
+            char m[64];
+            snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->measured_sem);
+            fprintf(f, "%-13s %-12s %-26s %-12.5g %-11.3g %s\n", r->name,
+                    am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->params);
+            if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
+                fprintf(f, "%-13s   replicas needed: %.0f\n", "", r->replicas_needed);
+            if (r->note[0]) fprintf(f, "%-13s   %s\n", "", r->note);
+        }
+        fprintf(f, "\n%zu rows: %zu PASS, %zu FAIL, %zu INCONCLUSIVE\n", n, count[0], count[1],
+                count[2]);
+    }
+    cli_out_commit(&out);
+    free(rows);
+    return count[AM_CHECK_FAIL] ? 1 : 0;
+}

@@ -1,0 +1,306 @@
+/*
+ * test_validate.c -- the check table of validate/am_validate.h, the eta ladder of
+ * validate/am_converge.h (delay scaling, weak error, order), and the command-line contract of
+ * `amsgd converge` and `amsgd validate` (JSON keys, exit status, bad input).
+ *
+ * Deterministic cases use noise-free data (--dist expected), where every replica follows
+ * the same recursion and the order of the weak error is fixed by the discretisation alone;
+ * expected values come from closed forms (am_theory_tau_bound_ode) or from the theorem
+ * (order 1).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "../theory/am_theory.h"
+#include "../validate/am_converge.h"
+#include "../validate/am_validate.h"
+#include "test_util.h"
+
+Test(validate_table, well_formed)
+{
+    cr_assert_geq(am_validate_checks_len, 6, "the issue lists 6 checks, table has %zu",
+                  am_validate_checks_len);
+    for (size_t i = 0; i < am_validate_checks_len; i++) {
+        const am_validate_check *c = &am_validate_checks[i];
+        cr_assert(c->name && c->name[0], "check %zu has no name", i);
+        cr_assert(c->description && strlen(c->description) > 10, "check %s: no description",
+                  c->name);
+        cr_assert(c->run, "check %s: no run function", c->name);
+        cr_assert(c->max_rows >= 1 && c->max_rows <= 64, "check %s: max_rows %zu", c->name,
+                  c->max_rows);
+        cr_assert_eq(am_validate_find(c->name), c, "am_validate_find(%s)", c->name);
+        for (size_t j = 0; j < i; j++)
+            cr_assert_str_neq(c->name, am_validate_checks[j].name, "duplicate name %s", c->name);
+    }
+    cr_assert_null(am_validate_find("no-such-check"));
+    cr_assert_null(am_validate_find(NULL));
+    am_check_result r;
+    size_t n;
+    am_validate_opts o = am_validate_opts_default();
+    cr_assert_eq(am_validate_run(NULL, &o, &r, &n), AM_EINVAL);
+}
+
+/* The delay check runs noise-free ladders (one replica each) and takes well under a second. */
+Test(validate_table, delay_check_result_is_sensible)
+{
+    const am_validate_check *c = am_validate_find("delay");
+    cr_assert_not_null(c);
+    am_check_result rows[8];
+    size_t n = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 1;
+    cr_assert_eq(am_validate_run(c, &o, rows, &n), AM_OK);
+    cr_assert_eq(n, 2, "delay check wrote %zu rows", n);
+    cr_assert_str_eq(rows[0].name, "delay-paper");
+    cr_assert_str_eq(rows[1].name, "delay-inverse");
+    for (size_t i = 0; i < n; i++) {
+        const am_check_result *r = &rows[i];
+        cr_assert(r->params[0], "%s: empty params", r->name);
+        cr_assert(isfinite(r->measured) && isfinite(r->tolerance) && r->tolerance > 0,
+                  "%s: measured %g tolerance %g", r->name, r->measured, r->tolerance);
+        cr_assert_eq(r->measured_sem, 0, "%s: deterministic ladder, sem %g", r->name,
+                     r->measured_sem);
+        cr_assert_eq(r->verdict, AM_CHECK_PASS, "%s: %s measured %g predicted %g tol %g (%s)",
+                     r->name, am_check_verdict_name(r->verdict), r->measured, r->predicted,
+                     r->tolerance, r->note);
+    }
+    /* paper scaling with GAMMA = 1/2: order 1/2; inverse: the gap does not vanish (order 0) */
+    cr_assert_float_eq(rows[0].predicted, 0.5, 1e-15);
+    cr_assert_float_eq(rows[1].predicted, 0.0, 1e-15);
+    cr_assert_gt(rows[0].measured, 0.3, "paper gap must vanish: slope %g", rows[0].measured);
+}
+
+/* The escape check exercises the wrapper model (first-passage summaries), the OU
+ * first-passage simulation and the quantile intervals; about 0.5 s per run at -O2. Its
+ * verdicts are statistical at z = 4 with a fixed seed, and its numbers must not depend on
+ * the thread count. */
+Test(validate_table, escape_check_thread_invariant)
+{
+    const am_validate_check *c = am_validate_find("escape");
+    cr_assert_not_null(c);
+    am_check_result a[8], b[8];
+    size_t na = 0, nb = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 1;
+    cr_assert_eq(am_validate_run(c, &o, a, &na), AM_OK);
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, b, &nb), AM_OK);
+    cr_assert_eq(na, 6, "escape wrote %zu rows", na);
+    cr_assert_eq(nb, na);
+    for (size_t i = 0; i < na; i++) {
+        const am_check_result *r = &a[i];
+        cr_assert(isfinite(r->measured) && r->measured > 0 && r->measured_sem > 0 &&
+                      r->predicted_sem > 0 && r->model_error > 0,
+                  "%s %s: measured %g +- %g predicted %g +- %g", r->name, r->params, r->measured,
+                  r->measured_sem, r->predicted, r->predicted_sem);
+        cr_assert_neq(r->verdict, AM_CHECK_FAIL, "%s %s: measured %g predicted %g tol %g (%s)",
+                      r->name, r->params, r->measured, r->predicted, r->tolerance, r->note);
+        cr_assert(r->measured == b[i].measured && r->predicted == b[i].predicted &&
+                      r->tolerance == b[i].tolerance,
+                  "%s %s: 1 vs 2 threads differ: %.17g %.17g", r->name, r->params, r->measured,
+                  b[i].measured);
+        if (i % 3) cr_assert_gt(r->measured, a[i - 1].measured, "quantiles must increase");
+    }
+}
+
+Test(converge, scaling_parse_and_tau)
+{
+    am_scaling s;
+    char err[256];
+    cr_assert_eq(am_scaling_parse("paper:0.5:2", &s, err, sizeof err), AM_OK);
+    cr_assert_eq(s.kind, AM_SCALING_PAPER);
+    double lam = 4, mu = 0.5, eta = 1e-3;
+    double want = 2 * (1 - mu) * (1 - mu) / (lam * pow(eta, 0.5));
+    cr_assert(fabs(am_scaling_tau(&s, lam, mu, eta) - want) <= 1e-12 * want,
+              "paper tau %.17g want %.17g", am_scaling_tau(&s, lam, mu, eta), want);
+    cr_assert_float_eq(am_scaling_order(&s), 0.5, 1e-15);
+    cr_assert_eq(am_scaling_parse("inverse:0.02", &s, err, sizeof err), AM_OK);
+    cr_assert(fabs(am_scaling_tau(&s, lam, mu, eta) - 20) < 1e-12);
+    cr_assert_float_eq(am_scaling_order(&s), 0.0, 1e-15);
+    cr_assert_eq(am_scaling_parse("none", &s, err, sizeof err), AM_OK);
+    cr_assert(isnan(am_scaling_tau(&s, lam, mu, eta)));
+    cr_assert_float_eq(am_scaling_order(&s), 1.0, 1e-15);
+    static const char *bad[] = {"paper:0:1",    "paper:1.5:1", "paper:0.5",
+                                "paper:0.5:-1", "inverse:0",   "inverse:x",
+                                "inverse:",     "sometimes",   "paper:a:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(am_scaling_parse(bad[i], &s, err, sizeof err), AM_EINVAL, "'%s' accepted",
+                     bad[i]);
+    char buf[64];
+    am_scaling_parse("paper:0.25:3", &s, err, sizeof err);
+    am_scaling_format(&s, buf, sizeof buf);
+    cr_assert_str_eq(buf, "paper:0.25:3");
+}
+
+/* Noise-free recursion: the weak error to the ODE is the discretisation error, O(eta). */
+Test(converge, expected_data_order_one)
+{
+    static const double lambda[4] = {4, 3, 2, 1};
+    am_dist dist = {AM_DIST_EXPECTED, 0};
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0);
+    static const double etas[4] = {4e-3, 2e-3, 1e-3, 5e-4};
+    am_converge_params cp = am_converge_params_default();
+    cp.etas = etas;
+    cp.n_eta = 4;
+    cp.horizon = 2;
+    cp.ens.replicas = 2;
+    cp.ens.threads = 1;
+    am_converge_result *r = NULL;
+    cr_assert_eq(am_converge_run(p, &cp, &r), AM_OK);
+    cr_assert(r->deterministic, "noise-free ladder must have zero standard errors");
+    cr_assert(r->fitted);
+    for (size_t l = 0; l < 4; l++)
+        cr_assert(r->weak_error[l] > 0 && r->weak_error_sem[l] == 0, "eta %g: gap %g sem %g",
+                  etas[l], r->weak_error[l], r->weak_error_sem[l]);
+    cr_assert(fabs(r->fit.slope - 1) < 0.02, "order %g, expected 1 (gaps %g .. %g)", r->fit.slope,
+              r->weak_error[0], r->weak_error[3]);
+    cr_assert(r->order_ci[0] <= r->fit.slope && r->fit.slope <= r->order_ci[1]);
+    /* the ODE closed form is what the gap is measured against: at t = 0 both are equal */
+    cr_assert_float_eq(r->ode[0], r->mean[0], 1e-15);
+    am_converge_result_free(r);
+
+    /* a shared start at the optimum: the noise-free chain stays there, gap 0, no fit */
+    cp.msgd.init.kind = AM_INIT_EIGEN;
+    cp.msgd.init.j = 1;
+    cr_assert_eq(am_converge_run(p, &cp, &r), AM_OK);
+    cr_assert_eq(r->fitted, 0);
+    cr_assert_eq(r->check.verdict, AM_CHECK_INCONCLUSIVE);
+    am_converge_result_free(r);
+
+    /* random-each has no single ODE solution */
+    cp.msgd.init.kind = AM_INIT_RANDOM_EACH;
+    cr_assert_eq(am_converge_run(p, &cp, &r), AM_EINVAL);
+    cr_assert_null(r);
+    am_problem_free(p);
+}
+
+static json_t *run_json(const char *args, int want_status)
+{
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, want_status, "amsgd %s: exit %d (stderr %s)", args, r.status, r.err);
+    json_error_t e;
+    json_t *root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "amsgd %s: invalid JSON (%s)", args, e.text);
+    test_run_free(&r);
+    return root;
+}
+
+Test(converge, cli_json_keys_and_paper_tau)
+{
+    json_t *root = run_json("converge --etas 4e-3,2e-3,1e-3 --mu 0.5 --delay-scaling paper:0.5:4 "
+                            "--time 0.5 --grid 6 --replicas 64 --threads 1 --sde --format json",
+                            0);
+    static const char *keys[] = {"command", "version",    "params",         "eta",
+                                 "tau",     "weak_error", "weak_error_sem", "weak_error_sde",
+                                 "order",   "order_ci",   "verdict"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cr_assert_not_null(json_object_get(root, keys[i]), "converge JSON lacks '%s'", keys[i]);
+    cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "converge");
+    json_t *params = json_object_get(root, "params");
+    cr_assert_not_null(json_object_get(params, "seed"));
+    cr_assert_str_eq(json_string_value(json_object_get(params, "delay_scaling")), "paper:0.5:4");
+    json_t *eta = json_object_get(root, "eta"), *tau = json_object_get(root, "tau");
+    cr_assert_eq(json_array_size(eta), 3);
+    for (size_t l = 0; l < 3; l++) {
+        double e = json_real_value(json_array_get(eta, l));
+        double want = floor(am_theory_tau_bound_ode(4, e, 0.5, 0.5, 4) + 0.5);
+        cr_assert_float_eq(json_number_value(json_array_get(tau, l)), want, 1e-12,
+                           "eta %g: tau %g want %g", e, json_number_value(json_array_get(tau, l)),
+                           want);
+        cr_assert(json_is_real(json_array_get(json_object_get(root, "weak_error_sde"), l)),
+                  "--sde must fill weak_error_sde");
+    }
+    const char *v = json_string_value(json_object_get(root, "verdict"));
+    cr_assert(!strcmp(v, "PASS") || !strcmp(v, "FAIL") || !strcmp(v, "INCONCLUSIVE"), "%s", v);
+    cr_assert_eq(json_array_size(json_object_get(root, "order_ci")), 2);
+    json_decref(root);
+}
+
+static void expect_usage_error(const char *args, const char *needle)
+{
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 2, "amsgd %s: exit %d, expected 2 (stderr: %s)", args, r.status, r.err);
+    cr_assert_eq(r.out[0], 0, "amsgd %s: stdout must be empty, got '%s'", args, r.out);
+    cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
+    char *nl = strchr(r.err, '\n');
+    cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
+    if (needle)
+        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
+    test_run_free(&r);
+}
+
+Test(converge, bad_inputs_exit_2)
+{
+    static const struct {
+        const char *args, *needle;
+    } cases[] = {
+        {"--etas 1e-3", "--etas"},
+        {"--etas 1e-3,1e-3", "distinct"},
+        {"--etas -1e-3,1e-3", "--etas"},
+        {"--etas 1e-3,,2e-3", "--etas"},
+        {"--etas a,b", "--etas"},
+        {"--delay-scaling paper:2:1", "GAMMA"},
+        {"--delay-scaling paper:0.5", "paper"},
+        {"--delay-scaling inverse:-1", "inverse"},
+        {"--delay-scaling often", "scaling"},
+        {"--delay-scaling inverse:1 --delay const:3", "cannot be combined"},
+        {"--init random-each", "random-each"},
+        {"--dist expected --sde", "--sde"},
+        {"--grid 1", "--grid"},
+        {"--time 0", "--time"},
+        {"--noise-k 0", "--noise-k"},
+        {"--order x", "--order"},
+        {"--mu 1", "--mu"},
+        {"--format xml", "--format"},
+        {"--replicas 0", "--replicas"},
+        {"--eta 1e-3", "unknown option"},
+    };
+    char args[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "converge --replicas 2 --time 0.01 --grid 2 %s", cases[i].args);
+        expect_usage_error(args, cases[i].needle);
+    }
+}
+
+Test(validate_cli, json_csv_list_and_bad_input)
+{
+    json_t *root = run_json("validate --only delay --threads 1 --format json", 0);
+    cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "validate");
+    cr_assert_not_null(json_object_get(json_object_get(root, "params"), "seed"));
+    json_t *checks = json_object_get(root, "checks");
+    cr_assert_eq(json_array_size(checks), 2);
+    static const char *keys[] = {"name",      "measured", "measured_sem",    "predicted",
+                                 "tolerance", "verdict",  "replicas_needed", "params",
+                                 "note"};
+    for (size_t i = 0; i < json_array_size(checks); i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_assert_not_null(json_object_get(json_array_get(checks, i), keys[k]),
+                               "check %zu lacks '%s'", i, keys[k]);
+    json_decref(root);
+
+    test_run r = test_amsgd("validate --only delay --threads 1 --format csv");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strncmp(r.out, "name,params,measured,measured_sem,predicted,", 44) == 0, "%s", r.out);
+    test_run_free(&r);
+    r = test_amsgd("validate --list");
+    cr_assert_eq(r.status, 0);
+    for (size_t i = 0; i < am_validate_checks_len; i++)
+        cr_assert(strstr(r.out, am_validate_checks[i].name), "--list lacks %s",
+                  am_validate_checks[i].name);
+    test_run_free(&r);
+    r = test_amsgd("validate --only delay --threads 1");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, "delay-paper") && strstr(r.out, "PASS"), "%s", r.out);
+    test_run_free(&r);
+
+    expect_usage_error("validate --only nope", "--only");
+    expect_usage_error("validate --format xml", "--format");
+    expect_usage_error("validate --threads -1", "--threads");
+    expect_usage_error("validate --seed x", "--seed");
+    expect_usage_error("validate stray", "unexpected argument");
+    expect_usage_error("validate --bogus", "unknown option");
+}

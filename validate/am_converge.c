@@ -1,0 +1,476 @@
+/*
+ * am_converge.c -- the eta ladder of am_converge.h: weak error of the Async-MSGD ensemble
+ * against the closed-form ODE limit,
+ *   e(eta) = max_g | mean_R err_eta(k_g eta) - err_ODE(k_g eta) |,   k_g = round(t_g / eta),
+ * (the ODE is evaluated at the exact time k_g eta of the saved step, so rounding the grid to
+ * steps adds no O(eta) artefact), optionally against an SDE ensemble, and the fitted order.
+ */
+#include "am_converge.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/am_grid.h"
+#include "../solvers/am_sde.h"
+#include "../theory/am_theory.h"
+
+am_status am_scaling_parse(const char *spec, am_scaling *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    char *end;
+    if (strcmp(spec, "none") == 0) return AM_OK;
+    if (strncmp(spec, "paper:", 6) == 0) {
+        double g = strtod(spec + 6, &end);
+        if (end == spec + 6 || *end != ':' || !(g > 0 && g <= 1)) {
+            snprintf(err, errlen, "paper:GAMMA:C needs GAMMA in (0, 1], got '%s'", spec);
+            return AM_EINVAL;
+        }
+        const char *cs = end + 1;
+        double c = strtod(cs, &end);
+        if (end == cs || *end || !(c > 0) || !isfinite(c)) {
+            snprintf(err, errlen, "paper:GAMMA:C needs a finite C > 0, got '%s'", spec);
+            return AM_EINVAL;
+        }
+        out->kind = AM_SCALING_PAPER;
+        out->gamma = g;
+        out->c = c;
+        return AM_OK;
+    }
+    if (strncmp(spec, "inverse:", 8) == 0) {
+        double c = strtod(spec + 8, &end);
+        if (end == spec + 8 || *end || !(c > 0) || !isfinite(c)) {
+            snprintf(err, errlen, "inverse:C needs a finite C > 0, got '%s'", spec);
+            return AM_EINVAL;
+        }
+        out->kind = AM_SCALING_INVERSE;
+        out->c = c;
+        return AM_OK;
+    }
+    snprintf(err, errlen, "unknown delay scaling '%s' (none, paper:GAMMA:C, inverse:C)", spec);
+    return AM_EINVAL;
+}
+
+void am_scaling_format(const am_scaling *s, char *buf, size_t len)
+{
+    switch (s->kind) {
+    case AM_SCALING_NONE:
+        snprintf(buf, len, "none");
+        break;
+    case AM_SCALING_PAPER:
+        snprintf(buf, len, "paper:%.17g:%.17g", s->gamma, s->c);
+        break;
+    case AM_SCALING_INVERSE:
+        snprintf(buf, len, "inverse:%.17g", s->c);
+        break;
+    }
+}
+
+double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta)
+{
+    switch (s->kind) {
+    case AM_SCALING_PAPER:
+        return am_theory_tau_bound_ode(lambda1, eta, mu, s->gamma, s->c);
+    case AM_SCALING_INVERSE:
+        return s->c / eta;
+    default:
+        return NAN;
+    }
+}
+
+double am_scaling_order(const am_scaling *s)
+{
+    switch (s->kind) {
+    case AM_SCALING_PAPER:
+        return s->gamma;
+    case AM_SCALING_INVERSE:
+        return 0.0;
+    default:
+        return 1.0;
+    }
+}
+
+static void shared_initial(uint64_t replica, double *v0, const void *ctx)
+{
+    (void)replica;
+    const am_problem *p = ((const void *const *)ctx)[0];
+    memcpy(v0, ((const void *const *)ctx)[1], p->dim * sizeof *v0);
+}
+
+am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, const double *v0,
+                                 const double *t, size_t n, const am_ensemble_params *ep,
+                                 double *mean, double *sem)
+{
+    const void *ctx[2] = {p, v0};
+    am_sde_pca_params pp = am_sde_pca_params_default();
+    pp.eta = mp->eta;
+    pp.mu = mp->mu;
+    pp.blowup = mp->blowup;
+    pp.initial = shared_initial;
+    pp.initial_ctx = ctx;
+    am_status st;
+    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    if (!m) return st;
+    am_sde_params sp = am_sde_params_default();
+    sp.dt = mp->eta;
+    sp.noise = 1;
+    sp.seed = mp->seed;
+    sp.blowup = am_sde_pca_state_blowup(m);
+    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    uint64_t *k = malloc(n * sizeof *k);
+    am_ensemble_result *er = NULL;
+    if (!sm || !k) {
+        st = sm ? AM_ENOMEM : st;
+        goto done;
+    }
+    for (size_t g = 0; g < n; g++)
+        k[g] = (uint64_t)llround(t[g] / mp->eta);
+    st = am_ensemble_run(am_sde_model_get(sm), k, n, ep, &er);
+    if (st) goto done;
+    for (size_t g = 0; g < n; g++) {
+        const am_stats *s = &er->obs[g * er->nobs];
+        mean[g] = er->alive[g] ? s->mean : NAN;
+        sem[g] = am_stats_sem(s);
+    }
+done:
+    am_ensemble_result_free(er);
+    free(k);
+    am_sde_model_free(sm);
+    am_sde_pca_free(m);
+    return st;
+}
+
+am_converge_params am_converge_params_default(void)
+{
+    am_converge_params p;
+    memset(&p, 0, sizeof p);
+    p.horizon = 2.0;
+    p.ngrid = 41;
+    p.msgd = am_msgd_params_default();
+    p.ens = am_ensemble_params_default();
+    p.ens.replicas = 2000;
+    p.predicted_order = NAN;
+    p.fit = am_fit_params_default();
+    return p;
+}
+
+/* The delay model of step size eta. */
+static am_status delay_for(const am_problem *p, const am_converge_params *par, double eta,
+                           am_delay *d, double *tau)
+{
+    if (par->scaling.kind == AM_SCALING_NONE) {
+        *d = par->msgd.delay;
+        *tau = am_delay_mean(d);
+        return AM_OK;
+    }
+    double t = am_scaling_tau(&par->scaling, p->lambda[0], par->msgd.mu, eta);
+    if (!(t >= 0) || t > 1e8) return AM_EINVAL;
+    double r = floor(t + 0.5);
+    *tau = r;
+    return r == 0 ? am_delay_make(AM_DELAY_NONE, 0, d) : am_delay_make(AM_DELAY_CONST, r, d);
+}
+
+am_status am_converge_params_check(const am_problem *p, const am_converge_params *par, char *err,
+                                   size_t errlen)
+{
+    if (!par->etas || par->n_eta < 2) {
+        snprintf(err, errlen, "the ladder needs at least 2 step sizes");
+        return AM_EINVAL;
+    }
+    for (size_t l = 0; l < par->n_eta; l++) {
+        if (!(par->etas[l] > 0) || !isfinite(par->etas[l])) {
+            snprintf(err, errlen, "step sizes must be finite and > 0, got %g", par->etas[l]);
+            return AM_EINVAL;
+        }
+        for (size_t j = 0; j < l; j++)
+            if (par->etas[j] == par->etas[l]) {
+                snprintf(err, errlen, "step sizes must be distinct, %g appears twice",
+                         par->etas[l]);
+                return AM_EINVAL;
+            }
+    }
+    if (!(par->horizon > 0) || !isfinite(par->horizon)) {
+        snprintf(err, errlen, "horizon must be finite and > 0, got %g", par->horizon);
+        return AM_EINVAL;
+    }
+    if (par->ngrid < 2) {
+        snprintf(err, errlen, "the grid needs at least 2 saved times, got %zu", par->ngrid);
+        return AM_EINVAL;
+    }
+    if (par->msgd.init.kind == AM_INIT_RANDOM_EACH) {
+        snprintf(err, errlen,
+                 "init random-each has no single ODE solution: use random, e:J "
+                 "or angle:THETA");
+        return AM_EINVAL;
+    }
+    if (par->ens.replicas < 1) {
+        snprintf(err, errlen, "replicas must be >= 1");
+        return AM_EINVAL;
+    }
+    for (size_t l = 0; l < par->n_eta; l++) {
+        am_delay d;
+        double tau;
+        if (delay_for(p, par, par->etas[l], &d, &tau) != AM_OK) {
+            snprintf(err, errlen, "the delay scaling gives an invalid delay at eta = %g",
+                     par->etas[l]);
+            return AM_EINVAL;
+        }
+        am_msgd_params mp = par->msgd;
+        mp.eta = par->etas[l];
+        mp.delay = d;
+        am_status st = am_msgd_params_check(p, &mp, err, errlen);
+        if (st) return st;
+        if (par->horizon / mp.eta > 1e13) {
+            snprintf(err, errlen, "horizon / eta = %.3g steps is too many", par->horizon / mp.eta);
+            return AM_EINVAL;
+        }
+    }
+    return AM_OK;
+}
+
+void am_converge_result_free(am_converge_result *r)
+{
+    if (!r) return;
+    free(r->eta);
+    free(r->tau);
+    free(r->weak_error);
+    free(r->weak_error_sem);
+    free(r->t_max);
+    free(r->weak_error_sde);
+    free(r->weak_error_sde_sem);
+    free(r->diverged);
+    free(r->t);
+    free(r->ode);
+    free(r->mean);
+    free(r->sem);
+    free(r);
+}
+
+static am_converge_result *result_alloc(size_t n, size_t ngrid)
+{
+    am_converge_result *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->n = n;
+    r->ngrid = ngrid;
+    r->eta = calloc(n, sizeof(double));
+    r->tau = calloc(n, sizeof(double));
+    r->weak_error = calloc(n, sizeof(double));
+    r->weak_error_sem = calloc(n, sizeof(double));
+    r->t_max = calloc(n, sizeof(double));
+    r->weak_error_sde = calloc(n, sizeof(double));
+    r->weak_error_sde_sem = calloc(n, sizeof(double));
+    r->diverged = calloc(n, sizeof(size_t));
+    r->t = calloc(ngrid, sizeof(double));
+    r->ode = calloc(ngrid, sizeof(double));
+    r->mean = calloc(n * ngrid, sizeof(double));
+    r->sem = calloc(n * ngrid, sizeof(double));
+    if (!r->eta || !r->tau || !r->weak_error || !r->weak_error_sem || !r->t_max ||
+        !r->weak_error_sde || !r->weak_error_sde_sem || !r->diverged || !r->t || !r->ode ||
+        !r->mean || !r->sem) {
+        am_converge_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* h0 = Q^T v0. */
+static void to_eigen(const am_problem *p, const double *v0, double *h0, double *col)
+{
+    for (size_t j = 0; j < p->dim; j++) {
+        am_problem_eigvec(p, j, col);
+        double s = 0;
+        for (size_t i = 0; i < p->dim; i++)
+            s += col[i] * v0[i];
+        h0[j] = s;
+    }
+}
+
+/* Runs one step size; fills row l of the result. */
+static am_status run_eta(const am_problem *p, const am_converge_params *par, size_t l,
+                         const double *h0, am_converge_result *r, double *v0)
+{
+    size_t n = par->ngrid;
+    double eta = par->etas[l];
+    am_msgd_params mp = par->msgd;
+    mp.eta = eta;
+    mp.coords = 0;
+    am_status st = delay_for(p, par, eta, &mp.delay, &r->tau[l]);
+    if (st) return st;
+    r->eta[l] = eta;
+    am_msgd *m = am_msgd_alloc(p, &mp, &st);
+    if (!m) return st;
+    am_grid grid = {n, par->horizon};
+    uint64_t *k = malloc(n * sizeof *k);
+    double *tk = malloc(n * sizeof *tk);
+    double *sde_mean = par->sde ? malloc(n * sizeof *sde_mean) : NULL;
+    double *sde_sem = par->sde ? malloc(n * sizeof *sde_sem) : NULL;
+    am_ensemble_result *er = NULL;
+    if (!k || !tk || (par->sde && (!sde_mean || !sde_sem))) {
+        st = AM_ENOMEM;
+        goto done;
+    }
+    st = am_grid_steps(&grid, eta, k);
+    if (st) goto done;
+    st = am_ensemble_run(am_msgd_model(m), k, n, &par->ens, &er);
+    if (st) goto done;
+    r->diverged[l] = er->diverged;
+    int expected = p->dist.kind == AM_DIST_EXPECTED;
+    double best = -1, best_sem = NAN, best_t = NAN;
+    for (size_t g = 0; g < n; g++) {
+        tk[g] = (double)k[g] * eta;
+        const am_stats *s = &er->obs[g * er->nobs];
+        double mean = er->alive[g] ? s->mean : NAN;
+        double sem = expected ? 0.0 : am_stats_sem(s);
+        r->mean[l * n + g] = mean;
+        r->sem[l * n + g] = sem;
+        double gap = fabs(mean - am_theory_ode_error(p, mp.mu, h0, tk[g]));
+        if (isnan(gap)) {
+            best = NAN;
+            break;
+        }
+        if (gap > best) {
+            best = gap;
+            best_sem = sem;
+            best_t = tk[g];
+        }
+    }
+    r->weak_error[l] = best;
+    r->weak_error_sem[l] = best_sem;
+    r->t_max[l] = best_t;
+    r->weak_error_sde[l] = NAN;
+    r->weak_error_sde_sem[l] = NAN;
+    if (par->sde) {
+        am_msgd_initial(m, 0, v0);
+        st = par->sde(p, &mp, v0, tk, n, &par->ens, sde_mean, sde_sem);
+        if (st) goto done;
+        double bs = -1, bsem = NAN;
+        for (size_t g = 0; g < n; g++) {
+            double gap = fabs(r->mean[l * n + g] - sde_mean[g]);
+            if (isnan(gap)) {
+                bs = NAN;
+                break;
+            }
+            if (gap > bs) {
+                bs = gap;
+                double a = r->sem[l * n + g], b = sde_sem[g];
+                bsem = sqrt(a * a + b * b);
+            }
+        }
+        r->weak_error_sde[l] = bs;
+        r->weak_error_sde_sem[l] = bsem;
+    }
+done:
+    am_ensemble_result_free(er);
+    free(k);
+    free(tk);
+    free(sde_mean);
+    free(sde_sem);
+    am_msgd_free(m);
+    return st;
+}
+
+am_status am_converge_run(const am_problem *p, const am_converge_params *par,
+                          am_converge_result **out)
+{
+    *out = NULL;
+    char err[256];
+    am_status st = am_converge_params_check(p, par, err, sizeof err);
+    if (st) return st;
+    size_t n = par->n_eta, ng = par->ngrid, d = p->dim;
+    am_converge_result *r = result_alloc(n, ng);
+    double *v0 = malloc(d * sizeof *v0), *h0 = malloc(d * sizeof *h0),
+           *col = malloc(d * sizeof *col);
+    if (!r || !v0 || !h0 || !col) {
+        st = AM_ENOMEM;
+        goto fail;
+    }
+    r->replicas = (double)par->ens.replicas;
+    /* the shared initial point of every replica and every eta (it does not depend on eta) */
+    {
+        am_msgd_params mp = par->msgd;
+        am_delay_make(AM_DELAY_NONE, 0, &mp.delay);
+        am_msgd *m = am_msgd_alloc(p, &mp, &st);
+        if (!m) goto fail;
+        am_msgd_initial(m, 0, v0);
+        am_msgd_free(m);
+    }
+    to_eigen(p, v0, h0, col);
+    am_grid grid = {ng, par->horizon};
+    am_grid_times(&grid, r->t);
+    for (size_t g = 0; g < ng; g++)
+        r->ode[g] = am_theory_ode_error(p, par->msgd.mu, h0, r->t[g]);
+    for (size_t l = 0; l < n; l++) {
+        st = run_eta(p, par, l, h0, r, v0);
+        if (st) goto fail;
+    }
+
+    /* the order fit */
+    double pred =
+        isnan(par->predicted_order) ? am_scaling_order(&par->scaling) : par->predicted_order;
+    r->deterministic = 1;
+    for (size_t l = 0; l < n; l++)
+        if (r->weak_error_sem[l] != 0) r->deterministic = 0;
+    am_check_init(&r->check, "order");
+    r->order_ci[0] = r->order_ci[1] = NAN;
+    size_t div = 0;
+    int finite = 1;
+    for (size_t l = 0; l < n; l++) {
+        div += r->diverged[l];
+        if (!(r->weak_error[l] > 0) || !isfinite(r->weak_error[l]) ||
+            !isfinite(r->weak_error_sem[l]))
+            finite = 0;
+    }
+    if (!finite) {
+        r->check.predicted = pred;
+        r->check.measured = NAN;
+        am_check_add_note(&r->check,
+                          "a weak error is zero or not finite (%zu diverged "
+                          "replicas): no fit",
+                          div);
+        *out = r;
+        goto ok;
+    }
+    st = am_fit_order_check(r->eta, r->weak_error, r->weak_error_sem, n, r->replicas, pred,
+                            &par->fit, &r->check);
+    if (st) goto fail;
+    am_fit_noise_floor_result nf;
+    st = am_fit_noise_floor(r->weak_error, r->weak_error_sem, n, r->replicas, &par->fit, &nf);
+    if (st) goto fail;
+    if (nf.resolved) {
+        r->fitted = 1;
+        if (r->deterministic) {
+            st = am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
+            if (st) goto fail;
+            r->order_ci[0] = r->fit.ci_lo;
+            r->order_ci[1] = r->fit.ci_hi;
+        } else {
+            int all_pos = 1;
+            for (size_t l = 0; l < n; l++)
+                all_pos &= r->weak_error_sem[l] > 0;
+            st = all_pos ? am_fit_order_weighted(r->eta, r->weak_error, r->weak_error_sem, n,
+                                                 &par->fit, &r->fit)
+                         : am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
+            if (st) goto fail;
+            am_fit_boot b;
+            st = am_fit_order_bootstrap(r->eta, r->weak_error, r->weak_error_sem, n, all_pos,
+                                        &par->fit, &b);
+            if (st) goto fail;
+            r->order_ci[0] = b.lo;
+            r->order_ci[1] = b.hi;
+        }
+    }
+    if (div) am_check_add_note(&r->check, "%zu diverged replicas over the ladder", div);
+    *out = r;
+ok:
+    free(v0);
+    free(h0);
+    free(col);
+    return AM_OK;
+fail:
+    free(v0);
+    free(h0);
+    free(col);
+    am_converge_result_free(r);
+    return st;
+}

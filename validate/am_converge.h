@@ -1,0 +1,126 @@
+/*
+ * am_converge.h -- agreement of the discrete Async-MSGD ensemble with its limits as eta -> 0.
+ *
+ * For each step size eta_l of a ladder, at a fixed continuous horizon T and on the common
+ * grid t_g = g T/(n-1), the weak error against the ODE limit (theory.md section 2) is
+ *
+ *   e(eta) = max_g | E_R[err_eta(t_g)] - err_ODE(t_g) |,
+ *
+ * the largest gap of the ensemble mean error over the grid (err = 1 - (v^1.v)^2/|v|^2),
+ * with weak_error_sem the standard error of the ensemble mean at the maximising time. The
+ * ODE is evaluated in closed form (am_theory_ode_error) from the same initial point v_0
+ * as the ensemble (a shared initial point is required). Optionally the same gap against
+ * the global SDE (an ensemble of Euler-Maruyama paths with dt = eta from the same v_0).
+ * The order p in e ~ C eta^p is fitted by am_fit_order_check (noise floor first, WLS or OLS)
+ * with a parametric-bootstrap interval (am_fit_order_bootstrap; the OLS t interval for a
+ * deterministic ladder).
+ *
+ * Delay scaling: the delay of step size eta is the constant
+ *   paper:GAMMA:C    tau = C (1-mu)^2 / (lambda_1 eta^(1-GAMMA)),  GAMMA in (0, 1]
+ *   inverse:C        tau = C / eta
+ * rounded to the nearest integer (or the delay model of the template, unchanged, for none).
+ * Prediction for the order: 1 without scaling; GAMMA under paper scaling (the stale
+ * gradient shifts the drift by O(tau eta) = O(eta^GAMMA)); 0 under inverse scaling (tau eta
+ * = C stays finite and the recursion tends to a delay equation, not to the ODE).
+ */
+#ifndef AM_CONVERGE_H
+#define AM_CONVERGE_H
+
+#include "../core/am_common.h"
+#include "../montecarlo/am_ensemble.h"
+#include "../montecarlo/am_msgd.h"
+#include "../theory/am_problem.h"
+#include "am_check.h"
+#include "am_fit.h"
+
+typedef enum {
+    AM_SCALING_NONE = 0, /* the template's delay model at every eta */
+    AM_SCALING_PAPER,    /* tau = C (1-mu)^2 / (lambda_1 eta^(1-gamma)) */
+    AM_SCALING_INVERSE   /* tau = C / eta */
+} am_scaling_kind;
+
+typedef struct {
+    am_scaling_kind kind;
+    double gamma; /* paper only, in (0, 1] */
+    double c;     /* > 0 */
+} am_scaling;
+
+/* Parses "none", "paper:GAMMA:C" or "inverse:C"; AM_EINVAL with a reason in err. */
+am_status am_scaling_parse(const char *spec, am_scaling *out, char *err, size_t errlen);
+
+/* Writes the canonical spec ("paper:0.5:2") into buf. */
+void am_scaling_format(const am_scaling *s, char *buf, size_t len);
+
+/* The real-valued delay of the scaling at (lambda_1, mu, eta); NAN for kind none. */
+double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta);
+
+/* The order the theory predicts for the weak error under the scaling: 1, gamma or 0. */
+double am_scaling_order(const am_scaling *s);
+
+/* One SDE ensemble mean error on a grid: writes mean[g], sem[g] for the n saved times t[g]
+ * of an SDE with noise scale eta started from v0 (a hook so that this module does not
+ * depend on the SDE engine; NULL disables the SDE comparison). */
+typedef am_status (*am_converge_sde_fn)(const am_problem *p, const am_msgd_params *mp,
+                                        const double *v0, const double *t, size_t n,
+                                        const am_ensemble_params *ep, double *mean, double *sem);
+
+/* The global SDE of the problem (solvers/am_sde.h) with noise scale eta = mp->eta and
+ * momentum mp->mu, Euler-Maruyama with dt = eta, seed mp->seed, from v0; saves at the steps
+ * round(t[g] / eta). Usable as am_converge_params.sde. */
+am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, const double *v0,
+                                 const double *t, size_t n, const am_ensemble_params *ep,
+                                 double *mean, double *sem);
+
+typedef struct {
+    const double *etas; /* ladder, each > 0, n_eta >= 2 */
+    size_t n_eta;
+    double horizon;         /* T > 0 */
+    size_t ngrid;           /* saved times >= 2 */
+    am_scaling scaling;     /* delay per eta */
+    am_msgd_params msgd;    /* template: mu, delay (scaling none), init, seed, blowup */
+    am_ensemble_params ens; /* replicas, threads */
+    am_converge_sde_fn sde; /* NULL: no SDE comparison */
+    double predicted_order; /* NAN: am_scaling_order(scaling) */
+    am_fit_params fit;      /* order fit, noise floor, bootstrap */
+} am_converge_params;
+
+/* Defaults: no ladder, T = 2, 41 saved times, no scaling, am_msgd_params_default,
+ * 2000 replicas, predicted order from the scaling, am_fit_params_default. */
+am_converge_params am_converge_params_default(void);
+
+typedef struct {
+    size_t n;               /* ladder length */
+    double *eta;            /* [n] */
+    double *tau;            /* [n] delay used (mean delay of the model for scaling none) */
+    double *weak_error;     /* [n] max_g |mean err - ODE| */
+    double *weak_error_sem; /* [n] standard error at the maximising time */
+    double *t_max;          /* [n] the maximising time */
+    double *weak_error_sde; /* [n] max_g |mean err - mean err_SDE| (NaN without SDE) */
+    double *weak_error_sde_sem;
+    size_t *diverged; /* [n] diverged replicas */
+    size_t ngrid;
+    double *t;    /* [ngrid] saved times */
+    double *ode;  /* [ngrid] ODE error */
+    double *mean; /* [n * ngrid] ensemble mean error, row l for eta_l */
+    double *sem;  /* [n * ngrid] */
+    double replicas;
+    int deterministic;     /* 1 if every standard error is 0 (noise-free data, shared v_0) */
+    am_fit_result fit;     /* valid if check.verdict != INCONCLUSIVE from the noise floor */
+    int fitted;            /* 1 if a fit was made */
+    double order_ci[2];    /* bootstrap percentile interval (OLS t interval if deterministic) */
+    am_check_result check; /* order check: measured order vs predicted */
+} am_converge_result;
+
+/* Checks the parameters against the problem; AM_EINVAL with a reason in err. */
+am_status am_converge_params_check(const am_problem *p, const am_converge_params *par, char *err,
+                                   size_t errlen);
+
+/* Runs the ladder (largest eta first is not required) and fits the order. Allocates *out
+ * (free with am_converge_result_free). AM_EINVAL on bad parameters, engine failures as is. */
+am_status am_converge_run(const am_problem *p, const am_converge_params *par,
+                          am_converge_result **out);
+
+/* Frees a result; NULL is safe. */
+void am_converge_result_free(am_converge_result *r);
+
+#endif

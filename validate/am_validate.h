@@ -1,0 +1,57 @@
+/*
+ * am_validate.h -- the theorem checks of `amsgd validate`: one const table of checks, each
+ * a function that runs the engines at a size level and fills rows of am_check_result
+ * (measured +- sem, predicted, tolerance, verdict; docs/validate.md documents every row).
+ *
+ *   ode-order    order of the weak error against the ODE (theory.md section 2) is 1
+ *   stationary   time-averaged error near v^1 = (eta/(2(1-mu))) sum_i alpha_i1^2/(l_1-l_i)
+ *   relaxation   autocorrelation of h_i near v^1 decays with time (1-mu)/(l_1-l_i)
+ *   escape       quantiles of the time to reach h_1^2 >= delta^2 from e_2 (unstable OU)
+ *   sde          the discrete ensemble and the global SDE have the same mean error
+ *   delay        the gap to the ODE vanishes under paper delay scaling, not under inverse
+ *
+ * Every check uses the problem d = 4, lambda = (4, 3, 2, 1), standard eigenbasis.
+ */
+#ifndef AM_VALIDATE_H
+#define AM_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/am_common.h"
+#include "am_check.h"
+
+typedef enum { AM_VALIDATE_QUICK = 0, AM_VALIDATE_FULL = 1 } am_validate_level;
+
+typedef struct {
+    am_validate_level level; /* quick: reduced sizes (CI); full: the sizes the docs quote */
+    int threads;             /* 0 = all cores */
+    uint64_t seed;           /* seed of every engine */
+} am_validate_opts;
+
+/* quick, all cores, seed 1. */
+am_validate_opts am_validate_opts_default(void);
+
+/* A check: runs its variants and writes up to max_rows results into rows, *nrows of them. */
+typedef am_status (*am_validate_fn)(const am_validate_opts *o, am_check_result *rows,
+                                    size_t *nrows);
+
+typedef struct {
+    const char *name;        /* identifier (--only NAME) */
+    const char *description; /* one line: the claim it tests */
+    size_t max_rows;         /* most rows it writes */
+    am_validate_fn run;
+} am_validate_check;
+
+extern const am_validate_check am_validate_checks[];
+extern const size_t am_validate_checks_len;
+
+/* The check called name, or NULL. */
+const am_validate_check *am_validate_find(const char *name);
+
+/* Runs one check into rows[0..c->max_rows-1]; *nrows rows are written. AM_EINVAL on NULL
+ * arguments; engine failures as returned by the engines. */
+am_status am_validate_run(const am_validate_check *c, const am_validate_opts *o,
+                          am_check_result *rows, size_t *nrows);
+
+#endif
