@@ -1,32 +1,80 @@
 #!/usr/bin/env bash
-# The amsgd demo: runs the toolkit on the streaming-PCA problem of Liu et al. (2018),
-# d = 4, Sigma = diag(4,3,2,1), and writes data, figures and a short report into OUT.
-# Usage: scripts/demo.sh BUILD/amsgd OUT
+# The amsgd demo: the theorem checks at reduced size, the streaming-PCA experiment of
+# Liu et al. (2018) as a momentum x delay sweep, a convergence study as eta -> 0, and the three
+# engines on one grid. Writes data, figures (PNG and SVG) and report.md into OUT.
+# About 2-5 minutes on 2 cores. Usage: scripts/demo.sh BUILD/amsgd OUT
+# The full-size runs are described in docs/validate.md, docs/phase.md and docs/converge.md.
 set -euo pipefail
 bin=${1:-build/amsgd}
 out=${2:-out}
 mkdir -p "$out"
-here=$(cd "$(dirname "$0")/.." && pwd)
+out=$(cd "$out" && pwd)
+fig=$(cd "$(dirname "$0")/../docs/figures" && pwd)
+log() { printf 'amsgd demo: %s\n' "$*" >&2; }
+both() { # both SCRIPT.gp ARGS...: render PNG and SVG with an output-format-aware script
+    local gp=$1 data=$2 base=$3
+    shift 3
+    gnuplot -c "$fig/$gp" "$data" "$base.png" "$@"
+    gnuplot -c "$fig/$gp" "$data" "$base.svg" "$@"
+}
+start=$(date +%s)
 
-echo "amsgd demo: writing into $out/" >&2
-common=(--dim 4 --spectrum 4,3,2,1 --eta 1e-3 --time 8 --grid 161 --replicas 4000 --seed 1)
-"$bin" mc "${common[@]}" --mu 0.5 --delay none -o "$out/mc_sync.csv"
-"$bin" mc "${common[@]}" --mu 0.5 --delay const:40 -o "$out/mc_delay40.csv"
-"$bin" mc "${common[@]}" --mu 0.5 --delay const:40 --format json -o "$out/mc_delay40.json"
-gnuplot -e "data='$out/mc_delay40.csv'; out='$out/mc_error'; title='Async-MSGD, mu = 0.5, delay 40, eta = 1e-3 (band: +-2 SE)'" \
-    "$here/docs/figures/mc_error.gp"
+log "1/4 theorem checks (amsgd validate --quick)"
+set +e
+"$bin" validate --quick --format json -o "$out/validate.json"
+"$bin" validate --quick -o "$out/validate.txt"
+vstatus=$?
+set -e
 
-last() { tail -n 1 "$1" | awk -F, '{printf "%.4g +- %.2g", $3, $4}'; }
+log "2/4 momentum x delay sweep (amsgd phase --preset liu2018)"
+"$bin" phase --preset liu2018 --quiet -o "$out/liu2018.csv"
+both phase_lines.gp "$out/liu2018.csv" "$out/liu2018_lines" \
+    "liu2018: stationary error versus delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4)"
+both phase_heatmap.gp "$out/liu2018.csv" "$out/liu2018_heat" \
+    "liu2018: stationary error (white: every replica diverged)" log
+
+log "3/4 convergence to the ODE and the SDE as eta -> 0 (amsgd converge)"
+set +e
+"$bin" converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 4000 --sde \
+    -o "$out/converge.csv"
+"$bin" converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 4000 --sde \
+    --format json -o "$out/converge.json"
+set -e
+(cd "$out" && gnuplot -e "data='converge.csv'; out='converge'" "$fig/converge.gp")
+
+log "4/4 the three engines on one grid (amsgd compare)"
+"$bin" compare --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas 4000 -o "$out/compare.csv"
+(cd "$out" && gnuplot -e "data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3: mc, sde, ode (bands: +-2 SE)'" "$fig/compare.gp")
+
+summary=$(tail -n 1 "$out/validate.txt")
+order=$(sed -n 's/.*"order": *\([-0-9.e]*\).*/\1/p' "$out/converge.json" | head -n 1)
+verdict=$(sed -n 's/.*"verdict": *"\([A-Z]*\)".*/\1/p' "$out/converge.json" | head -n 1)
 {
     echo "# amsgd demo report"
     echo
-    echo "Streaming PCA, d = 4, Sigma = diag(4,3,2,1), eta = 1e-3, mu = 0.5, 4000 replicas, seed 1."
+    echo "Made by \`make demo\` with $("$bin" --version) in $(( $(date +%s) - start )) s."
     echo
-    echo "| delay | mean error at t = 8 (+- 1 SE) |"
-    echo "|---|---|"
-    echo "| none | $(last "$out/mc_sync.csv") |"
-    echo "| const:40 | $(last "$out/mc_delay40.csv") |"
+    echo "## Theorem checks (\`amsgd validate --quick\`)"
     echo
-    echo "Figure: mc_error.png / mc_error.svg. Data: mc_sync.csv, mc_delay40.csv, mc_delay40.json."
+    echo "$summary (exit status $vstatus). Every row: measured value +- standard error,"
+    echo "prediction, tolerance, verdict. Full size: \`amsgd validate\` (docs/validate.md)."
+    echo
+    echo '```'
+    cat "$out/validate.txt"
+    echo '```'
+    echo
+    echo "## Momentum versus delay (\`amsgd phase --preset liu2018\`)"
+    echo
+    echo "Stationary error against the delay, one curve per momentum: liu2018_lines.png/.svg;"
+    echo "heat map with the theory's boundaries: liu2018_heat.png/.svg; data: liu2018.csv."
+    echo
+    echo "## Convergence as eta -> 0 (\`amsgd converge\`)"
+    echo
+    echo "Weak error of the discrete ensemble against the ODE, mu = 0.5, eta = 2e-3 .. 2.5e-4:"
+    echo "fitted order $order, verdict $verdict (converge.png/.svg, converge.csv, converge.json)."
+    echo
+    echo "## Three engines on one grid (\`amsgd compare\`)"
+    echo
+    echo "mc, sde and ode with mu = 0.5, eta = 1e-3: compare.png/.svg, compare.csv."
 } > "$out/report.md"
-echo "amsgd demo: done; report $out/report.md, figures $out/mc_error.png and $out/mc_error.svg" >&2
+log "done in $(( $(date +%s) - start )) s: report $out/report.md, figures and data in $out/"

@@ -40,4 +40,12 @@ done
 
 # phase diagrams and the knee (liu2018 preset, knee search, geometric staleness)
 "$here/scripts/sweep-figures.sh" "$bin" "$dst"
+
+# converge: weak error against the ODE and the SDE as eta -> 0, with the fitted line
+"$bin" converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 10000 --sde --seed 1 \
+    -o "$dst/converge.csv" || true   # exit 1 would be a FAIL verdict, which the figure shows
+(cd "$dst" && gnuplot -e "data='converge.csv'; out='converge'" converge.gp)
+
+# validate: the full run quoted in docs/validate.md (exit 1 when a row fails: a finding)
+"$bin" validate --format json -o "$here/docs/validate_full.json" || true
 echo "figures: written to $dst" >&2

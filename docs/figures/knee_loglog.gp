@@ -1,11 +1,16 @@
 # knee_loglog.gp -- critical delay tau_c against 1 - mu on log-log axes from an `amsgd knee`
 # CSV: measured points with bootstrap intervals, the fitted power law, the linear-stability
 # critical delay, the delay-equation law pi (1-mu) / (2 h) and the paper's (1-mu)^2 bound.
-# Usage: gnuplot -c docs/figures/knee_loglog.gp knee.csv out.png [title]
+# Usage: gnuplot -c docs/figures/knee_loglog.gp knee.csv out.png|out.svg [title]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "critical delay versus momentum")
-set terminal pngcairo size 860,600 font ",11" noenhanced
+# the output format follows the file name: .svg writes SVG, anything else PNG
+if (strlen(out) > 4 && out[strlen(out)-3:] eq "svg") {
+    set terminal svg size 860,600 font ",11" noenhanced
+} else {
+    set terminal pngcairo size 860,600 font ",11" noenhanced
+}
 set output out
 set datafile separator ","
 stats in using (log($2)):(log($8)) nooutput

@@ -1,11 +1,16 @@
 # phase_heatmap.gp -- heat map of an `amsgd phase` CSV (metric over delay x momentum) with the
 # theory overlays: linear-stability boundary, delay-equation boundary, the paper's bound and,
 # for geometric staleness, the implicit momentum 1 - 1/M.
-# Usage: gnuplot -c docs/figures/phase_heatmap.gp phase.csv out.png [title] [log]
+# Usage: gnuplot -c docs/figures/phase_heatmap.gp phase.csv out.png|out.svg [title] [log]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "amsgd phase")
-set terminal pngcairo size 900,640 font ",11" noenhanced
+# the output format follows the file name: .svg writes SVG, anything else PNG
+if (strlen(out) > 4 && out[strlen(out)-3:] eq "svg") {
+    set terminal svg size 900,640 font ",11" noenhanced
+} else {
+    set terminal pngcairo size 900,640 font ",11" noenhanced
+}
 set output out
 set datafile separator ","
 set key below horizontal box opaque

@@ -1,10 +1,15 @@
 # phase_lines.gp -- error versus delay, one curve per momentum with a +-2 SEM band, from an
 # `amsgd phase` CSV (the streaming-PCA figure of Liu et al. 2018 with --preset liu2018).
-# Usage: gnuplot -c docs/figures/phase_lines.gp phase.csv out.png [title]
+# Usage: gnuplot -c docs/figures/phase_lines.gp phase.csv out.png|out.svg [title]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "stationary error versus delay")
-set terminal pngcairo size 900,600 font ",11" noenhanced
+# the output format follows the file name: .svg writes SVG, anything else PNG
+if (strlen(out) > 4 && out[strlen(out)-3:] eq "svg") {
+    set terminal svg size 900,600 font ",11" noenhanced
+} else {
+    set terminal pngcairo size 900,600 font ",11" noenhanced
+}
 set output out
 set datafile separator ","
 set key top left box opaque
