@@ -36,8 +36,7 @@ void cli_runtime_error(const char *fmt, ...)
 static int find(const cli_args *a, const char *name, size_t len)
 {
     for (int i = 0; a->opts[i]; i++)
-        if (strlen(a->opts[i]->name) == len && strncmp(a->opts[i]->name, name, len) == 0)
-            return i;
+        if (strlen(a->opts[i]->name) == len && strncmp(a->opts[i]->name, name, len) == 0) return i;
     return -1;
 }
 
@@ -96,7 +95,8 @@ void cli_parse(cli_args *a, const char *cmd, const char *summary, const cli_opt 
             if (val) cli_usage_error("--%s takes no value, got '%s'", opts[k]->name, arg);
             val = "1";
         } else if (!val) {
-            if (i + 1 >= argc) cli_usage_error("--%s needs a value %s", opts[k]->name, opts[k]->metavar);
+            if (i + 1 >= argc)
+                cli_usage_error("--%s needs a value %s", opts[k]->name, opts[k]->metavar);
             val = argv[++i];
         }
         if (a->given[k]) cli_usage_error("--%s given twice", opts[k]->name);
@@ -118,9 +118,15 @@ const char *cli_str(const cli_args *a, const char *name)
     return a->given[k] ? a->values[k] : a->opts[k]->defval;
 }
 
-int cli_given(const cli_args *a, const char *name) { return a->given[index_of(a, name)]; }
+int cli_given(const cli_args *a, const char *name)
+{
+    return a->given[index_of(a, name)];
+}
 
-int cli_flag(const cli_args *a, const char *name) { return cli_given(a, name); }
+int cli_flag(const cli_args *a, const char *name)
+{
+    return cli_given(a, name);
+}
 
 int cli_parse_double(const char *s, double *out)
 {
@@ -178,7 +184,8 @@ double *cli_double_list(const cli_args *a, const char *name, size_t *n)
     const char *s = cli_str(a, name);
     if (!s || !*s) cli_usage_error("--%s needs a comma-separated list of numbers", name);
     size_t cap = 1;
-    for (const char *p = s; *p; p++) cap += *p == ',';
+    for (const char *p = s; *p; p++)
+        cap += *p == ',';
     double *out = malloc(cap * sizeof *out);
     if (!out) cli_runtime_error("out of memory");
     char *copy = strdup(s);

@@ -48,11 +48,13 @@ static double *parse_spectrum(const char *s, size_t dim)
         free(copy);
         if (!(hi > lo && lo > 0))
             cli_usage_error("--spectrum linear:HI:LO needs HI > LO > 0, got '%s'", s);
-        for (size_t i = 0; i < dim; i++) l[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
+        for (size_t i = 0; i < dim; i++)
+            l[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
         return l;
     }
     size_t n = 1;
-    for (const char *p = s; *p; p++) n += *p == ',';
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
     if (n != dim)
         cli_usage_error("--spectrum has %zu values but --dim is %zu, got '%s'", n, dim, s);
     char *copy = strdup(s), *save = NULL;
@@ -77,13 +79,13 @@ am_problem *cli_problem(const cli_args *a)
     for (size_t i = 0; i < dim; i++)
         if (!(l[i] > 0)) cli_usage_error("--spectrum values must be > 0, got '%s'", spec);
     for (size_t i = 1; i < dim; i++)
-        if (l[i] > l[i - 1])
-            cli_usage_error("--spectrum must be non-increasing, got '%s'", spec);
+        if (l[i] > l[i - 1]) cli_usage_error("--spectrum must be non-increasing, got '%s'", spec);
     if (!(l[0] > l[1]))
         cli_usage_error("--spectrum needs an eigen-gap lambda_1 > lambda_2, got '%s'", spec);
     am_dist dist;
     char err[256];
-    if (am_dist_parse(cli_str(a, "dist"), &dist, err, sizeof err)) cli_usage_error("--dist: %s", err);
+    if (am_dist_parse(cli_str(a, "dist"), &dist, err, sizeof err))
+        cli_usage_error("--dist: %s", err);
     uint64_t rot = cli_u64(a, "rotate");
     if (rot && dim > 4000)
         cli_usage_error("--rotate needs --dim <= 4000 (dense eigenbasis), got %zu", dim);
@@ -180,7 +182,10 @@ json_t *cli_json_doubles(const double *x, size_t n)
     return arr;
 }
 
-json_t *cli_json_number(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+json_t *cli_json_number(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
 
 FILE *cli_out_begin(cli_out *o, const cli_args *a)
 {

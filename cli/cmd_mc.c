@@ -19,9 +19,9 @@ static const cli_opt OPT_LR = {"lr", "SPEC", "const",
                                "adaptive:C:MAX, eta_k = min(C/|v_k - w|^2, MAX)"};
 
 static const cli_opt *const mc_opts[] = {
-    &OPT_DIM, &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA, &OPT_MU, &OPT_DELAY, &OPT_INIT,
-    &OPT_TIME_MC, &OPT_GRID, &OPT_REPLICAS, &OPT_SEED, &OPT_THREADS, &OPT_BLOWUP, &OPT_COORDS,
-    &OPT_VARIANT, &OPT_LR, &OPT_FORMAT, &OPT_OUTPUT, NULL};
+    &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,    &OPT_MU,      &OPT_DELAY,
+    &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,   &OPT_THREADS, &OPT_BLOWUP,
+    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
 
 /* --variant and --lr for the parameter-server delay (exit 2 on bad input). */
 static am_msgd_ps_params mc_ps_params(const cli_args *a, const am_msgd_params *mp)

@@ -55,7 +55,8 @@ void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_r
         json_decref(params);
         fputs("t,step,err_mean,err_sem,norm_mean,norm_sem,alive", f);
         if (run->coords)
-            for (size_t i = 0; i < dim; i++) fprintf(f, ",h2_%zu_mean,h2_%zu_sem", i + 1, i + 1);
+            for (size_t i = 0; i < dim; i++)
+                fprintf(f, ",h2_%zu_mean,h2_%zu_sem", i + 1, i + 1);
         if (run->wallclock) fputs(",wallclock_mean,wallclock_sem,clamped_mean,clamped_sem", f);
         fputc('\n', f);
         for (size_t g = 0; g < n; g++) {
@@ -83,17 +84,21 @@ void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_r
     json_object_set_new(root, "step", steps);
     static const char *const names[2][2] = {{"err_mean", "err_sem"}, {"norm_mean", "norm_sem"}};
     for (size_t j = 0; j < 2; j++) {
-        for (size_t g = 0; g < n; g++) col[g] = r->obs[g * no + j].mean;
+        for (size_t g = 0; g < n; g++)
+            col[g] = r->obs[g * no + j].mean;
         json_object_set_new(root, names[j][0], cli_json_doubles(col, n));
-        for (size_t g = 0; g < n; g++) col[g] = am_stats_sem(&r->obs[g * no + j]);
+        for (size_t g = 0; g < n; g++)
+            col[g] = am_stats_sem(&r->obs[g * no + j]);
         json_object_set_new(root, names[j][1], cli_json_doubles(col, n));
     }
     if (run->coords) {
         json_t *hm = json_array(), *hs = json_array();
         for (size_t i = 0; i < dim; i++) {
-            for (size_t g = 0; g < n; g++) col[g] = r->obs[g * no + 2 + i].mean;
+            for (size_t g = 0; g < n; g++)
+                col[g] = r->obs[g * no + 2 + i].mean;
             json_array_append_new(hm, cli_json_doubles(col, n));
-            for (size_t g = 0; g < n; g++) col[g] = am_stats_sem(&r->obs[g * no + 2 + i]);
+            for (size_t g = 0; g < n; g++)
+                col[g] = am_stats_sem(&r->obs[g * no + 2 + i]);
             json_array_append_new(hs, cli_json_doubles(col, n));
         }
         json_object_set_new(root, "h2_mean", hm);
@@ -104,9 +109,11 @@ void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_r
                                              {"clamped_mean", "clamped_sem"}};
         for (size_t j = 0; j < 2; j++) {
             size_t o = no - 2 + j;
-            for (size_t g = 0; g < n; g++) col[g] = r->obs[g * no + o].mean;
+            for (size_t g = 0; g < n; g++)
+                col[g] = r->obs[g * no + o].mean;
             json_object_set_new(root, wn[j][0], cli_json_doubles(col, n));
-            for (size_t g = 0; g < n; g++) col[g] = am_stats_sem(&r->obs[g * no + o]);
+            for (size_t g = 0; g < n; g++)
+                col[g] = am_stats_sem(&r->obs[g * no + o]);
             json_object_set_new(root, wn[j][1], cli_json_doubles(col, n));
         }
     }

@@ -34,7 +34,8 @@ am_status mc_run_model(const am_model *model, double h, const am_grid *grid,
                        const am_ensemble_params *ep, int coords, mc_run *run);
 
 /* Writes a run as CSV or JSON ({command, version, params, ...}); params is stolen. */
-void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_run *run, size_t dim);
+void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_run *run,
+              size_t dim);
 
 /* Frees the arrays of a run. */
 void mc_run_free(mc_run *run);

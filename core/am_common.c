@@ -6,14 +6,23 @@
 const char *am_strerror(am_status status)
 {
     switch (status) {
-    case AM_OK: return "success";
-    case AM_EINVAL: return "invalid argument";
-    case AM_ENOMEM: return "out of memory or request above the memory limit";
-    case AM_EIO: return "input/output error";
-    case AM_ESOLVER: return "numerical solver failure";
-    case AM_EDOM: return "quantity undefined for these parameters";
+    case AM_OK:
+        return "success";
+    case AM_EINVAL:
+        return "invalid argument";
+    case AM_ENOMEM:
+        return "out of memory or request above the memory limit";
+    case AM_EIO:
+        return "input/output error";
+    case AM_ESOLVER:
+        return "numerical solver failure";
+    case AM_EDOM:
+        return "quantity undefined for these parameters";
     }
     return "unknown status";
 }
 
-const char *am_version(void) { return AM_VERSION; }
+const char *am_version(void)
+{
+    return AM_VERSION;
+}

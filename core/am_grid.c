@@ -21,8 +21,8 @@ am_status am_grid_steps(const am_grid *grid, double h, uint64_t *k)
     double last = round(grid->horizon / h);
     if (!(last < 9.0e18)) return AM_EINVAL;
     for (size_t g = 0; g < grid->n; g++) {
-        double tg = grid->n == 1 ? grid->horizon
-                                 : grid->horizon * (double)g / (double)(grid->n - 1);
+        double tg =
+            grid->n == 1 ? grid->horizon : grid->horizon * (double)g / (double)(grid->n - 1);
         k[g] = (uint64_t)llround(tg / h);
     }
     return AM_OK;

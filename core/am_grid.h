@@ -11,7 +11,7 @@
 #include "am_common.h"
 
 typedef struct {
-    size_t n;      /* number of saved times (>= 1) */
+    size_t n;       /* number of saved times (>= 1) */
     double horizon; /* T: last saved time */
 } am_grid;
 

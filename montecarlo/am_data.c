@@ -34,7 +34,8 @@ void am_data_draw(const am_problem *p, am_rng *rng, double *y)
     switch (p->dist.kind) {
     case AM_DIST_GAUSSIAN:
         am_rng_fill_gaussian(rng, y, d);
-        for (size_t i = 0; i < d; i++) y[i] *= sl[i];
+        for (size_t i = 0; i < d; i++)
+            y[i] *= sl[i];
         break;
     case AM_DIST_RADEMACHER:
         for (size_t i0 = 0; i0 < d; i0 += 64) {
@@ -63,7 +64,8 @@ void am_data_draw(const am_problem *p, am_rng *rng, double *y)
         break;
     }
     case AM_DIST_EXPECTED:
-        for (size_t i = 0; i < d; i++) y[i] = 0;
+        for (size_t i = 0; i < d; i++)
+            y[i] = 0;
         break;
     }
 }
@@ -79,5 +81,6 @@ void am_data_unit_vector(am_rng *rng, size_t d, double *v)
         }
     } while (!(s > 0));
     s = 1.0 / sqrt(s);
-    for (size_t i = 0; i < d; i++) v[i] *= s;
+    for (size_t i = 0; i < d; i++)
+        v[i] *= s;
 }

@@ -13,8 +13,7 @@ const am_delay_entry am_delay_table[] = {
     {"none", "none", "no delay (synchronous momentum SGD)", AM_DELAY_NONE},
     {"const", "const:T", "every step uses the iterate T steps old (integer T >= 0)",
      AM_DELAY_CONST},
-    {"uniform", "uniform:S", "i.i.d. delays uniform on {0..S} (integer S >= 0)",
-     AM_DELAY_UNIFORM},
+    {"uniform", "uniform:S", "i.i.d. delays uniform on {0..S} (integer S >= 0)", AM_DELAY_UNIFORM},
     {"geometric", "geometric:MEAN", "i.i.d. geometric delays on {0,1,..} with mean MEAN >= 0",
      AM_DELAY_GEOMETRIC},
     {"workers", "workers:P:DIST",
@@ -33,7 +32,9 @@ am_status am_delay_make(am_delay_kind kind, double param, am_delay *out)
     out->kind = kind;
     out->param = param;
     switch (kind) {
-    case AM_DELAY_NONE: out->param = 0; return AM_OK;
+    case AM_DELAY_NONE:
+        out->param = 0;
+        return AM_OK;
     case AM_DELAY_CONST:
     case AM_DELAY_UNIFORM:
         if (!(param >= 0) || param > AM_DELAY_LIMIT || param != floor(param)) return AM_EINVAL;
@@ -116,15 +117,19 @@ am_status am_delay_parse(const char *spec, am_delay *out, char *err, size_t errl
 double am_delay_mean(const am_delay *d)
 {
     switch (d->kind) {
-    case AM_DELAY_NONE: return 0;
-    case AM_DELAY_CONST: return (double)d->max;
-    case AM_DELAY_UNIFORM: return 0.5 * (double)d->max;
+    case AM_DELAY_NONE:
+        return 0;
+    case AM_DELAY_CONST:
+        return (double)d->max;
+    case AM_DELAY_UNIFORM:
+        return 0.5 * (double)d->max;
     case AM_DELAY_GEOMETRIC: {
         /* mean of min(G, max) for geometric G with success probability p */
         double q = exp(d->log1mp);
         return q * (1.0 - pow(q, (double)d->max)) / (1.0 - q);
     }
-    case AM_DELAY_WORKERS: return d->param - 1.0;
+    case AM_DELAY_WORKERS:
+        return d->param - 1.0;
     }
     return 0;
 }
@@ -132,10 +137,18 @@ double am_delay_mean(const am_delay *d)
 void am_delay_format(const am_delay *d, char *buf, size_t len)
 {
     switch (d->kind) {
-    case AM_DELAY_NONE: snprintf(buf, len, "none"); break;
-    case AM_DELAY_CONST: snprintf(buf, len, "const:%llu", (unsigned long long)d->max); break;
-    case AM_DELAY_UNIFORM: snprintf(buf, len, "uniform:%llu", (unsigned long long)d->max); break;
-    case AM_DELAY_GEOMETRIC: snprintf(buf, len, "geometric:%.17g", d->param); break;
+    case AM_DELAY_NONE:
+        snprintf(buf, len, "none");
+        break;
+    case AM_DELAY_CONST:
+        snprintf(buf, len, "const:%llu", (unsigned long long)d->max);
+        break;
+    case AM_DELAY_UNIFORM:
+        snprintf(buf, len, "uniform:%llu", (unsigned long long)d->max);
+        break;
+    case AM_DELAY_GEOMETRIC:
+        snprintf(buf, len, "geometric:%.17g", d->param);
+        break;
     case AM_DELAY_WORKERS: {
         char rt[128];
         am_runtime_format(&d->runtime, rt, sizeof rt);

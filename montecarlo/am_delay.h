@@ -28,9 +28,9 @@ typedef enum {
 
 typedef struct {
     am_delay_kind kind;
-    double param;    /* T, S or M */
-    uint64_t max;    /* largest delay the model can return */
-    double log1mp;   /* geometric: log(1 - p) */
+    double param;       /* T, S or M */
+    uint64_t max;       /* largest delay the model can return */
+    double log1mp;      /* geometric: log(1 - p) */
     am_runtime runtime; /* workers: learner runtime distribution (param = P) */
 } am_delay;
 
@@ -62,15 +62,18 @@ void am_delay_format(const am_delay *d, char *buf, size_t len);
 static inline uint64_t am_delay_draw(const am_delay *d, am_rng *rng)
 {
     switch (d->kind) {
-    case AM_DELAY_NONE: return 0;
-    case AM_DELAY_CONST: return d->max;
+    case AM_DELAY_NONE:
+        return 0;
+    case AM_DELAY_CONST:
+        return d->max;
     case AM_DELAY_UNIFORM:
         return (uint64_t)(((unsigned __int128)am_rng_u64(rng) * (d->max + 1)) >> 64);
     case AM_DELAY_GEOMETRIC: {
         double j = floor(log(am_rng_uniform(rng)) / d->log1mp);
         return j >= (double)d->max ? d->max : (uint64_t)j;
     }
-    case AM_DELAY_WORKERS: return 0; /* stateful: drawn by am_msgd_ps */
+    case AM_DELAY_WORKERS:
+        return 0; /* stateful: drawn by am_msgd_ps */
     }
     return 0;
 }

@@ -21,9 +21,9 @@
 enum { AM_CHUNK = 32, AM_WAVE = 64 };
 
 typedef struct {
-    am_stats *obs;     /* [ngrid * nobs] */
-    size_t *alive;     /* [ngrid] */
-    am_stats *sum;     /* [nsummary] */
+    am_stats *obs; /* [ngrid * nobs] */
+    size_t *alive; /* [ngrid] */
+    am_stats *sum; /* [nsummary] */
     size_t diverged;
 } chunk_acc;
 
@@ -90,12 +90,14 @@ static am_status run_replica(const am_model *m, const uint64_t *k, size_t ngrid,
             }
         }
         if (diverged) {
-            for (size_t j = 0; j < nobs; j++) o[j] = NAN;
+            for (size_t j = 0; j < nobs; j++)
+                o[j] = NAN;
             continue;
         }
         m->observe(m->ctx, work, o);
         acc->alive[g]++;
-        for (size_t j = 0; j < nobs; j++) am_stats_push(&acc->obs[g * nobs + j], o[j]);
+        for (size_t j = 0; j < nobs; j++)
+            am_stats_push(&acc->obs[g * nobs + j], o[j]);
     }
     if (diverged) acc->diverged++;
     if (m->nsummary && m->summarize) {
@@ -110,8 +112,8 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
                           const am_ensemble_params *params, am_ensemble_result **out)
 {
     *out = NULL;
-    if (!m || !k || ngrid == 0 || !params || params->replicas == 0 || m->nobs == 0 ||
-        !m->start || !m->advance || !m->observe)
+    if (!m || !k || ngrid == 0 || !params || params->replicas == 0 || m->nobs == 0 || !m->start ||
+        !m->advance || !m->observe)
         return AM_EINVAL;
     for (size_t g = 1; g < ngrid; g++)
         if (k[g] < k[g - 1]) return AM_EINVAL;
@@ -181,8 +183,7 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
                     failed = (int)st;
                     break;
                 }
-                if (res->summary)
-                    memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
+                if (res->summary) memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
             }
         }
         if (failed) {
@@ -190,8 +191,10 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
             break;
         }
         for (size_t c = 0; c < nw; c++) {
-            for (size_t i = 0; i < ngrid * nobs; i++) am_stats_merge(&res->obs[i], &chunks[c].obs[i]);
-            for (size_t g = 0; g < ngrid; g++) res->alive[g] += chunks[c].alive[g];
+            for (size_t i = 0; i < ngrid * nobs; i++)
+                am_stats_merge(&res->obs[i], &chunks[c].obs[i]);
+            for (size_t g = 0; g < ngrid; g++)
+                res->alive[g] += chunks[c].alive[g];
             for (size_t j = 0; j < nsum; j++)
                 am_stats_merge(&res->summary_stats[j], &chunks[c].sum[j]);
             res->diverged += chunks[c].diverged;

@@ -33,18 +33,18 @@ typedef struct {
 } am_model;
 
 typedef struct {
-    size_t replicas;   /* R >= 1 */
-    int threads;       /* 0 = all available cores */
-    int keep_summary;  /* store every replica's summary values in the result */
+    size_t replicas;  /* R >= 1 */
+    int threads;      /* 0 = all available cores */
+    int keep_summary; /* store every replica's summary values in the result */
 } am_ensemble_params;
 
 typedef struct {
     size_t ngrid, nobs, nsummary, replicas;
-    size_t diverged;          /* replicas that diverged before the last saved time */
-    size_t *alive;            /* [ngrid]: replicas finite at each saved time */
-    am_stats *obs;            /* [ngrid * nobs] */
-    am_stats *summary_stats;  /* [nsummary], over replicas with finite summaries */
-    double *summary;          /* [replicas * nsummary] if keep_summary, else NULL */
+    size_t diverged;         /* replicas that diverged before the last saved time */
+    size_t *alive;           /* [ngrid]: replicas finite at each saved time */
+    am_stats *obs;           /* [ngrid * nobs] */
+    am_stats *summary_stats; /* [nsummary], over replicas with finite summaries */
+    double *summary;         /* [replicas * nsummary] if keep_summary, else NULL */
 } am_ensemble_result;
 
 /* Default parameters: 1000 replicas, all cores, summaries not kept. */

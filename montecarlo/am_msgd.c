@@ -22,20 +22,20 @@
 struct am_msgd {
     const am_problem *p;
     am_msgd_params par;
-    size_t ring_len;  /* L */
-    double *v0;       /* shared initial point (random, e:J, angle) or NULL */
-    double *u1;       /* top eigenvector in original coordinates */
-    double *sigma;    /* dense Sigma when rotated and expected, else NULL */
+    size_t ring_len; /* L */
+    double *v0;      /* shared initial point (random, e:J, angle) or NULL */
+    double *u1;      /* top eigenvector in original coordinates */
+    double *sigma;   /* dense Sigma when rotated and expected, else NULL */
     am_model model;
 };
 
 typedef struct {
     uint64_t replica;
-    uint64_t k;       /* current step */
+    uint64_t k; /* current step */
     am_rng data, delay;
-    double *ring;     /* L * d */
-    double *x, *y;    /* data in original and eigen coordinates */
-    double *z;        /* Gaussian fast path: normals of a batch of steps (BATCH_DOUBLES) */
+    double *ring;  /* L * d */
+    double *x, *y; /* data in original and eigen coordinates */
+    double *z;     /* Gaussian fast path: normals of a batch of steps (BATCH_DOUBLES) */
 } work_t;
 
 /* Gaussian fast path: the normals of up to BATCH_DOUBLES / d steps are drawn at once. */
@@ -97,10 +97,18 @@ am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, s
 void am_init_format(const am_init *init, char *buf, size_t len)
 {
     switch (init->kind) {
-    case AM_INIT_RANDOM: snprintf(buf, len, "random"); break;
-    case AM_INIT_RANDOM_EACH: snprintf(buf, len, "random-each"); break;
-    case AM_INIT_EIGEN: snprintf(buf, len, "e:%zu", init->j); break;
-    case AM_INIT_ANGLE: snprintf(buf, len, "angle:%.17g", init->theta); break;
+    case AM_INIT_RANDOM:
+        snprintf(buf, len, "random");
+        break;
+    case AM_INIT_RANDOM_EACH:
+        snprintf(buf, len, "random-each");
+        break;
+    case AM_INIT_EIGEN:
+        snprintf(buf, len, "e:%zu", init->j);
+        break;
+    case AM_INIT_ANGLE:
+        snprintf(buf, len, "angle:%.17g", init->theta);
+        break;
     }
 }
 
@@ -139,7 +147,8 @@ void am_msgd_update(size_t d, double eta, double mu, const double *x, const doub
                     const double *vprev, const double *w, double *vnext)
 {
     double a = 0;
-    for (size_t i = 0; i < d; i++) a += x[i] * w[i];
+    for (size_t i = 0; i < d; i++)
+        a += x[i] * w[i];
     for (size_t i = 0; i < d; i++)
         vnext[i] = v[i] + mu * (v[i] - vprev[i]) + eta * a * (x[i] - a * w[i]);
 }
@@ -187,7 +196,8 @@ static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
     am_rng_init(&w->data, m->par.seed, replica, AM_STREAM_DATA, 0);
     am_rng_init(&w->delay, m->par.seed, replica, AM_STREAM_DELAY, 0);
     am_msgd_initial(m, replica, w->ring);
-    for (size_t s = 1; s < L; s++) memcpy(w->ring + s * d, w->ring, d * sizeof(double));
+    for (size_t s = 1; s < L; s++)
+        memcpy(w->ring + s * d, w->ring, d * sizeof(double));
     return AM_OK;
 }
 
@@ -204,7 +214,8 @@ static inline void draw_x(const am_msgd *m, work_t *w)
     for (size_t i = 0; i < d; i++) {
         const double *qi = p->q + i * d;
         double s = 0;
-        for (size_t j = 0; j < d; j++) s += qi[j] * w->y[j];
+        for (size_t j = 0; j < d; j++)
+            s += qi[j] * w->y[j];
         w->x[i] = s;
     }
 }
@@ -226,30 +237,32 @@ static inline double gaussian_dot(const am_problem *p, double *x, const double *
 static inline void msgd_step_body(size_t d, double mu, double ea, double a, const double *v,
                                   const double *vp, const double *x, const double *wv, double *vn)
 {
-    for (size_t i = 0; i < d; i++) vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+    for (size_t i = 0; i < d; i++)
+        vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The same four lanes at a time (AVX2 without FMA, so every product is rounded as above). */
-__attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, double ea,
-                                                           double a, const double *v,
-                                                           const double *vp, const double *x,
-                                                           const double *wv, double *vn)
+__attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, double ea, double a,
+                                                           const double *v, const double *vp,
+                                                           const double *x, const double *wv,
+                                                           double *vn)
 {
     __m256d m = _mm256_set1_pd(mu), e = _mm256_set1_pd(ea), av = _mm256_set1_pd(a);
     size_t i = 0;
     for (; i + 4 <= d; i += 4) {
         __m256d vi = _mm256_loadu_pd(v + i);
         __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
-        __m256d g = _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
+        __m256d g =
+            _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
         _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
     }
     msgd_step_body(d - i, mu, ea, a, v + i, vp + i, x + i, wv + i, vn + i);
 }
 #endif
 
-static inline void msgd_step(size_t d, double mu, double ea, double a, const double *v, const double *vp,
-                      const double *x, const double *wv, double *vn)
+static inline void msgd_step(size_t d, double mu, double ea, double a, const double *v,
+                             const double *vp, const double *x, const double *wv, double *vn)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (d >= 16 && __builtin_cpu_supports("avx2")) {
@@ -293,13 +306,16 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             if (m->sigma) {
                 for (size_t i = 0; i < d; i++) {
                     double s = 0;
-                    for (size_t j = 0; j < d; j++) s += m->sigma[i * d + j] * wv[j];
+                    for (size_t j = 0; j < d; j++)
+                        s += m->sigma[i * d + j] * wv[j];
                     sw[i] = s;
                 }
             } else {
-                for (size_t i = 0; i < d; i++) sw[i] = p->lambda[i] * wv[i];
+                for (size_t i = 0; i < d; i++)
+                    sw[i] = p->lambda[i] * wv[i];
             }
-            for (size_t i = 0; i < d; i++) q += sw[i] * wv[i];
+            for (size_t i = 0; i < d; i++)
+                q += sw[i] * wv[i];
             for (size_t i = 0; i < d; i++)
                 vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
         } else {
@@ -316,7 +332,8 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
                 am_rng_seek(&w->data, k);
                 draw_x(m, w);
                 a = 0;
-                for (size_t i = 0; i < d; i++) a += w->x[i] * wv[i];
+                for (size_t i = 0; i < d; i++)
+                    a += w->x[i] * wv[i];
             }
             msgd_step(d, mu, eta * a, a, v, vp, x, wv, vn);
         }
@@ -325,7 +342,8 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     w->k = k1;
     const double *v = w->ring + cur * d;
     double nn = 0;
-    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
+    for (size_t i = 0; i < d; i++)
+        nn += v[i] * v[i];
     return !(nn <= m->par.blowup * m->par.blowup);
 }
 
@@ -336,14 +354,16 @@ static void msgd_observe(const void *ctx, const void *work, double *obs)
     size_t d = m->p->dim;
     const double *v = w->ring + (size_t)(w->k % m->ring_len) * d;
     double nn = 0;
-    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
+    for (size_t i = 0; i < d; i++)
+        nn += v[i] * v[i];
     obs[0] = am_msgd_error(d, m->u1, v);
     obs[1] = sqrt(nn);
     if (!m->par.coords) return;
     for (size_t j = 0; j < d; j++) {
         double h = 0;
         if (m->p->q)
-            for (size_t i = 0; i < d; i++) h += m->p->q[i * d + j] * v[i];
+            for (size_t i = 0; i < d; i++)
+                h += m->p->q[i * d + j] * v[i];
         else
             h = v[j];
         obs[2 + j] = m->par.coords_signed ? h : h * h;
@@ -360,7 +380,8 @@ static void msgd_summarize(const void *ctx, const void *work, const double *obs,
     size_t g0 = (size_t)ceil(m->par.burnin * (double)last);
     if (g0 > last) g0 = last;
     double s = 0;
-    for (size_t g = g0; g <= last; g++) s += obs[g * nobs];
+    for (size_t g = g0; g <= last; g++)
+        s += obs[g * nobs];
     summary[0] = diverged ? NAN : s / (double)(last - g0 + 1);
     summary[1] = NAN;
     for (size_t g = 0; g <= last; g++)
@@ -413,7 +434,8 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
         for (size_t i = 0; i < d; i++)
             for (size_t j = 0; j < d; j++) {
                 double s = 0;
-                for (size_t l = 0; l < d; l++) s += p->q[i * d + l] * p->lambda[l] * p->q[j * d + l];
+                for (size_t l = 0; l < d; l++)
+                    s += p->q[i * d + l] * p->lambda[l] * p->q[j * d + l];
                 m->sigma[i * d + j] = s;
             }
     }
@@ -444,6 +466,12 @@ void am_msgd_free(am_msgd *m)
     free(m);
 }
 
-const am_model *am_msgd_model(const am_msgd *m) { return &m->model; }
+const am_model *am_msgd_model(const am_msgd *m)
+{
+    return &m->model;
+}
 
-size_t am_msgd_nobs(const am_msgd *m) { return m->model.nobs; }
+size_t am_msgd_nobs(const am_msgd *m)
+{
+    return m->model.nobs;
+}

@@ -21,8 +21,8 @@ typedef enum { AM_INIT_RANDOM = 0, AM_INIT_RANDOM_EACH, AM_INIT_EIGEN, AM_INIT_A
 
 typedef struct {
     am_init_kind kind;
-    size_t j;      /* AM_INIT_EIGEN: eigenvector index, 1-based */
-    double theta;  /* AM_INIT_ANGLE: v0 = cos(theta) v^1 + sin(theta) v^2 */
+    size_t j;     /* AM_INIT_EIGEN: eigenvector index, 1-based */
+    double theta; /* AM_INIT_ANGLE: v0 = cos(theta) v^1 + sin(theta) v^2 */
 } am_init;
 
 /* Parses an --init spec (random, random-each, e:J, angle:THETA) for dimension dim. */
@@ -32,13 +32,13 @@ am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, s
 void am_init_format(const am_init *init, char *buf, size_t len);
 
 typedef struct {
-    double eta;     /* step size > 0 */
-    double mu;      /* momentum in [0, 1) */
-    am_delay delay; /* staleness model */
-    am_init init;   /* initial point */
-    uint64_t seed;  /* Philox key */
-    double blowup;  /* |v| above this (or non-finite) marks a replica diverged */
-    int coords;     /* also observe h_i^2 */
+    double eta;        /* step size > 0 */
+    double mu;         /* momentum in [0, 1) */
+    am_delay delay;    /* staleness model */
+    am_init init;      /* initial point */
+    uint64_t seed;     /* Philox key */
+    double blowup;     /* |v| above this (or non-finite) marks a replica diverged */
+    int coords;        /* also observe h_i^2 */
     int coords_signed; /* with coords: observe h_i itself instead of h_i^2 (for
                           autocorrelations of the eigen-coordinates) */
     /* Per-replica summary (am_model.summarize), off unless summary = 1: values
@@ -46,8 +46,8 @@ typedef struct {
      *   [1] first saved index g with err <= eps, as the fraction g / (n-1) of the horizon
      *       (NaN if never reached), [2] 1 if the replica diverged, else 0. */
     int summary;
-    double burnin;  /* burn-in fraction of the saved grid in [0, 1) */
-    double eps;     /* error level for summary value [1] */
+    double burnin; /* burn-in fraction of the saved grid in [0, 1) */
+    double eps;    /* error level for summary value [1] */
 } am_msgd_params;
 
 /* Number of per-replica summary values when am_msgd_params.summary is set. */

@@ -17,7 +17,8 @@ static void expect_usage_error(const char *args, const char *needle)
     cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
     char *nl = strchr(r.err, '\n');
     cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
-    if (needle) cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
+    if (needle)
+        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
     test_run_free(&r);
 }
 
@@ -28,24 +29,42 @@ Test(cli, bad_inputs_exit_2)
     static const struct {
         const char *args, *needle;
     } cases[] = {
-        {"--mu 1.5", "--mu"},           {"--mu 1", "--mu"},
-        {"--mu -0.1", "--mu"},          {"--mu abc", "--mu"},
-        {"--eta 0", "--eta"},           {"--eta -1", "--eta"},
-        {"--eta nan", "--eta"},         {"--delay const:-3", "const:T"},
-        {"--delay const:abc", "const:T"}, {"--delay uniform:1.5", "uniform:S"},
-        {"--delay geometric:-1", "geometric"}, {"--delay sometimes", "delay"},
-        {"--delay const:100000000", "--delay"}, {"--spectrum 1,2,3,4", "--spectrum"},
-        {"--spectrum 4,3,2", "--dim"},  {"--spectrum 4,4,2,1", "eigen-gap"},
-        {"--spectrum 4,3,2,0", "> 0"},  {"--spectrum 4,3,2,-1", "> 0"},
-        {"--spectrum linear:1:4", "HI > LO"}, {"--dist student:2", "NU > 2"},
-        {"--dist cauchy", "distribution"}, {"--replicas 0", "--replicas"},
-        {"--replicas 1e3", "--replicas"}, {"--bogus 3", "unknown option"},
-        {"--dim 1", "--dim"},           {"--dim 100000000", "--dim"},
-        {"--init e:5", "e:J"},          {"--init angle:x", "angle"},
-        {"--grid 0", "--grid"},         {"--format xml", "--format"},
-        {"--time -1", "--time"},        {"--threads -2", "--threads"},
-        {"--seed -5", "--seed"},        {"--eta", "needs a value"},
-        {"--mu 0.5 --mu 0.6", "twice"},  {"stray", "unexpected argument"},
+        {"--mu 1.5", "--mu"},
+        {"--mu 1", "--mu"},
+        {"--mu -0.1", "--mu"},
+        {"--mu abc", "--mu"},
+        {"--eta 0", "--eta"},
+        {"--eta -1", "--eta"},
+        {"--eta nan", "--eta"},
+        {"--delay const:-3", "const:T"},
+        {"--delay const:abc", "const:T"},
+        {"--delay uniform:1.5", "uniform:S"},
+        {"--delay geometric:-1", "geometric"},
+        {"--delay sometimes", "delay"},
+        {"--delay const:100000000", "--delay"},
+        {"--spectrum 1,2,3,4", "--spectrum"},
+        {"--spectrum 4,3,2", "--dim"},
+        {"--spectrum 4,4,2,1", "eigen-gap"},
+        {"--spectrum 4,3,2,0", "> 0"},
+        {"--spectrum 4,3,2,-1", "> 0"},
+        {"--spectrum linear:1:4", "HI > LO"},
+        {"--dist student:2", "NU > 2"},
+        {"--dist cauchy", "distribution"},
+        {"--replicas 0", "--replicas"},
+        {"--replicas 1e3", "--replicas"},
+        {"--bogus 3", "unknown option"},
+        {"--dim 1", "--dim"},
+        {"--dim 100000000", "--dim"},
+        {"--init e:5", "e:J"},
+        {"--init angle:x", "angle"},
+        {"--grid 0", "--grid"},
+        {"--format xml", "--format"},
+        {"--time -1", "--time"},
+        {"--threads -2", "--threads"},
+        {"--seed -5", "--seed"},
+        {"--eta", "needs a value"},
+        {"--mu 0.5 --mu 0.6", "twice"},
+        {"stray", "unexpected argument"},
         {"--grid 1000000 --dim 100 --coords", "--grid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -59,9 +78,10 @@ Test(cli, help_lists_flags_with_defaults)
 {
     test_run r = test_amsgd("mc --help");
     cr_assert_eq(r.status, 0);
-    const char *flags[] = {"--dim", "--spectrum", "--dist", "--eta", "--mu", "--delay", "--init",
-                           "--time", "--grid", "--replicas", "--seed", "--threads", "--format",
-                           "--output", "--blowup", "--coords", "--rotate"};
+    const char *flags[] = {"--dim",    "--spectrum", "--dist",   "--eta",    "--mu",
+                           "--delay",  "--init",     "--time",   "--grid",   "--replicas",
+                           "--seed",   "--threads",  "--format", "--output", "--blowup",
+                           "--coords", "--rotate"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         cr_assert(strstr(r.out, flags[i]), "mc --help lacks %s", flags[i]);
     cr_assert(strstr(r.out, "[default: 5e-4]"), "mc --help should show the eta default");
@@ -74,18 +94,19 @@ Test(cli, help_lists_flags_with_defaults)
 
 Test(cli, mc_json_keys_and_params)
 {
-    test_run r = test_amsgd("mc --replicas 40 --time 1 --grid 5 --seed 7 --delay const:3 --format json");
+    test_run r =
+        test_amsgd("mc --replicas 40 --time 1 --grid 5 --seed 7 --delay const:3 --format json");
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     json_error_t e;
     json_t *root = json_loads(r.out, 0, &e);
     cr_assert_not_null(root, "invalid JSON: %s", e.text);
-    const char *keys[] = {"command", "version", "params", "t", "step", "err_mean", "err_sem",
-                          "norm_mean", "alive", "diverged", "replicas"};
+    const char *keys[] = {"command", "version",   "params", "t",        "step",    "err_mean",
+                          "err_sem", "norm_mean", "alive",  "diverged", "replicas"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(json_object_get(root, keys[i]), "mc JSON lacks '%s'", keys[i]);
     json_t *params = json_object_get(root, "params");
-    const char *pk[] = {"dim", "spectrum", "dist", "eta", "mu", "delay", "init", "seed", "time",
-                        "grid", "replicas"};
+    const char *pk[] = {"dim",  "spectrum", "dist", "eta",  "mu",      "delay",
+                        "init", "seed",     "time", "grid", "replicas"};
     for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
         cr_assert_not_null(json_object_get(params, pk[i]), "params lack '%s'", pk[i]);
     cr_assert_str_eq(json_string_value(json_object_get(params, "delay")), "const:3");
@@ -98,7 +119,8 @@ Test(cli, mc_json_keys_and_params)
 
 Test(cli, output_identical_for_any_thread_count)
 {
-    const char *base = "mc --replicas 300 --time 2 --grid 9 --delay uniform:5 --mu 0.5 --init random-each";
+    const char *base =
+        "mc --replicas 300 --time 2 --grid 9 --delay uniform:5 --mu 0.5 --init random-each";
     char a1[256], a2[256];
     snprintf(a1, sizeof a1, "%s --threads 1", base);
     snprintf(a2, sizeof a2, "%s --threads 2", base);

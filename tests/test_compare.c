@@ -56,19 +56,30 @@ static void check_order(double mu, const char *delay)
 {
     const double etas[4] = {4e-3, 2e-3, 1e-3, 5e-4};
     double gaps[4];
-    for (int i = 0; i < 4; i++) gaps[i] = expected_gap(etas[i], mu, delay);
+    for (int i = 0; i < 4; i++)
+        gaps[i] = expected_gap(etas[i], mu, delay);
     for (int i = 1; i < 4; i++) {
         double slope = log(gaps[i - 1] / gaps[i]) / log(etas[i - 1] / etas[i]);
-        cr_assert(fabs(slope - 1.0) < 0.1,
-                  "mu=%g delay=%s: gap %.4g at eta=%g, %.4g at eta=%g, local order %.3f (expected 1)",
-                  mu, delay, gaps[i - 1], etas[i - 1], gaps[i], etas[i], slope);
+        cr_assert(
+            fabs(slope - 1.0) < 0.1,
+            "mu=%g delay=%s: gap %.4g at eta=%g, %.4g at eta=%g, local order %.3f (expected 1)", mu,
+            delay, gaps[i - 1], etas[i - 1], gaps[i], etas[i], slope);
     }
 }
 
-Test(compare, expected_recursion_order_one) { check_order(0.0, "none"); }
-Test(compare, expected_recursion_order_one_momentum) { check_order(0.7, "none"); }
+Test(compare, expected_recursion_order_one)
+{
+    check_order(0.0, "none");
+}
+Test(compare, expected_recursion_order_one_momentum)
+{
+    check_order(0.7, "none");
+}
 /* a constant delay tau = 4 is a fixed number of steps, so its effect is also O(eta) */
-Test(compare, expected_recursion_order_one_delay) { check_order(0.5, "const:4"); }
+Test(compare, expected_recursion_order_one_delay)
+{
+    check_order(0.5, "const:4");
+}
 
 Test(compare, cli_columns_keys_and_gaps)
 {
@@ -78,8 +89,9 @@ Test(compare, cli_columns_keys_and_gaps)
     json_error_t e;
     json_t *root = json_loads(r.out, 0, &e);
     cr_assert_not_null(root, "invalid JSON: %s", e.text);
-    const char *keys[] = {"command", "version", "params", "t", "err_mc", "err_mc_sem", "err_sde",
-                          "err_sde_sem", "err_ode", "sup_mc_ode", "sup_mc_sde", "sup_mc_sde_sem"};
+    const char *keys[] = {"command", "version",    "params",     "t",
+                          "err_mc",  "err_mc_sem", "err_sde",    "err_sde_sem",
+                          "err_ode", "sup_mc_ode", "sup_mc_sde", "sup_mc_sde_sem"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(json_object_get(root, keys[i]), "compare JSON lacks '%s'", keys[i]);
     /* noise-free: mc is the recursion, sde the Euler scheme of the ODE with dt = eta; both sit

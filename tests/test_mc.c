@@ -52,25 +52,39 @@ static void check_moments(am_dist_kind kind, double nu)
         double se1 = sqrt(l[i] / n), se2 = sqrt((m4 - l[i] * l[i]) / n);
         cr_assert(fabs(mean) < 5 * se1, "%s nu=%g: E Y_%d = %.5g, 5 SE %.2g", name, nu, i + 1, mean,
                   5 * se1);
-        cr_assert(fabs(var - l[i]) < 5 * se2 + 1e-12, "%s nu=%g: Var Y_%d = %.5g, expected %g +- %.2g",
-                  name, nu, i + 1, var, l[i], 5 * se2);
+        cr_assert(fabs(var - l[i]) < 5 * se2 + 1e-12,
+                  "%s nu=%g: Var Y_%d = %.5g, expected %g +- %.2g", name, nu, i + 1, var, l[i],
+                  5 * se2);
         /* SE of the 4th moment from the empirical 8th moment is noisy for heavy tails;
            use a relative tolerance of 5 SE of a conservative bound: 3% for student */
-        double tol4 = kind == AM_DIST_STUDENT ? 0.06 * m4 : 5 * sqrt(fabs(e4 * e4 * 10) / n) + 1e-12;
+        double tol4 =
+            kind == AM_DIST_STUDENT ? 0.06 * m4 : 5 * sqrt(fabs(e4 * e4 * 10) / n) + 1e-12;
         if (kind == AM_DIST_RADEMACHER) tol4 = 1e-9 * m4; /* Y^4 = lambda^2 exactly */
-        cr_assert(fabs(e4 - m4) < tol4, "%s nu=%g: E Y_%d^4 = %.5g, expected %.5g +- %.2g", name, nu,
-                  i + 1, e4, m4, tol4);
+        cr_assert(fabs(e4 - m4) < tol4, "%s nu=%g: E Y_%d^4 = %.5g, expected %.5g +- %.2g", name,
+                  nu, i + 1, e4, m4, tol4);
     }
     double a2 = am_problem_alpha2(p, 0, 1, NULL);
-    cr_assert(fabs(s22 / n - a2) < 0.03 * a2, "%s: E Y1^2 Y2^2 = %.5g, expected %.5g", name, s22 / n,
-              a2);
+    cr_assert(fabs(s22 / n - a2) < 0.03 * a2, "%s: E Y1^2 Y2^2 = %.5g, expected %.5g", name,
+              s22 / n, a2);
     am_problem_free(p);
 }
 
-Test(mc, moments_gaussian) { check_moments(AM_DIST_GAUSSIAN, 0); }
-Test(mc, moments_rademacher) { check_moments(AM_DIST_RADEMACHER, 0); }
-Test(mc, moments_uniform) { check_moments(AM_DIST_UNIFORM, 0); }
-Test(mc, moments_student) { check_moments(AM_DIST_STUDENT, 12); }
+Test(mc, moments_gaussian)
+{
+    check_moments(AM_DIST_GAUSSIAN, 0);
+}
+Test(mc, moments_rademacher)
+{
+    check_moments(AM_DIST_RADEMACHER, 0);
+}
+Test(mc, moments_uniform)
+{
+    check_moments(AM_DIST_UNIFORM, 0);
+}
+Test(mc, moments_student)
+{
+    check_moments(AM_DIST_STUDENT, 12);
+}
 
 Test(mc, rademacher_and_uniform_bounded)
 {
@@ -83,8 +97,8 @@ Test(mc, rademacher_and_uniform_bounded)
         for (int k = 0; k < 20000; k++) {
             am_data_draw(p, &r, y);
             double nn = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
-            cr_assert(nn <= c * (1 + 1e-12), "%s: |X| = %g above C_d = %g", am_dist_name(p->dist.kind),
-                      nn, c);
+            cr_assert(nn <= c * (1 + 1e-12), "%s: |X| = %g above C_d = %g",
+                      am_dist_name(p->dist.kind), nn, c);
         }
         am_problem_free(p);
     }
@@ -121,7 +135,8 @@ static void plain_expected(size_t d, const double *S, double eta, double mu, con
         double q = 0;
         for (size_t i = 0; i < d; i++) {
             sw[i] = 0;
-            for (size_t l = 0; l < d; l++) sw[i] += S[i * d + l] * w[l];
+            for (size_t l = 0; l < d; l++)
+                sw[i] += S[i * d + l] * w[l];
             q += sw[i] * w[i];
         }
         for (size_t i = 0; i < d; i++)
@@ -162,7 +177,8 @@ static void check_expected(const char *delay_spec, double mu, uint64_t rot)
     for (size_t i = 0; i < d; i++)
         for (size_t j = 0; j < d; j++)
             for (size_t a = 0; a < d; a++) {
-                double qi = p->q ? p->q[i * d + a] : (i == a), qj = p->q ? p->q[j * d + a] : (j == a);
+                double qi = p->q ? p->q[i * d + a] : (i == a),
+                       qj = p->q ? p->q[j * d + a] : (j == a);
                 S[i * d + j] += qi * l[a] * qj;
             }
     am_msgd_initial(m, 0, v0);
@@ -176,26 +192,44 @@ static void check_expected(const char *delay_spec, double mu, uint64_t rot)
     plain_expected(d, S, par.eta, mu, v0, taus, n, v);
     am_problem_eigvec(p, 0, u1);
     double e_ref = am_msgd_error(d, u1, v), nn = 0;
-    for (size_t i = 0; i < d; i++) nn += v[i] * v[i];
+    for (size_t i = 0; i < d; i++)
+        nn += v[i] * v[i];
     double e = res->obs[1 * 2 + 0].mean, nrm = res->obs[1 * 2 + 1].mean;
     cr_assert(fabs(e - e_ref) <= 1e-10 * fabs(e_ref) + 1e-15,
               "delay=%s mu=%g rot=%llu: err %.17g, plain %.17g", delay_spec, mu,
               (unsigned long long)rot, e, e_ref);
     cr_assert(fabs(nrm - sqrt(nn)) <= 1e-12 * sqrt(nn), "delay=%s mu=%g: norm %.17g, plain %.17g",
               delay_spec, mu, nrm, sqrt(nn));
-    cr_assert(e_ref < 0.8 && e_ref > 1e-6, "the reference must have moved but not converged to "
-              "rounding (err %.3g)", e_ref);
+    cr_assert(e_ref < 0.8 && e_ref > 1e-6,
+              "the reference must have moved but not converged to "
+              "rounding (err %.3g)",
+              e_ref);
     free(taus);
     am_ensemble_result_free(res);
     am_msgd_free(m);
     am_problem_free(p);
 }
 
-Test(mc, expected_no_delay) { check_expected("none", 0.0, 0); }
-Test(mc, expected_momentum) { check_expected("none", 0.8, 0); }
-Test(mc, expected_const_delay) { check_expected("const:7", 0.6, 0); }
-Test(mc, expected_uniform_delay_rotated) { check_expected("uniform:12", 0.5, 99); }
-Test(mc, expected_geometric_delay) { check_expected("geometric:3.5", 0.7, 0); }
+Test(mc, expected_no_delay)
+{
+    check_expected("none", 0.0, 0);
+}
+Test(mc, expected_momentum)
+{
+    check_expected("none", 0.8, 0);
+}
+Test(mc, expected_const_delay)
+{
+    check_expected("const:7", 0.6, 0);
+}
+Test(mc, expected_uniform_delay_rotated)
+{
+    check_expected("uniform:12", 0.5, 99);
+}
+Test(mc, expected_geometric_delay)
+{
+    check_expected("geometric:3.5", 0.7, 0);
+}
 
 /* The stochastic recursion against a plain implementation that draws the same data
  * (stream AM_STREAM_DATA at each step) and keeps the whole history. */
@@ -242,7 +276,8 @@ static void check_stochastic(const char *dist_spec, const char *delay_spec, doub
         const double *v = hist + s * d, *vp = hist + (s == 0 ? 0 : s - 1) * d;
         am_data_draw(p, &rd, x);
         double a = 0;
-        for (size_t i = 0; i < d; i++) a += x[i] * w[i];
+        for (size_t i = 0; i < d; i++)
+            a += x[i] * w[i];
         for (size_t i = 0; i < d; i++) {
             double g = a * x[i] - a * a * w[i]; /* (I - w w^T) x x^T w */
             hist[(s + 1) * d + i] = v[i] + mu * (v[i] - vp[i]) + par.eta * g;
@@ -261,10 +296,22 @@ static void check_stochastic(const char *dist_spec, const char *delay_spec, doub
     am_problem_free(p);
 }
 
-Test(mc, stochastic_gaussian) { check_stochastic("gaussian", "none", 0.5); }
-Test(mc, stochastic_gaussian_delay) { check_stochastic("gaussian", "const:5", 0.3); }
-Test(mc, stochastic_rademacher_delay) { check_stochastic("rademacher", "uniform:9", 0.6); }
-Test(mc, stochastic_student_delay) { check_stochastic("student:6", "geometric:2", 0.2); }
+Test(mc, stochastic_gaussian)
+{
+    check_stochastic("gaussian", "none", 0.5);
+}
+Test(mc, stochastic_gaussian_delay)
+{
+    check_stochastic("gaussian", "const:5", 0.3);
+}
+Test(mc, stochastic_rademacher_delay)
+{
+    check_stochastic("rademacher", "uniform:9", 0.6);
+}
+Test(mc, stochastic_student_delay)
+{
+    check_stochastic("student:6", "geometric:2", 0.2);
+}
 
 /* With the same eigen-coordinate draws Y, the rotated run is the unrotated run seen in
  * another basis: the error trajectories agree to rounding. Exercises the fused Gaussian
@@ -360,9 +407,10 @@ Test(mc, divergence_is_counted_not_averaged)
     am_ensemble_result *res;
     cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 5, &ep, &res), AM_OK);
     size_t last = res->alive[4];
-    cr_assert(res->diverged > 0 && res->diverged < 400,
-              "student:2.5 eta=0.05 mu=0.5 should diverge in some but not all replicas, got %zu/400",
-              res->diverged);
+    cr_assert(
+        res->diverged > 0 && res->diverged < 400,
+        "student:2.5 eta=0.05 mu=0.5 should diverge in some but not all replicas, got %zu/400",
+        res->diverged);
     cr_assert_eq(last + res->diverged, 400, "alive %zu + diverged %zu != 400", last, res->diverged);
     for (size_t g = 0; g < 5; g++) {
         cr_assert(isfinite(res->obs[g * 2].mean), "mean error at g=%zu is not finite", g);

@@ -22,8 +22,8 @@ Test(rng, ziggurat_tables_recomputed)
         f = exp(-0.5 * x[i] * x[i]);
     }
     for (int i = 0; i <= 256; i++)
-        cr_assert(fabs(x[i] - am_zig_x[i]) <= 4e-16 * fabs(x[i]), "x[%d]: table %.17g, recomputed %.17g",
-                  i, am_zig_x[i], x[i]);
+        cr_assert(fabs(x[i] - am_zig_x[i]) <= 4e-16 * fabs(x[i]),
+                  "x[%d]: table %.17g, recomputed %.17g", i, am_zig_x[i], x[i]);
     for (int i = 0; i < 256; i++)
         cr_assert(fabs(x[i + 1] / x[i] - am_zig_r[i]) <= 4e-16, "r[%d]", i);
     /* each layer (and the base strip with its tail) has area V under f */
@@ -38,7 +38,8 @@ Test(rng, draws_depend_only_on_counter)
     am_rng a, b;
     am_rng_init(&a, 42, 7, 0, 1000);
     uint64_t first = am_rng_u64(&a);
-    for (int i = 0; i < 10; i++) am_rng_u64(&a);
+    for (int i = 0; i < 10; i++)
+        am_rng_u64(&a);
     am_rng_init(&b, 42, 7, 0, 3);
     am_rng_u64(&b);
     am_rng_seek(&b, 1000);
@@ -80,13 +81,14 @@ Test(rng, gaussian_cdf)
         double z = am_rng_gaussian(&r);
         m2 += z * z;
         m4 += z * z * z * z;
-        for (int j = 0; j < NP; j++) cnt[j] += z <= pts[j];
+        for (int j = 0; j < NP; j++)
+            cnt[j] += z <= pts[j];
     }
     for (int j = 0; j < NP; j++) {
         double p = gsl_cdf_ugaussian_P(pts[j]), ph = (double)cnt[j] / (double)n;
         double se = sqrt(p * (1 - p) / (double)n);
-        cr_assert(fabs(ph - p) < 5 * se + 1e-12, "P(Z <= %g): empirical %.7f, exact %.7f, 5 SE %.2g",
-                  pts[j], ph, p, 5 * se);
+        cr_assert(fabs(ph - p) < 5 * se + 1e-12,
+                  "P(Z <= %g): empirical %.7f, exact %.7f, 5 SE %.2g", pts[j], ph, p, 5 * se);
     }
     m2 /= (double)n;
     m4 /= (double)n;

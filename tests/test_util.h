@@ -8,9 +8,9 @@
 #include <stddef.h>
 
 typedef struct {
-    int status;   /* exit status, or -1 if it did not exit normally */
-    char *out;    /* stdout (NUL-terminated, malloc'd) */
-    char *err;    /* stderr */
+    int status; /* exit status, or -1 if it did not exit normally */
+    char *out;  /* stdout (NUL-terminated, malloc'd) */
+    char *err;  /* stderr */
 } test_run;
 
 /* Runs "$AMSGD args" (args: a shell-quoted argument string) and captures everything. */

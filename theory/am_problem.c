@@ -39,11 +39,13 @@ static int random_orthogonal(size_t d, uint64_t seed, double *q)
     am_rng rng;
     am_rng_init(&rng, seed, 0, AM_STREAM_ROTATE, 0);
     for (size_t i = 0; i < d; i++)
-        for (size_t j = 0; j < d; j++) gsl_matrix_set(a, i, j, am_rng_gaussian(&rng));
+        for (size_t j = 0; j < d; j++)
+            gsl_matrix_set(a, i, j, am_rng_gaussian(&rng));
     if (gsl_linalg_QR_decomp(a, tau) || gsl_linalg_QR_unpack(a, tau, qm, r)) goto done;
     for (size_t j = 0; j < d; j++) {
         double s = gsl_matrix_get(r, j, j) < 0 ? -1.0 : 1.0;
-        for (size_t i = 0; i < d; i++) q[i * d + j] = s * gsl_matrix_get(qm, i, j);
+        for (size_t i = 0; i < d; i++)
+            q[i * d + j] = s * gsl_matrix_get(qm, i, j);
     }
     rc = 0;
 done:
@@ -94,7 +96,8 @@ void am_problem_free(am_problem *p)
 void am_problem_eigvec(const am_problem *p, size_t j, double *out)
 {
     size_t d = p->dim;
-    for (size_t i = 0; i < d; i++) out[i] = p->q ? p->q[i * d + j] : (i == j ? 1.0 : 0.0);
+    for (size_t i = 0; i < d; i++)
+        out[i] = p->q ? p->q[i * d + j] : (i == j ? 1.0 : 0.0);
 }
 
 double am_problem_m4(const am_problem *p, size_t i, am_status *status)
@@ -102,16 +105,20 @@ double am_problem_m4(const am_problem *p, size_t i, am_status *status)
     double l2 = p->lambda[i] * p->lambda[i];
     if (status) *status = AM_OK;
     switch (p->dist.kind) {
-    case AM_DIST_GAUSSIAN: return 3.0 * l2;
-    case AM_DIST_RADEMACHER: return l2;
-    case AM_DIST_UNIFORM: return 1.8 * l2;
+    case AM_DIST_GAUSSIAN:
+        return 3.0 * l2;
+    case AM_DIST_RADEMACHER:
+        return l2;
+    case AM_DIST_UNIFORM:
+        return 1.8 * l2;
     case AM_DIST_STUDENT:
         if (!(p->dist.nu > 4)) {
             if (status) *status = AM_EDOM;
             return INFINITY;
         }
         return 3.0 * l2 * (p->dist.nu - 2.0) / (p->dist.nu - 4.0);
-    case AM_DIST_EXPECTED: return l2; /* Y Y^T replaced by its mean: no fluctuation */
+    case AM_DIST_EXPECTED:
+        return l2; /* Y Y^T replaced by its mean: no fluctuation */
     }
     return NAN;
 }
@@ -126,19 +133,23 @@ double am_problem_alpha2(const am_problem *p, size_t i, size_t j, am_status *sta
 double am_problem_bound(const am_problem *p)
 {
     double s = 0;
-    for (size_t i = 0; i < p->dim; i++) s += p->lambda[i];
+    for (size_t i = 0; i < p->dim; i++)
+        s += p->lambda[i];
     switch (p->dist.kind) {
-    case AM_DIST_RADEMACHER: return sqrt(s);
-    case AM_DIST_UNIFORM: return sqrt(3.0 * s);
-    case AM_DIST_EXPECTED: return 0.0;
-    default: return INFINITY;
+    case AM_DIST_RADEMACHER:
+        return sqrt(s);
+    case AM_DIST_UNIFORM:
+        return sqrt(3.0 * s);
+    case AM_DIST_EXPECTED:
+        return 0.0;
+    default:
+        return INFINITY;
     }
 }
 
 const char *am_dist_name(am_dist_kind kind)
 {
-    static const char *const names[] = {"gaussian", "rademacher", "uniform", "student",
-                                        "expected"};
+    static const char *const names[] = {"gaussian", "rademacher", "uniform", "student", "expected"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 

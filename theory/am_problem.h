@@ -6,10 +6,10 @@
  * with the shape chosen by the distribution:
  *   gaussian    Y_i = sqrt(lambda_i) Z,             E Y_i^4 = 3 lambda_i^2
  *   rademacher  Y_i = sqrt(lambda_i) (+-1),         E Y_i^4 = lambda_i^2,   |X| <= sqrt(sum lambda)
- *   uniform     Y_i = sqrt(3 lambda_i) U(-1,1),     E Y_i^4 = 9/5 lambda_i^2, |X| <= sqrt(3 sum lambda)
- *   student:nu  Y_i = sqrt(lambda_i (nu-2)/nu) T_nu, E Y_i^4 = 3 lambda_i^2 (nu-2)/(nu-4), nu > 4
- *   expected    X X^T is replaced by Sigma (noise-free recursion).
- * Fourth cross moments alpha_ij^2 = E[Y_i^2 Y_j^2] = lambda_i lambda_j for i != j.
+ *   uniform     Y_i = sqrt(3 lambda_i) U(-1,1),     E Y_i^4 = 9/5 lambda_i^2, |X| <= sqrt(3 sum
+ * lambda) student:nu  Y_i = sqrt(lambda_i (nu-2)/nu) T_nu, E Y_i^4 = 3 lambda_i^2 (nu-2)/(nu-4), nu
+ * > 4 expected    X X^T is replaced by Sigma (noise-free recursion). Fourth cross moments
+ * alpha_ij^2 = E[Y_i^2 Y_j^2] = lambda_i lambda_j for i != j.
  */
 #ifndef AM_PROBLEM_H
 #define AM_PROBLEM_H
@@ -31,11 +31,11 @@ typedef struct {
 
 typedef struct {
     size_t dim;
-    double *lambda;        /* eigenvalues, strictly decreasing at the top, all > 0 */
-    double *sqrt_lambda;   /* sqrt(lambda_i) */
-    double *q;             /* dim x dim row-major orthogonal matrix (columns = eigenvectors),
-                              NULL when the eigenbasis is the standard basis */
-    uint64_t rotate_seed;  /* seed of q, 0 when q == NULL */
+    double *lambda;       /* eigenvalues, strictly decreasing at the top, all > 0 */
+    double *sqrt_lambda;  /* sqrt(lambda_i) */
+    double *q;            /* dim x dim row-major orthogonal matrix (columns = eigenvectors),
+                             NULL when the eigenbasis is the standard basis */
+    uint64_t rotate_seed; /* seed of q, 0 when q == NULL */
     am_dist dist;
 } am_problem;
 
