@@ -47,8 +47,10 @@ log "4/4 the three engines on one grid (amsgd compare)"
 (cd "$out" && gnuplot -e "data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3: mc, sde, ode (bands: +-2 SE)'" "$fig/compare.gp")
 
 summary=$(tail -n 1 "$out/validate.txt")
-order=$(sed -n 's/.*"order": *\([-0-9.e]*\).*/\1/p' "$out/converge.json" | head -n 1)
-verdict=$(sed -n 's/.*"verdict": *"\([A-Z]*\)".*/\1/p' "$out/converge.json" | head -n 1)
+# top-level keys of the JSON are indented by one space (params are nested deeper)
+order=$(sed -n 's/^ "order": *\([-0-9.e]*\).*/\1/p' "$out/converge.json" | head -n 1)
+order=$(printf "%.3f" "${order:-nan}")
+verdict=$(sed -n 's/^ "verdict": *"\([A-Z]*\)".*/\1/p' "$out/converge.json" | head -n 1)
 {
     echo "# amsgd demo report"
     echo
