@@ -24,6 +24,8 @@ int cmd_staleness(int argc, char **argv);
 int cmd_wallclock(int argc, char **argv);
 int cmd_ode(int argc, char **argv);
 
+int cmd_figures(int argc, char **argv);
+
 extern const cli_command cli_commands[];
 
 #endif

@@ -34,6 +34,7 @@ const cli_command cli_commands[] = {
     {"runtime", cmd_runtime, "parameter-server variants: time per iteration and staleness"},
     {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
     {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
+    {"figures", cmd_figures, "regenerate every figure of the documentation"},
     {NULL, NULL, NULL},
 };
 

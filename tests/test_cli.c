@@ -131,3 +131,20 @@ Test(cli, output_identical_for_any_thread_count)
     test_run_free(&r1);
     test_run_free(&r2);
 }
+
+Test(cli, figures_registry)
+{
+    test_run r = test_amsgd("figures --list");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    const char *names[] = {"mc_error", "compare", "converge", "liu2018", "knee", "runtime"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        cr_assert(strstr(r.out, names[i]), "figures --list lacks %s", names[i]);
+    test_run_free(&r);
+    r = test_amsgd("figures --dry-run --only mc_error");
+    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+    cr_assert(strstr(r.out, " mc --dim 4") && strstr(r.out, "gnuplot"),
+              "dry run should show the amsgd and gnuplot commands, got '%s'", r.out);
+    test_run_free(&r);
+    expect_usage_error("figures --only nosuchfigure", "--only");
+    expect_usage_error("figures --dir /nonexistent/folder", "--dir");
+}

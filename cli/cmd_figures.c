@@ -1,0 +1,195 @@
+/*
+ * cmd_figures.c -- `amsgd figures`: regenerates every figure the documentation shows, from
+ * the same commands a user would type. Each figure is a row of the const table below: the
+ * amsgd commands that write its data files and the gnuplot call that renders it, all run
+ * inside the figures folder (default docs/figures), where the editable .gp scripts live
+ * beside their data.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "commands.h"
+
+/* One shell step; "@A" stands for this amsgd binary. may_fail: exit status 1 is a verdict
+ * (a failed check), not an error. */
+typedef struct {
+    const char *cmd;
+    int may_fail;
+} fig_step;
+
+typedef struct {
+    const char *name;
+    const char *what;
+    fig_step steps[10];
+} fig_entry;
+
+static const fig_entry figures[] = {
+    {"mc_error",
+     "mean error of the ensemble with its +-2 SE band (docs/mc.md)",
+     {{"@A mc --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --delay const:40 --time 8 --grid 161 "
+       "--replicas 4000 --seed 1 -o mc_error.csv",
+       0},
+      {"gnuplot -e \"data='mc_error.csv'; out='mc_error'; title='Async-MSGD, mu = 0.5, delay 40, "
+       "eta = 1e-3 (band: +-2 SE)'\" mc_error.gp",
+       0}}},
+    {"compare",
+     "mc, sde and ode on one grid (docs/compare.md)",
+     {{"@A compare --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas "
+       "4000 --seed 1 -o compare.csv",
+       0},
+      {"gnuplot -e \"data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3, d = 4: mc, sde, "
+       "ode (bands: +-2 SE)'\" compare.gp",
+       0}}},
+    {"converge",
+     "weak error against the ODE and the SDE as eta -> 0 (docs/converge.md)",
+     {{"@A converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 10000 --sde --seed 1 "
+       "-o converge.csv",
+       1},
+      {"gnuplot -e \"data='converge.csv'; out='converge'\" converge.gp", 0}}},
+    {"liu2018",
+     "stationary error against delay and its heat map, --preset liu2018 (docs/phase.md)",
+     {{"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --format json -o liu2018.json", 0},
+      {"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --resume -o liu2018.csv", 0},
+      {"rm -f .liu2018.ckpt", 0},
+      {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
+       "delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4)\"",
+       0},
+      {"gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.png \"liu2018: stationary error "
+       "(white: every replica diverged)\" log",
+       0}}},
+    {"knee",
+     "critical delay against 1 - mu with the three laws (docs/knee.md)",
+     {{"@A knee --quiet --checkpoint .knee.ckpt --format json -o knee.json", 0},
+      {"@A knee --quiet --checkpoint .knee.ckpt --resume -o knee.csv", 0},
+      {"rm -f .knee.ckpt", 0},
+      {"gnuplot -c knee_loglog.gp knee.csv knee.png \"critical delay (error x2 or divergence), "
+       "eta = 5e-4, 200 replicas\"",
+       0}}},
+    {"geo",
+     "geometric staleness: error ratio to no delay, with the implicit momentum (docs/phase.md)",
+     {{"@A phase --delay-model geometric --mu-grid 0:0.9:10 --tau-grid 0:40:9 --metric ratio "
+       "--replicas 100 --time 10 --quiet --checkpoint .geo.ckpt --format json -o geo.json",
+       0},
+      {"@A phase --delay-model geometric --mu-grid 0:0.9:10 --tau-grid 0:40:9 --metric ratio "
+       "--replicas 100 --time 10 --quiet --checkpoint .geo.ckpt --resume -o geo.csv",
+       0},
+      {"rm -f .geo.ckpt", 0},
+      {"gnuplot -c phase_heatmap.gp geo.csv geo_heat.png \"geometric staleness: error ratio to no "
+       "delay\"",
+       0}}},
+    {"runtime",
+     "time per iteration against K per parameter-server variant (docs/runtime.md)",
+     {{"@A runtime --workers 8 --K 1,2,3,4,5,6,7,8 --runtime exp:1 -o runtime_exp.csv", 0},
+      {"@A runtime --workers 8 --K 1,2,3,4,5,6,7,8 --runtime shiftexp:1:1 -o runtime_shiftexp.csv",
+       0},
+      {"@A runtime --workers 8 --K 1,2,3,4,5,6,7,8 --runtime pareto:2.5:1 -o runtime_pareto.csv",
+       0},
+      {"gnuplot runtime.gp", 0}}},
+    {"staleness",
+     "normalised steps to the target against s, per optimiser (docs/staleness.md)",
+     {{"@A staleness --objective lsq --s 0,1,2,4,8,16 -o staleness_lsq.csv", 0},
+      {"@A staleness --objective logistic --s 0,1,2,4,8,16 -o staleness_logistic.csv", 0},
+      {"gnuplot staleness.gp", 0}}},
+    {"wallclock",
+     "error against wall-clock time of the variants (docs/wallclock.md)",
+     {{"@A wallclock --objective lsq --grid 201 -o wallclock_lsq.csv", 0},
+      {"@A wallclock --objective pca --eta 0.005 --updates 3000 --grid 101 -o wallclock_pca.csv",
+       0},
+      {"gnuplot wallclock.gp", 0}}},
+    {"adaptive",
+     "constant against staleness-adaptive step (docs/wallclock.md)",
+     {{"@A wallclock --variants async,k-async:4 --grid 201 -o adaptive_const.csv", 0},
+      {"@A wallclock --variants async,k-async:4 --lr adaptive:1e-4:0.02 --grid 201 -o "
+       "adaptive_adaptive.csv",
+       0},
+      {"gnuplot adaptive.gp", 0}}},
+};
+static const size_t nfigures = sizeof figures / sizeof figures[0];
+
+static const cli_opt OPT_DIR = {"dir", "DIR", "docs/figures",
+                                "folder of the gnuplot scripts, where data and figures are written"};
+static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "regenerate one figure (see --list)"};
+static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the figures and exit"};
+static const cli_opt OPT_DRY = {"dry-run", NULL, NULL, "print the commands without running them"};
+static const cli_opt *const figures_opts[] = {&OPT_DIR, &OPT_ONLY, &OPT_LIST, &OPT_DRY, NULL};
+
+/* The command with every "@A" replaced by the quoted path of this binary. */
+static char *expand(const char *cmd, const char *self)
+{
+    size_t n = strlen(cmd) + 1, k = 0;
+    for (const char *p = cmd; (p = strstr(p, "@A")); p += 2) k++;
+    n += k * (strlen(self) + 2);
+    char *out = malloc(n), *o = out;
+    if (!out) cli_runtime_error("out of memory");
+    for (const char *p = cmd; *p;) {
+        if (p[0] == '@' && p[1] == 'A') {
+            o += sprintf(o, "'%s'", self);
+            p += 2;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+int cmd_figures(int argc, char **argv)
+{
+    cli_args a;
+    cli_parse(&a, "figures",
+              "Regenerate every figure the documentation shows, with its data file, from the same\n"
+              "commands a user would type (run from the source tree; needs gnuplot). Takes a few\n"
+              "minutes on 2 cores.",
+              figures_opts, argc, argv);
+    if (cli_flag(&a, "list")) {
+        for (size_t i = 0; i < nfigures; i++)
+            printf("%-10s %s\n", figures[i].name, figures[i].what);
+        return 0;
+    }
+    const char *only = cli_str(&a, "only");
+    if (only) {
+        size_t i = 0;
+        while (i < nfigures && strcmp(figures[i].name, only) != 0) i++;
+        if (i == nfigures) cli_usage_error("--only: unknown figure '%s' (see --list)", only);
+    }
+    const char *dir = cli_str(&a, "dir");
+    int dry = cli_flag(&a, "dry-run");
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) cli_runtime_error("cannot find the path of the amsgd binary");
+    self[len] = 0;
+    if (strchr(self, '\'')) cli_runtime_error("the path of the binary contains a quote: %s", self);
+    if (!dry && chdir(dir) != 0)
+        cli_usage_error("--dir: cannot enter '%s' (run from the source tree or give the folder of "
+                        "the .gp scripts)",
+                        dir);
+    for (size_t i = 0; i < nfigures; i++) {
+        const fig_entry *f = &figures[i];
+        if (only && strcmp(f->name, only) != 0) continue;
+        time_t t0 = time(NULL);
+        for (size_t s = 0; s < sizeof f->steps / sizeof f->steps[0] && f->steps[s].cmd; s++) {
+            char *cmd = expand(f->steps[s].cmd, self);
+            if (dry) {
+                printf("(cd %s && %s)\n", dir, cmd);
+                free(cmd);
+                continue;
+            }
+            fflush(stdout);
+            int st = system(cmd);
+            int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            if (code != 0 && !(f->steps[s].may_fail && code == 1))
+                cli_runtime_error("figures: '%s' failed (exit %d) while making %s", cmd, code,
+                                  f->name);
+            free(cmd);
+        }
+        if (!dry)
+            fprintf(stderr, "amsgd figures: %s done (%ld s)\n", f->name, (long)(time(NULL) - t0));
+    }
+    return 0;
+}
