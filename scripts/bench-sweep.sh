@@ -21,7 +21,7 @@ echo "load average before the run: $(cut -d" " -f1-3 /proc/loadavg)"
 read -r _ wall rss cpu < <(measure preset phase --preset liu2018 --threads 2)
 cells=85
 printf 'liu2018 preset (85 cells x 200 replicas x 40000 steps, 2 threads): wall %.1f s, %.2f cells/s, user CPU %.1f s (%.0f ns per replica-step), peak RSS %.1f MiB\n' \
-    "$wall" "$(echo "$cells / $wall" | bc -l)" "$cpu" "$(echo "$cpu * 1e9 / ($cells * 200 * 40000)" | bc -l)" \
+    "$wall" "$(echo "$cells / $wall" | bc -l)" "$cpu" "$(echo "$cpu * 1000000000 / ($cells * 200 * 40000)" | bc -l)" \
     "$(echo "$rss / 1024" | bc -l)"
 echo "peak RSS of one cell (mu 0.9, tau 20, 50 replicas) against the number of steps:"
 for T in 5 20 80; do

@@ -304,3 +304,31 @@ Test(validate_cli, json_csv_list_and_bad_input)
     expect_usage_error("validate stray", "unexpected argument");
     expect_usage_error("validate --bogus", "unknown option");
 }
+
+/* The asynchrony-as-momentum and runtime checks at quick size: every row is decided against
+ * its closed form (no inconclusive rows), with the fixed seed of the defaults; the synchronous
+ * variants' staleness rows are exact (0, no noise). */
+static void check_rows_pass(const char *name, size_t min_rows)
+{
+    const am_validate_check *c = am_validate_find(name);
+    cr_assert_not_null(c, "no check %s", name);
+    am_check_result rows[16];
+    size_t n = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, rows, &n), AM_OK, "check %s", name);
+    cr_assert_geq(n, min_rows, "check %s wrote %zu rows", name, n);
+    for (size_t i = 0; i < n; i++) {
+        const am_check_result *r = &rows[i];
+        /* synchronous variants have no staleness at all: sem and tolerance are exactly 0 */
+        cr_assert(r->measured_sem >= 0 && r->tolerance >= 0 && isfinite(r->measured),
+                  "%s (%s): measured %g sem %g tolerance %g", r->name, r->params, r->measured,
+                  r->measured_sem, r->tolerance);
+        cr_assert_eq(r->verdict, AM_CHECK_PASS, "%s (%s): %s, measured %g +- %g, predicted %g, tol %g",
+                     r->name, r->params, am_check_verdict_name(r->verdict), r->measured,
+                     r->measured_sem, r->predicted, r->tolerance);
+    }
+}
+
+Test(validate_table, asyncmom_check) { check_rows_pass("asyncmom", 6); }
+Test(validate_table, runtime_check) { check_rows_pass("runtime", 10); }

@@ -24,7 +24,9 @@
 #include <gsl/gsl_cdf.h>
 
 #include "../core/am_grid.h"
+#include "../montecarlo/am_asyncmom.h"
 #include "../montecarlo/am_msgd.h"
+#include "../montecarlo/am_ps.h"
 #include "../theory/am_theory.h"
 #include "am_acf.h"
 #include "am_converge.h"
@@ -781,6 +783,94 @@ static am_status check_delay(const am_validate_opts *o, am_check_result *rows, s
     return st;
 }
 
+/* ---- 7. asynchrony as momentum (theory.md section 6) ---------------------------------------- */
+
+/* Stale gradient descent on a quadratic with geometric staleness of mean M - 1: the mean
+ * iterate follows heavy ball with momentum 1 - 1/M and step eta/M (montecarlo/am_asyncmom.h).
+ * Jackknife standard errors over batches of replicas; tolerance z = 4 standard errors. */
+static am_status check_asyncmom(const am_validate_opts *o, am_check_result *rows, size_t *nrows)
+{
+    static const double workers[3] = {2, 4, 8};
+    size_t nr = 0;
+    for (int i = 0; i < 3; i++) {
+        am_asyncmom_params ap = am_asyncmom_params_default();
+        ap.workers = workers[i];
+        ap.seed = o->seed;
+        if (o->level == AM_VALIDATE_QUICK) ap.replicas = 1000;
+        am_asyncmom_result r;
+        am_status st = am_asyncmom_measure(&ap, &r);
+        if (st) return st;
+        for (int which = 0; which < 2; which++) {
+            am_check_result *row = &rows[nr++];
+            am_check_init(row, which ? "asyncmom-step" : "asyncmom-momentum");
+            am_check_set_params(row, "M=%g geometric staleness (mean %g) d=%zu eta=%g K=%llu R=%zu "
+                                     "jackknife B=%zu",
+                                ap.workers, ap.workers - 1, ap.dim, ap.eta,
+                                (unsigned long long)ap.steps, ap.replicas, ap.batches);
+            row->measured = which ? r.step : r.momentum;
+            row->measured_sem = which ? r.step_sem : r.momentum_sem;
+            row->predicted = which ? r.step_pred : r.momentum_pred;
+            row->replicas_used = (double)ap.replicas;
+            am_check_add_note(row, "%s; Mitliagkas et al.: momentum 1 - 1/M, step eta/M",
+                              which ? "fitted step -c of D_k = m D_{k-1} + c A x_k"
+                                    : "fitted m of D_k = m D_{k-1} + c A x_k");
+            am_check_decide(row, 4.0, 0.0);
+        }
+    }
+    *nrows = nr;
+    return AM_OK;
+}
+
+/* ---- 8. runtime formulas of the parameter-server variants (theory.md section 7) ------------ */
+
+/* P = 8 learners with exp:1 runtimes: the simulated time per iteration and mean staleness of
+ * every variant (K = 4 for the K-variants) against the closed forms of theory/am_runtime.h;
+ * the mean over replicas of per-replica averages, tolerance z = 4 standard errors. */
+static am_status check_runtime(const am_validate_opts *o, am_check_result *rows, size_t *nrows)
+{
+    static const char *const specs[6] = {"sync", "k-sync:4", "k-batch-sync:4",
+                                         "async", "k-async:4", "k-batch-async:4"};
+    const size_t P = 8;
+    size_t R = o->level == AM_VALIDATE_QUICK ? 100 : 1000;
+    const uint64_t burnin = 200, n = 2000;
+    size_t nr = 0;
+    for (int i = 0; i < 6; i++) {
+        am_ps_params pp = am_ps_params_default();
+        char err[128];
+        pp.workers = P;
+        pp.seed = o->seed;
+        if (am_runtime_parse("exp:1", &pp.runtime, err, sizeof err) ||
+            am_variant_parse_spec(specs[i], &pp.variant, &pp.k, err, sizeof err))
+            return AM_EINVAL;
+        am_stats stats[3];
+        am_status st = am_ps_ensemble(&pp, R, burnin, n, o->threads, stats);
+        if (st) return st;
+        for (int which = 0; which < 2; which++) {
+            double pred;
+            st = which ? am_runtime_mean_staleness(&pp.runtime, pp.variant, P, pp.k, &pred)
+                       : am_runtime_time_per_iter(&pp.runtime, pp.variant, P, pp.k, &pred);
+            if (st == AM_EDOM) continue; /* no closed form: nothing to check */
+            if (st) return st;
+            am_check_result *row = &rows[nr++];
+            am_check_init(row, which ? "runtime-staleness" : "runtime-time");
+            am_check_set_params(row, "%s P=%zu runtime=exp:1 updates %llu..%llu R=%zu", specs[i],
+                                P, (unsigned long long)burnin, (unsigned long long)(burnin + n),
+                                R);
+            const am_stats *sv = &stats[which ? 2 : 0];
+            row->measured = sv->mean;
+            row->measured_sem = am_stats_sem(sv);
+            row->predicted = pred;
+            row->replicas_used = (double)R;
+            am_check_add_note(row, which ? "mean staleness of the gradients (Little's law)"
+                                         : "mean time per server update (order statistics, "
+                                           "renewal)");
+            am_check_decide(row, 4.0, 0.0);
+        }
+    }
+    *nrows = nr;
+    return AM_OK;
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 const am_validate_check am_validate_checks[] = {
@@ -794,6 +884,10 @@ const am_validate_check am_validate_checks[] = {
     {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 3, check_sde},
     {"delay", "gap to the ODE vanishes under paper delay scaling, not under inverse scaling", 2,
      check_delay},
+    {"asyncmom", "stale gradients with M workers act as momentum 1 - 1/M and step eta/M", 6,
+     check_asyncmom},
+    {"runtime", "time per iteration and mean staleness of the six variants match their formulas",
+     12, check_runtime},
 };
 
 const size_t am_validate_checks_len = sizeof am_validate_checks / sizeof am_validate_checks[0];

@@ -9,8 +9,10 @@
  *   escape       quantiles of the time to reach h_1^2 >= delta^2 from e_2 (unstable OU)
  *   sde          the discrete ensemble and the global SDE have the same mean error
  *   delay        the gap to the ODE vanishes under paper delay scaling, not under inverse
+ *   asyncmom     stale gradients with M workers act as momentum 1 - 1/M, step eta/M (section 6)
+ *   runtime      parameter-server time per iteration and staleness match theory (section 7)
  *
- * Every check uses the problem d = 4, lambda = (4, 3, 2, 1), standard eigenbasis.
+ * Checks 1-6 use the problem d = 4, lambda = (4, 3, 2, 1), standard eigenbasis.
  */
 #ifndef AM_VALIDATE_H
 #define AM_VALIDATE_H
