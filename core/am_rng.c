@@ -88,9 +88,29 @@ static void blocks_at_portable(const philox4x32_key_t *key, const uint32_t (*ctr
     }
 }
 
+static void blocks_portable(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out);
+
+/* The scalar stream takes its blocks from a cache of consecutive blocks of the current step.
+ * One block's ten rounds are a latency-bound chain, and several blocks computed together
+ * cost little more than one, so the k-th refill of a step computes min(2^k, 16) blocks at
+ * once: a step that needs one word pays for one block, a step that needs many gets them in
+ * vectorised groups of 16. The words are those of philox_block, block by block. */
 void am_rng_refill(am_rng *r)
 {
-    philox_block(r, r->ctr.v[0], r->out);
+    uint32_t b = r->ctr.v[0];
+    if (r->cache_n == 0 || b - r->cache_b0 >= r->cache_n) {
+        unsigned nb = r->cache_n == 0 ? 1 : 2 * r->cache_n;
+        if (nb > AM_RNG_CACHE_BLOCKS) nb = AM_RNG_CACHE_BLOCKS;
+        if (nb <= 2)
+            blocks_portable(r, b, nb, r->cache);
+        else
+            am_rng_blocks(r, b, nb, r->cache, 2);
+        r->cache_b0 = b;
+        r->cache_n = nb;
+    }
+    uint32_t j = b - r->cache_b0;
+    r->out[0] = r->cache[2 * j];
+    r->out[1] = r->cache[2 * j + 1];
     r->ctr.v[0]++;
     r->used = 0;
 }

@@ -48,12 +48,22 @@ enum {
 #define AM_RNG_STEP_LIMIT (((uint64_t)1) << 48)
 #define AM_RNG_WORD_LIMIT (((uint64_t)1) << 33)
 
+/* Most blocks the scalar stream computes per refill of its cache. */
+#define AM_RNG_CACHE_BLOCKS 16
+
 typedef struct {
     philox4x32_key_t key;
     philox4x32_ctr_t ctr; /* ctr.v[0] = block of the next refill */
     uint64_t out[2];      /* the two words of the last block */
     unsigned used;        /* words of out already consumed (2 = empty) */
+    /* blocks cache_b0 .. cache_b0 + cache_n - 1 of the current step, computed together by
+       am_rng_refill (one block's rounds are a latency-bound chain; several interleave at
+       nearly the cost of one); cache_n = 0 after init and seek */
+    uint64_t cache[2 * AM_RNG_CACHE_BLOCKS];
+    uint32_t cache_b0;
+    unsigned cache_n;
 } am_rng;
+
 
 extern const double am_zig_x[257];
 extern const double am_zig_r[256];
@@ -77,6 +87,7 @@ static inline void am_rng_init(am_rng *r, uint64_t seed, uint64_t replica, uint6
     r->ctr.v[2] = (uint32_t)(rep >> 24) | (uint32_t)(step << 16);
     r->ctr.v[3] = (uint32_t)(step >> 16);
     r->used = 2;
+    r->cache_n = 0;
 }
 
 /* Moves an initialised stream to another step (same seed, replica and stream). */
@@ -86,6 +97,7 @@ static inline void am_rng_seek(am_rng *r, uint64_t step)
     r->ctr.v[2] = (r->ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
     r->ctr.v[3] = (uint32_t)(step >> 16);
     r->used = 2;
+    r->cache_n = 0;
 }
 
 /* Computes the next block into out and moves to the block after it (used = 0). */
