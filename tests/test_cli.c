@@ -9,19 +9,6 @@
 
 #include "test_util.h"
 
-static void expect_usage_error(const char *args, const char *needle)
-{
-    test_run r = test_amsgd(args);
-    cr_assert_eq(r.status, 2, "amsgd %s: exit %d, expected 2 (stderr: %s)", args, r.status, r.err);
-    cr_assert_eq(r.out[0], 0, "amsgd %s: stdout must be empty, got '%s'", args, r.out);
-    cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
-    char *nl = strchr(r.err, '\n');
-    cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
-    if (needle)
-        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
-    test_run_free(&r);
-}
-
 Test(cli, bad_inputs_exit_2)
 {
     const char *q = "--replicas 2 --time 0.01";
@@ -69,9 +56,9 @@ Test(cli, bad_inputs_exit_2)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(args, sizeof args, "mc %s %s", q, cases[i].args);
-        expect_usage_error(args, cases[i].needle);
+        test_expect_usage_error(args, cases[i].needle);
     }
-    expect_usage_error("frobnicate", "unknown command");
+    test_expect_usage_error("frobnicate", "unknown command");
 }
 
 Test(cli, help_lists_flags_with_defaults)
@@ -145,6 +132,6 @@ Test(cli, figures_registry)
     cr_assert(strstr(r.out, " mc --dim 4") && strstr(r.out, "gnuplot"),
               "dry run should show the amsgd and gnuplot commands, got '%s'", r.out);
     test_run_free(&r);
-    expect_usage_error("figures --only nosuchfigure", "--only");
-    expect_usage_error("figures --dir /nonexistent/folder", "--dir");
+    test_expect_usage_error("figures --only nosuchfigure", "--only");
+    test_expect_usage_error("figures --dir /nonexistent/folder", "--dir");
 }

@@ -341,18 +341,6 @@ Test(ode, failures_and_bad_arguments)
     ode_case_free(&c);
 }
 
-static void ode_usage_error(const char *args, const char *needle)
-{
-    test_run r = test_amsgd(args);
-    cr_assert_eq(r.status, 2, "amsgd %s: exit %d, expected 2 (stderr: %s)", args, r.status, r.err);
-    cr_assert_eq(r.out[0], 0, "amsgd %s: stdout must be empty, got '%s'", args, r.out);
-    cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
-    char *nl = strchr(r.err, '\n');
-    cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
-    cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
-    test_run_free(&r);
-}
-
 Test(ode, cli_bad_input)
 {
     static const struct {
@@ -379,7 +367,7 @@ Test(ode, cli_bad_input)
     char args[256];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(args, sizeof args, "ode %s", cases[i].args);
-        ode_usage_error(args, cases[i].needle);
+        test_expect_usage_error(args, cases[i].needle);
     }
     test_run r = test_amsgd("ode --max-steps 3");
     cr_assert_eq(r.status, 3, "solver failure: exit %d, expected 3 (stderr %s)", r.status, r.err);

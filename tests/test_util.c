@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <criterion/criterion.h>
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -49,4 +51,17 @@ void test_run_free(test_run *r)
 {
     free(r->out);
     free(r->err);
+}
+
+void test_expect_usage_error(const char *args, const char *needle)
+{
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 2, "amsgd %s: exit %d, expected 2 (stderr: %s)", args, r.status, r.err);
+    cr_assert_eq(r.out[0], 0, "amsgd %s: stdout must be empty, got '%s'", args, r.out);
+    cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
+    char *nl = strchr(r.err, '\n');
+    cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
+    if (needle)
+        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
+    test_run_free(&r);
 }

@@ -16,6 +16,10 @@ typedef struct {
 /* Runs "$AMSGD args" (args: a shell-quoted argument string) and captures everything. */
 test_run test_amsgd(const char *args);
 
+/* Asserts the contract for bad input: exit status 2, nothing on stdout, one line on stderr
+ * starting "amsgd: error: " and mentioning needle (unless NULL). */
+void test_expect_usage_error(const char *args, const char *needle);
+
 /* Frees the captured output. */
 void test_run_free(test_run *r);
 

@@ -220,19 +220,6 @@ Test(converge, cli_json_keys_and_paper_tau)
     json_decref(root);
 }
 
-static void expect_usage_error(const char *args, const char *needle)
-{
-    test_run r = test_amsgd(args);
-    cr_assert_eq(r.status, 2, "amsgd %s: exit %d, expected 2 (stderr: %s)", args, r.status, r.err);
-    cr_assert_eq(r.out[0], 0, "amsgd %s: stdout must be empty, got '%s'", args, r.out);
-    cr_assert(strncmp(r.err, "amsgd: error: ", 14) == 0, "amsgd %s: stderr '%s'", args, r.err);
-    char *nl = strchr(r.err, '\n');
-    cr_assert(nl && nl[1] == 0, "amsgd %s: stderr must be one line, got '%s'", args, r.err);
-    if (needle)
-        cr_assert(strstr(r.err, needle), "amsgd %s: '%s' should mention '%s'", args, r.err, needle);
-    test_run_free(&r);
-}
-
 Test(converge, bad_inputs_exit_2)
 {
     static const struct {
@@ -262,7 +249,7 @@ Test(converge, bad_inputs_exit_2)
     char args[512];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(args, sizeof args, "converge --replicas 2 --time 0.01 --grid 2 %s", cases[i].args);
-        expect_usage_error(args, cases[i].needle);
+        test_expect_usage_error(args, cases[i].needle);
     }
 }
 
@@ -297,12 +284,12 @@ Test(validate_cli, json_csv_list_and_bad_input)
     cr_assert(strstr(r.out, "delay-paper") && strstr(r.out, "PASS"), "%s", r.out);
     test_run_free(&r);
 
-    expect_usage_error("validate --only nope", "--only");
-    expect_usage_error("validate --format xml", "--format");
-    expect_usage_error("validate --threads -1", "--threads");
-    expect_usage_error("validate --seed x", "--seed");
-    expect_usage_error("validate stray", "unexpected argument");
-    expect_usage_error("validate --bogus", "unknown option");
+    test_expect_usage_error("validate --only nope", "--only");
+    test_expect_usage_error("validate --format xml", "--format");
+    test_expect_usage_error("validate --threads -1", "--threads");
+    test_expect_usage_error("validate --seed x", "--seed");
+    test_expect_usage_error("validate stray", "unexpected argument");
+    test_expect_usage_error("validate --bogus", "unknown option");
 }
 
 /* The asynchrony-as-momentum and runtime checks at quick size: every row is decided against
