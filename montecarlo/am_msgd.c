@@ -347,27 +347,34 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     return !(nn <= m->par.blowup * m->par.blowup);
 }
 
+size_t am_msgd_observables(const am_problem *p, const double *u1, const double *v, int coords,
+                           int coords_signed, double *obs)
+{
+    size_t d = p->dim;
+    double nn = 0;
+    for (size_t i = 0; i < d; i++)
+        nn += v[i] * v[i];
+    obs[0] = am_msgd_error(d, u1, v);
+    obs[1] = sqrt(nn);
+    if (!coords) return 2;
+    for (size_t j = 0; j < d; j++) {
+        double h = 0;
+        if (p->q)
+            for (size_t i = 0; i < d; i++)
+                h += p->q[i * d + j] * v[i];
+        else
+            h = v[j];
+        obs[2 + j] = coords_signed ? h : h * h;
+    }
+    return 2 + d;
+}
+
 static void msgd_observe(const void *ctx, const void *work, double *obs)
 {
     const am_msgd *m = ctx;
     const work_t *w = work;
-    size_t d = m->p->dim;
-    const double *v = w->ring + (size_t)(w->k % m->ring_len) * d;
-    double nn = 0;
-    for (size_t i = 0; i < d; i++)
-        nn += v[i] * v[i];
-    obs[0] = am_msgd_error(d, m->u1, v);
-    obs[1] = sqrt(nn);
-    if (!m->par.coords) return;
-    for (size_t j = 0; j < d; j++) {
-        double h = 0;
-        if (m->p->q)
-            for (size_t i = 0; i < d; i++)
-                h += m->p->q[i * d + j] * v[i];
-        else
-            h = v[j];
-        obs[2 + j] = m->par.coords_signed ? h : h * h;
-    }
+    const double *v = w->ring + (size_t)(w->k % m->ring_len) * m->p->dim;
+    am_msgd_observables(m->p, m->u1, v, m->par.coords, m->par.coords_signed, obs);
 }
 
 /* Summary of one replica (see am_msgd_params.summary); obs[g * nobs] is err. */

@@ -84,6 +84,11 @@ void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0);
 void am_msgd_update(size_t d, double eta, double mu, const double *x, const double *v,
                     const double *vprev, const double *w, double *vnext);
 
+/* Writes the observables of an iterate v into obs: err against the unit vector u1, |v|, and
+ * with coords the d values h_j^2 (or h_j with coords_signed), h = Q^T v; returns how many. */
+size_t am_msgd_observables(const am_problem *p, const double *u1, const double *v, int coords,
+                           int coords_signed, double *obs);
+
 /* The error 1 - (u . v)^2 / |v|^2 of v against the unit vector u. */
 double am_msgd_error(size_t d, const double *u, const double *v);
 

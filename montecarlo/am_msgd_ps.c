@@ -170,25 +170,8 @@ static void ps_observe(const void *ctx, const void *work, double *obs)
 {
     const am_msgd_ps *m = ctx;
     const work_t *w = work;
-    size_t d = m->p->dim;
-    const double *v = w->ring + (size_t)(w->k % m->ring_len) * d;
-    double nn = 0;
-    for (size_t i = 0; i < d; i++)
-        nn += v[i] * v[i];
-    obs[0] = am_msgd_error(d, m->u1, v);
-    obs[1] = sqrt(nn);
-    size_t o = 2;
-    if (m->par.msgd.coords) {
-        for (size_t j = 0; j < d; j++) {
-            double h = 0;
-            if (m->p->q)
-                for (size_t i = 0; i < d; i++)
-                    h += m->p->q[i * d + j] * v[i];
-            else
-                h = v[j];
-            obs[o++] = h * h;
-        }
-    }
+    const double *v = w->ring + (size_t)(w->k % m->ring_len) * m->p->dim;
+    size_t o = am_msgd_observables(m->p, m->u1, v, m->par.msgd.coords, 0, obs);
     obs[o] = w->t;
     obs[o + 1] = w->clamped;
 }
