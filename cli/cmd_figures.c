@@ -43,7 +43,8 @@ static const fig_entry figures[] = {
      {{"@A compare --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas "
        "4000 --seed 1 -o compare.csv",
        0},
-      {"gnuplot -e \"data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3, d = 4: mc, sde, "
+      {"gnuplot -e \"data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3, d = 4: mc, "
+       "sde, "
        "ode (bands: +-2 SE)'\" compare.gp",
        0}}},
     {"converge",
@@ -54,7 +55,8 @@ static const fig_entry figures[] = {
       {"gnuplot -e \"data='converge.csv'; out='converge'\" converge.gp", 0}}},
     {"liu2018",
      "stationary error against delay and its heat map, --preset liu2018 (docs/phase.md)",
-     {{"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --format json -o liu2018.json", 0},
+     {{"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --format json -o liu2018.json",
+       0},
       {"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --resume -o liu2018.csv", 0},
       {"rm -f .liu2018.ckpt", 0},
       {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
@@ -112,8 +114,9 @@ static const fig_entry figures[] = {
 };
 static const size_t nfigures = sizeof figures / sizeof figures[0];
 
-static const cli_opt OPT_DIR = {"dir", "DIR", "docs/figures",
-                                "folder of the gnuplot scripts, where data and figures are written"};
+static const cli_opt OPT_DIR = {
+    "dir", "DIR", "docs/figures",
+    "folder of the gnuplot scripts, where data and figures are written"};
 static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "regenerate one figure (see --list)"};
 static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the figures and exit"};
 static const cli_opt OPT_DRY = {"dry-run", NULL, NULL, "print the commands without running them"};
@@ -123,7 +126,8 @@ static const cli_opt *const figures_opts[] = {&OPT_DIR, &OPT_ONLY, &OPT_LIST, &O
 static char *expand(const char *cmd, const char *self)
 {
     size_t n = strlen(cmd) + 1, k = 0;
-    for (const char *p = cmd; (p = strstr(p, "@A")); p += 2) k++;
+    for (const char *p = cmd; (p = strstr(p, "@A")); p += 2)
+        k++;
     n += k * (strlen(self) + 2);
     char *out = malloc(n), *o = out;
     if (!out) cli_runtime_error("out of memory");
@@ -155,7 +159,8 @@ int cmd_figures(int argc, char **argv)
     const char *only = cli_str(&a, "only");
     if (only) {
         size_t i = 0;
-        while (i < nfigures && strcmp(figures[i].name, only) != 0) i++;
+        while (i < nfigures && strcmp(figures[i].name, only) != 0)
+            i++;
         if (i == nfigures) cli_usage_error("--only: unknown figure '%s' (see --list)", only);
     }
     const char *dir = cli_str(&a, "dir");

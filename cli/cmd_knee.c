@@ -15,10 +15,8 @@
  * Each momentum is one cell of the checkpointed, MPI-distributed sweep of am_sweep.h.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -214,13 +212,6 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
     return AM_OK;
 }
 
-static volatile sig_atomic_t knee_stop = 0;
-static void on_sigint(int sig)
-{
-    (void)sig;
-    knee_stop = 1;
-}
-
 /* Percentile interval and standard deviation of the finite values of x[0..n-1]. */
 static void interval(const double *x, size_t n, double *lo, double *hi, double *sd)
 {
@@ -295,39 +286,15 @@ int cmd_knee(int argc, char **argv)
     ctx.refine = refine;
     size_t nv = KV_NFIXED + B;
     am_sweep_problem prob = {nmu, nv, knee_cell, &ctx};
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = ckpt;
-    sp.resume = resume;
-    sp.fingerprint = fps;
-    sp.stop = &knee_stop;
-    if (!quiet && isatty(STDERR_FILENO) && am_sweep_rank() == 0) {
-        sp.progress = sweep_progress_print;
-        sp.progress_ctx = stderr;
-    }
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
     double *values = malloc(nmu * nv * sizeof *values);
     unsigned char *done = malloc(nmu);
     if (!values || !done) cli_runtime_error("out of memory");
-    size_t ndone = 0;
-    char err[512];
-    am_status st = am_sweep_run(&prob, &sp, values, done, &ndone, err, sizeof err);
-    sigaction(SIGINT, &old, NULL);
+    int complete = sweep_run_cli(&prob, ckpt, resume, fps, quiet, "knee", "momenta", values, done);
     for (size_t i = 0; i < ctx.nev; i++)
         free(ctx.ev[i].rep);
     free(ctx.ev);
-    if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
-    if (st) cli_runtime_error("knee: %s", err[0] ? err : am_strerror(st));
+    if (!complete) return am_sweep_rank() == 0 ? 130 : 0;
     if (am_sweep_rank() != 0) return 0;
-    if (ndone < nmu) {
-        if (sp.progress) fputc('\n', stderr);
-        fprintf(stderr, "amsgd: interrupted after %zu of %zu momenta%s\n", ndone, nmu,
-                ckpt ? "; rerun with --resume to continue" : "");
-        return 130;
-    }
 
     /* per-momentum results */
     double *x = malloc(nmu * sizeof *x), *tc = malloc(nmu * sizeof *tc);

@@ -6,10 +6,8 @@
  * am_sweep.h; the output is written from the completed table in cell order.
  */
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../montecarlo/am_sweep.h"
 #include "cli_common.h"
@@ -82,13 +80,6 @@ static am_status phase_cell(void *ctx, size_t cell, double *v)
     return sweep_cell_run(c->s, c->mu[cell / c->ntau], c->tau[cell % c->ntau], v, NULL);
 }
 
-static volatile sig_atomic_t phase_stop = 0;
-static void on_sigint(int sig)
-{
-    (void)sig;
-    phase_stop = 1;
-}
-
 enum { M_STATIONARY, M_RATIO, M_DIVERGED, M_TIME };
 
 int cmd_phase(int argc, char **argv)
@@ -151,30 +142,12 @@ int cmd_phase(int argc, char **argv)
 
     phase_ctx ctx = {&s, mu, tau, ntau};
     am_sweep_problem prob = {nmu * ntau, SWEEP_NVALUES, phase_cell, &ctx};
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = ckpt;
-    sp.resume = resume;
-    sp.fingerprint = fps;
-    sp.stop = &phase_stop;
-    if (!quiet && isatty(STDERR_FILENO) && am_sweep_rank() == 0) {
-        sp.progress = sweep_progress_print;
-        sp.progress_ctx = stderr;
-    }
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
     double *values = malloc(nmu * ntau * SWEEP_NVALUES * sizeof *values);
     unsigned char *done = malloc(nmu * ntau);
     if (!values || !done) cli_runtime_error("out of memory");
-    size_t ndone = 0;
-    char err[512];
-    am_status st = am_sweep_run(&prob, &sp, values, done, &ndone, err, sizeof err);
-    sigaction(SIGINT, &old, NULL);
-    if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
-    if (st) cli_runtime_error("phase: %s", err[0] ? err : am_strerror(st));
-    if (am_sweep_rank() != 0) {
+    int complete = sweep_run_cli(&prob, ckpt, resume, fps, quiet, "phase", "cells", values, done);
+    if (am_sweep_rank() != 0 || !complete) {
+        int status = complete ? 0 : am_sweep_rank() == 0 ? 130 : 0;
         free(values);
         free(done);
         free(fps);
@@ -183,13 +156,7 @@ int cmd_phase(int argc, char **argv)
         free(tau);
         sweep_setup_free(&s);
         am_problem_free(p);
-        return 0;
-    }
-    if (ndone < nmu * ntau) {
-        if (sp.progress) fputc('\n', stderr);
-        fprintf(stderr, "amsgd: interrupted after %zu of %zu cells%s\n", ndone, nmu * ntau,
-                ckpt ? "; rerun with --resume to continue" : "");
-        return 130;
+        return status;
     }
 
     /* metric table */

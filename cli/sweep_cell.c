@@ -5,9 +5,11 @@
 #include "sweep_cell.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_common.h"
 
@@ -180,4 +182,47 @@ void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed,
         fprintf(f, "estimating...   ");
     if (done == total) fputc('\n', f);
     fflush(f);
+}
+
+/* SIGINT asks the sweep to stop after the cell in progress (the library polls the flag). */
+static volatile sig_atomic_t sweep_stop_flag = 0;
+static void sweep_on_sigint(int sig)
+{
+    (void)sig;
+    sweep_stop_flag = 1;
+}
+
+int sweep_run_cli(const am_sweep_problem *prob, const char *checkpoint, int resume,
+                  const char *fingerprint, int quiet, const char *cmd, const char *units,
+                  double *values, unsigned char *done)
+{
+    am_sweep_params sp = am_sweep_params_default();
+    sp.checkpoint = checkpoint;
+    sp.resume = resume;
+    sp.fingerprint = fingerprint;
+    sp.stop = &sweep_stop_flag;
+    if (!quiet && isatty(STDERR_FILENO) && am_sweep_rank() == 0) {
+        sp.progress = sweep_progress_print;
+        sp.progress_ctx = stderr;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = sweep_on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    size_t ndone = 0;
+    char err[512] = "";
+    am_status st = am_sweep_run(prob, &sp, values, done, &ndone, err, sizeof err);
+    sigaction(SIGINT, &old, NULL);
+    if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
+    if (st) cli_runtime_error("%s: %s", cmd, err[0] ? err : am_strerror(st));
+    if (ndone < prob->ncells) {
+        if (am_sweep_rank() == 0) {
+            if (sp.progress) fputc('\n', stderr);
+            fprintf(stderr, "amsgd: interrupted after %zu of %zu %s%s\n", ndone, prob->ncells,
+                    units, checkpoint ? "; rerun with --resume to continue" : "");
+        }
+        return 0;
+    }
+    return 1;
 }

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "../montecarlo/am_msgd.h"
+#include "../montecarlo/am_sweep.h"
 #include "args.h"
 
 typedef struct {
@@ -63,6 +64,15 @@ am_delay_kind sweep_delay_kind(const cli_args *a);
 
 /* Progress printer for am_sweep_params.progress (ctx: a FILE *, usually stderr). */
 void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed, double elapsed);
+
+/* Runs a sweep the way every sweep command does: checkpoint file and --resume with the
+ * fingerprint of the parameters, SIGINT stops cleanly after the cell in progress, progress
+ * on stderr when it is a terminal (unless quiet). Exits 2 on a checkpoint that does not
+ * match, 3 on other failures (messages name cmd). On rank 0, when stopped early, prints how
+ * far it got in units ("cells", "momenta") and returns 0; otherwise returns 1. */
+int sweep_run_cli(const am_sweep_problem *prob, const char *checkpoint, int resume,
+                  const char *fingerprint, int quiet, const char *cmd, const char *units,
+                  double *values, unsigned char *done);
 
 extern const cli_opt OPT_SW_TIME, OPT_SW_GRID, OPT_SW_INIT, OPT_SW_REPLICAS, OPT_BURNIN, OPT_EPS,
     OPT_DELAY_MODEL, OPT_QUIET, OPT_GAMMA, OPT_BOUND_CONST;

@@ -64,7 +64,6 @@ typedef struct {
     unsigned cache_n;
 } am_rng;
 
-
 extern const double am_zig_x[257];
 extern const double am_zig_r[256];
 

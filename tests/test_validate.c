@@ -311,11 +311,18 @@ static void check_rows_pass(const char *name, size_t min_rows)
         cr_assert(r->measured_sem >= 0 && r->tolerance >= 0 && isfinite(r->measured),
                   "%s (%s): measured %g sem %g tolerance %g", r->name, r->params, r->measured,
                   r->measured_sem, r->tolerance);
-        cr_assert_eq(r->verdict, AM_CHECK_PASS, "%s (%s): %s, measured %g +- %g, predicted %g, tol %g",
-                     r->name, r->params, am_check_verdict_name(r->verdict), r->measured,
-                     r->measured_sem, r->predicted, r->tolerance);
+        cr_assert_eq(r->verdict, AM_CHECK_PASS,
+                     "%s (%s): %s, measured %g +- %g, predicted %g, tol %g", r->name, r->params,
+                     am_check_verdict_name(r->verdict), r->measured, r->measured_sem, r->predicted,
+                     r->tolerance);
     }
 }
 
-Test(validate_table, asyncmom_check) { check_rows_pass("asyncmom", 6); }
-Test(validate_table, runtime_check) { check_rows_pass("runtime", 10); }
+Test(validate_table, asyncmom_check)
+{
+    check_rows_pass("asyncmom", 6);
+}
+Test(validate_table, runtime_check)
+{
+    check_rows_pass("runtime", 10);
+}

@@ -803,8 +803,9 @@ static am_status check_asyncmom(const am_validate_opts *o, am_check_result *rows
         for (int which = 0; which < 2; which++) {
             am_check_result *row = &rows[nr++];
             am_check_init(row, which ? "asyncmom-step" : "asyncmom-momentum");
-            am_check_set_params(row, "M=%g geometric staleness (mean %g) d=%zu eta=%g K=%llu R=%zu "
-                                     "jackknife B=%zu",
+            am_check_set_params(row,
+                                "M=%g geometric staleness (mean %g) d=%zu eta=%g K=%llu R=%zu "
+                                "jackknife B=%zu",
                                 ap.workers, ap.workers - 1, ap.dim, ap.eta,
                                 (unsigned long long)ap.steps, ap.replicas, ap.batches);
             row->measured = which ? r.step : r.momentum;
@@ -828,7 +829,7 @@ static am_status check_asyncmom(const am_validate_opts *o, am_check_result *rows
  * the mean over replicas of per-replica averages, tolerance z = 4 standard errors. */
 static am_status check_runtime(const am_validate_opts *o, am_check_result *rows, size_t *nrows)
 {
-    static const char *const specs[6] = {"sync", "k-sync:4", "k-batch-sync:4",
+    static const char *const specs[6] = {"sync",  "k-sync:4",  "k-batch-sync:4",
                                          "async", "k-async:4", "k-batch-async:4"};
     const size_t P = 8;
     size_t R = o->level == AM_VALIDATE_QUICK ? 100 : 1000;
@@ -853,9 +854,8 @@ static am_status check_runtime(const am_validate_opts *o, am_check_result *rows,
             if (st) return st;
             am_check_result *row = &rows[nr++];
             am_check_init(row, which ? "runtime-staleness" : "runtime-time");
-            am_check_set_params(row, "%s P=%zu runtime=exp:1 updates %llu..%llu R=%zu", specs[i],
-                                P, (unsigned long long)burnin, (unsigned long long)(burnin + n),
-                                R);
+            am_check_set_params(row, "%s P=%zu runtime=exp:1 updates %llu..%llu R=%zu", specs[i], P,
+                                (unsigned long long)burnin, (unsigned long long)(burnin + n), R);
             const am_stats *sv = &stats[which ? 2 : 0];
             row->measured = sv->mean;
             row->measured_sem = am_stats_sem(sv);
