@@ -216,8 +216,8 @@ am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, 
     double bytes = (double)m->head + (double)r64(psb) + ((double)m->ring_len + 3) * (double)d * 8;
     m->u1 = malloc(d * sizeof *m->u1);
     if (!m->u1 || bytes > (double)AM_MEMORY_LIMIT / 16) {
+        *status = AM_ENOMEM; /* no memory, or a history above the memory limit */
         am_msgd_ps_free(m);
-        *status = m->u1 ? AM_ENOMEM : AM_ENOMEM;
         return NULL;
     }
     am_problem_eigvec(p, 0, m->u1);
