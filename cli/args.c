@@ -10,27 +10,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Noreturn void vfail(int code, const char *fmt, va_list ap)
+/* Prints "amsgd: error: <message>" as one line on stderr and exits with code. */
+static _Noreturn void fail(int code, const char *msg)
 {
     fflush(stdout);
-    fputs("amsgd: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "amsgd: error: %s\n", msg);
     exit(code);
 }
 
 void cli_usage_error(const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vfail(2, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fail(2, msg);
 }
 
 void cli_runtime_error(const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vfail(3, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fail(3, msg);
 }
 
 static int find(const cli_args *a, const char *name, size_t len)
