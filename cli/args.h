@@ -45,6 +45,9 @@ void cli_print_help(const cli_args *a);
 /* The option's value (given or default), or NULL. Exits 2 if the name is not an option. */
 const char *cli_str(const cli_args *a, const char *name);
 
+/* Whether the subcommand has the option at all. */
+int cli_has_opt(const cli_args *a, const char *name);
+
 /* Whether the option was given on the command line. */
 int cli_given(const cli_args *a, const char *name);
 

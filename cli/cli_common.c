@@ -19,6 +19,9 @@ const cli_opt OPT_ETA = {"eta", "E", "5e-4", "step size eta > 0"};
 const cli_opt OPT_MU = {"mu", "M", "0", "momentum mu in [0, 1)"};
 const cli_opt OPT_DELAY = {"delay", "SPEC", "none",
                            "staleness: none, const:T, uniform:S, geometric:MEAN, workers:P:DIST"};
+/* --delay for commands that run only the i.i.d. delay models (not workers:P:DIST) */
+const cli_opt OPT_DELAY_IID = {"delay", "SPEC", "none",
+                               "staleness: none, const:T, uniform:S, geometric:MEAN"};
 const cli_opt OPT_INIT = {"init", "SPEC", "random",
                           "initial point: random, random-each, e:J, angle:THETA"};
 const cli_opt OPT_GRID = {"grid", "N", "200", "number of saved times, shared by all engines"};

@@ -18,7 +18,7 @@
 
 extern const cli_opt OPT_DIM, OPT_SPECTRUM, OPT_DIST, OPT_ROTATE, OPT_ETA, OPT_MU, OPT_DELAY,
     OPT_INIT, OPT_GRID, OPT_REPLICAS, OPT_SEED, OPT_THREADS, OPT_FORMAT, OPT_OUTPUT, OPT_BLOWUP,
-    OPT_COORDS;
+    OPT_COORDS, OPT_DELAY_IID;
 
 /* Builds the problem from --dim, --spectrum, --dist, --rotate (exits 2 on bad input). */
 am_problem *cli_problem(const cli_args *a);

@@ -18,7 +18,7 @@ static const cli_opt OPT_ATOL_CMP = {"atol", "A", "1e-13", "absolute tolerance o
 
 static const cli_opt *const compare_opts[] = {
     &OPT_DIM,      &OPT_SPECTRUM, &OPT_DIST,    &OPT_ROTATE,   &OPT_ETA,
-    &OPT_MU,       &OPT_DELAY,    &OPT_INIT,    &OPT_TIME_CMP, &OPT_GRID,
+    &OPT_MU,       &OPT_DELAY_IID,    &OPT_INIT,    &OPT_TIME_CMP, &OPT_GRID,
     &OPT_REPLICAS, &OPT_SEED,     &OPT_THREADS, &OPT_BLOWUP,   &OPT_DT_CMP,
     &OPT_RTOL_CMP, &OPT_ATOL_CMP, &OPT_FORMAT,  &OPT_OUTPUT,   NULL};
 

@@ -32,7 +32,7 @@ static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
 
 static const cli_opt *const cv_opts[] = {
     &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
-    &OPT_DELAY,  &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
+    &OPT_DELAY_IID,  &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
     &OPT_SEED,   &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
     &OPT_FORMAT, &OPT_OUTPUT,   NULL};
 
@@ -82,6 +82,10 @@ int cmd_converge(int argc, char **argv)
     mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
     if (am_delay_parse(cli_str(&a, "delay"), &mp.delay, err, sizeof err))
         cli_usage_error("--delay: %s", err);
+    if (mp.delay.kind == AM_DELAY_WORKERS)
+        cli_usage_error("--delay workers:P:DIST is not available in converge (use amsgd mc), "
+                        "got '%s'",
+                        cli_str(&a, "delay"));
     if (am_init_parse(cli_str(&a, "init"), p->dim, &mp.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     mp.seed = cli_u64(&a, "seed");

@@ -101,6 +101,7 @@ static const fig_entry figures[] = {
     {"wallclock",
      "error against wall-clock time of the variants (docs/wallclock.md)",
      {{"@A wallclock --objective lsq --grid 201 -o wallclock_lsq.csv", 0},
+      {"@A wallclock --objective lsq --grid 201 --format json -o wallclock_lsq.json", 0},
       {"@A wallclock --objective pca --eta 0.005 --updates 3000 --grid 101 -o wallclock_pca.csv",
        0},
       {"gnuplot wallclock.gp", 0}}},

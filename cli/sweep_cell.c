@@ -43,7 +43,7 @@ void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)
     m.blowup = cli_double(a, "blowup", 1, 1e300, 1, 0);
     m.summary = 1;
     m.burnin = cli_double(a, "burnin", 0, 1, 0, 1);
-    m.eps = cli_double(a, "eps", 0, 1, 1, 0);
+    m.eps = cli_has_opt(a, "eps") ? cli_double(a, "eps", 0, 1, 1, 0) : 0.01;
     if (am_msgd_params_check(p, &m, err, sizeof err)) cli_usage_error("%s", err);
     s->base = m;
     s->horizon = cli_double(a, "time", 0, 1e12, 1, 0);

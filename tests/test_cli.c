@@ -135,3 +135,10 @@ Test(cli, figures_registry)
     test_expect_usage_error("figures --only nosuchfigure", "--only");
     test_expect_usage_error("figures --dir /nonexistent/folder", "--dir");
 }
+
+Test(cli, workers_delay_only_where_supported)
+{
+    test_expect_usage_error("compare --delay workers:4:exp:1 --time 1", "workers");
+    test_expect_usage_error("converge --delay workers:4:exp:1", "workers");
+    test_expect_usage_error("sde --delay workers:4:exp:1", "--delay");
+}
