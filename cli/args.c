@@ -123,7 +123,10 @@ const char *cli_str(const cli_args *a, const char *name)
     return a->given[k] ? a->values[k] : a->opts[k]->defval;
 }
 
-int cli_has_opt(const cli_args *a, const char *name) { return find(a, name, strlen(name)) >= 0; }
+int cli_has_opt(const cli_args *a, const char *name)
+{
+    return find(a, name, strlen(name)) >= 0;
+}
 
 int cli_given(const cli_args *a, const char *name)
 {

@@ -17,10 +17,10 @@ static const cli_opt OPT_RTOL_CMP = {"rtol", "R", "1e-9", "relative tolerance of
 static const cli_opt OPT_ATOL_CMP = {"atol", "A", "1e-13", "absolute tolerance of CVODE"};
 
 static const cli_opt *const compare_opts[] = {
-    &OPT_DIM,      &OPT_SPECTRUM, &OPT_DIST,    &OPT_ROTATE,   &OPT_ETA,
-    &OPT_MU,       &OPT_DELAY_IID,    &OPT_INIT,    &OPT_TIME_CMP, &OPT_GRID,
-    &OPT_REPLICAS, &OPT_SEED,     &OPT_THREADS, &OPT_BLOWUP,   &OPT_DT_CMP,
-    &OPT_RTOL_CMP, &OPT_ATOL_CMP, &OPT_FORMAT,  &OPT_OUTPUT,   NULL};
+    &OPT_DIM,      &OPT_SPECTRUM,  &OPT_DIST,    &OPT_ROTATE,   &OPT_ETA,
+    &OPT_MU,       &OPT_DELAY_IID, &OPT_INIT,    &OPT_TIME_CMP, &OPT_GRID,
+    &OPT_REPLICAS, &OPT_SEED,      &OPT_THREADS, &OPT_BLOWUP,   &OPT_DT_CMP,
+    &OPT_RTOL_CMP, &OPT_ATOL_CMP,  &OPT_FORMAT,  &OPT_OUTPUT,   NULL};
 
 /* Largest |a - b| over the grid (finite entries), its index, or -1 if none. */
 static long sup_gap(const double *a, const double *b, size_t n, double *gap)

@@ -31,10 +31,10 @@ static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
                                     "refuse the fit unless every gap is >= K standard errors"};
 
 static const cli_opt *const cv_opts[] = {
-    &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
-    &OPT_DELAY_IID,  &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
-    &OPT_SEED,   &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
-    &OPT_FORMAT, &OPT_OUTPUT,   NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
+    &OPT_DELAY_IID, &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
+    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
+    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
 
 static json_t *json_sizes(const size_t *x, size_t n)
 {

@@ -34,7 +34,7 @@ static const cli_opt OPT_FACTOR = {"factor", "F", "2",
                                    "tau_c: first delay whose stationary error exceeds F times "
                                    "the tau = 0 value (or a replica diverges)"};
 static const cli_opt OPT_K_DELAY_MODEL = {"delay-model", "KIND", "const",
-                                         "delay axis: const (tau) or uniform (S)"};
+                                          "delay axis: const (tau) or uniform (S)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
 static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "B", "200", "bootstrap replicates"};
 static const cli_opt OPT_REFINE = {"refine", "K", "3",
@@ -45,14 +45,15 @@ static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
-static const cli_opt *const knee_opts[] = {
-    &OPT_DIM,     &OPT_SPECTRUM,    &OPT_DIST,         &OPT_ROTATE,
-    &OPT_ETA,     &OPT_SW_INIT,     &OPT_MUS,          &OPT_FACTOR,
-    &OPT_TAU_MAX, &OPT_K_DELAY_MODEL, &OPT_SW_TIME,      &OPT_SW_GRID,
-    &OPT_BURNIN,  &OPT_SW_REPLICAS,  &OPT_BOOTSTRAP,
-    &OPT_REFINE,  &OPT_SEED,        &OPT_THREADS,      &OPT_BLOWUP,
-    &OPT_GAMMA,   &OPT_BOUND_CONST, &OPT_K_CHECKPOINT, &OPT_K_RESUME,
-    &OPT_QUIET,   &OPT_FORMAT,      &OPT_OUTPUT,       NULL};
+static const cli_opt *const knee_opts[] = {&OPT_DIM,           &OPT_SPECTRUM,    &OPT_DIST,
+                                           &OPT_ROTATE,        &OPT_ETA,         &OPT_SW_INIT,
+                                           &OPT_MUS,           &OPT_FACTOR,      &OPT_TAU_MAX,
+                                           &OPT_K_DELAY_MODEL, &OPT_SW_TIME,     &OPT_SW_GRID,
+                                           &OPT_BURNIN,        &OPT_SW_REPLICAS, &OPT_BOOTSTRAP,
+                                           &OPT_REFINE,        &OPT_SEED,        &OPT_THREADS,
+                                           &OPT_BLOWUP,        &OPT_GAMMA,       &OPT_BOUND_CONST,
+                                           &OPT_K_CHECKPOINT,  &OPT_K_RESUME,    &OPT_QUIET,
+                                           &OPT_FORMAT,        &OPT_OUTPUT,      NULL};
 
 /* Values of one momentum cell: fixed part, then the bootstrap replicates. */
 enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_NFIXED };
