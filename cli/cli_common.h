@@ -11,7 +11,7 @@
 #include <jansson.h>
 
 #include "../core/am_grid.h"
-#include "../montecarlo/am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "../montecarlo/am_msgd.h"
 #include "../theory/am_problem.h"
 #include "args.h"

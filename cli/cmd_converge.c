@@ -109,7 +109,7 @@ int cmd_converge(int argc, char **argv)
         if (p->dist.kind == AM_DIST_STUDENT && p->dist.nu <= 4)
             cli_usage_error("--sde needs finite fourth moments, got --dist %s",
                             cli_str(&a, "dist"));
-        cp.sde = am_converge_sde_global;
+        cp.sde = 1;
     }
     for (size_t l = 0; l < n_eta; l++)
         if (cp.horizon / etas[l] > 1e12)

@@ -192,7 +192,7 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
     if (!idx) return AM_ENOMEM;
     for (size_t b = 0; b < c->B; b++) {
         am_rng rng;
-        am_rng_init(&rng, c->s->base.seed, b, AM_STREAM_USER + 1, 0);
+        am_rng_init(&rng, c->s->base.seed, b, AM_STREAM_KNEE_BOOT, 0);
         for (size_t i = 0; i < R; i++)
             idx[i] = (size_t)(((unsigned __int128)am_rng_u64(&rng) * R) >> 64);
         int d0;

@@ -26,15 +26,24 @@
 
 #include <Random123/philox.h>
 
-/* Stream identifiers: one per purpose, so that purposes never share numbers. */
+/* Stream identifiers: the one registry of the project. One id per purpose, so that
+ * purposes never share numbers; a new purpose takes a new id here (ids are part of the
+ * output: changing one changes results, and the checkpoint's stream identity). */
 enum {
-    AM_STREAM_DATA = 0,    /* data X_k of step k */
-    AM_STREAM_DELAY = 1,   /* delay tau_k of step k */
-    AM_STREAM_INIT = 2,    /* initial point */
-    AM_STREAM_ROTATE = 3,  /* random eigenbasis */
-    AM_STREAM_NOISE = 4,   /* Brownian increments of SDE engines */
-    AM_STREAM_WORKERS = 5, /* learner runtimes of the parameter-server simulator */
-    AM_STREAM_USER = 16    /* first stream free for other modules */
+    AM_STREAM_DATA = 0,        /* data X_k of step k */
+    AM_STREAM_DELAY = 1,       /* delay tau_k of step k */
+    AM_STREAM_INIT = 2,        /* initial point */
+    AM_STREAM_ROTATE = 3,      /* random eigenbasis */
+    AM_STREAM_NOISE = 4,       /* Brownian increments of SDE engines */
+    AM_STREAM_WORKERS = 5,     /* learner runtimes of the parameter-server simulator */
+    AM_STREAM_USER = 16,       /* first id of the modules' purposes below */
+    AM_STREAM_DATASET = 17,    /* synthetic data sets (am_dataset) */
+    AM_STREAM_KNEE_BOOT = 17,  /* knee's bootstrap over replicas (shares 17 historically) */
+    AM_STREAM_STALE = 18,      /* minibatch indices and staleness of am_stale */
+    AM_STREAM_CHECK_BOOT = 24, /* am_check_bootstrap, quantile bootstrap */
+    AM_STREAM_FIT_BOOT = 25,   /* am_fit_order_bootstrap */
+    AM_STREAM_OU_PASSAGE = 36, /* OU first-passage paths of the escape check */
+    AM_STREAM_TEST_FIRST = 48  /* ids from here on are free for tests */
 };
 
 /* Replica index reserved for draws shared by every replica (e.g. --init random). */

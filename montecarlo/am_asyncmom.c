@@ -9,7 +9,7 @@
 
 #include "../core/am_rng.h"
 #include "am_delay.h"
-#include "am_stats.h"
+#include "../core/am_stats.h"
 
 am_asyncmom_params am_asyncmom_params_default(void)
 {

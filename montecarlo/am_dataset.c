@@ -172,7 +172,7 @@ am_status am_dataset_synthetic(am_synth_kind kind, size_t n, size_t d, uint64_t 
         return AM_ENOMEM;
     }
     am_rng r;
-    am_rng_init(&r, seed, AM_REPLICA_SHARED, AM_STREAM_USER + 1, 0);
+    am_rng_init(&r, seed, AM_REPLICA_SHARED, AM_STREAM_DATASET, 0);
     for (size_t j = 0; j < d; j++)
         xs[j] = am_rng_gaussian(&r);
     for (size_t i = 0; i < n; i++) {

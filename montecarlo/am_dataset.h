@@ -6,7 +6,7 @@
  * last; every row has the same number of fields (at least 2). Blank lines and lines starting
  * with '#' are skipped; a first line whose first field is not a number is a header. Errors
  * name the line (and column) at fault.
- * Synthetic sets (Philox stream AM_STREAM_USER + 1, replica AM_REPLICA_SHARED):
+ * Synthetic sets (Philox stream AM_STREAM_DATASET, replica AM_REPLICA_SHARED):
  *   lsq       a_i ~ N(0, I_d), x* ~ N(0, I_d), y_i = a_i . x* + 0.5 z_i
  *   logistic  a_i ~ N(0, I_d), x* ~ N(0, I_d), y_i = 1 with probability 1/(1 + exp(-a_i . x*))
  *   pca       a_i ~ N(0, diag(lambda)), lambda linear from 4 down to 1, y_i = 0

@@ -15,7 +15,7 @@
 #include "../core/am_common.h"
 #include "../theory/am_problem.h"
 #include "am_delay.h"
-#include "am_ensemble.h"
+#include "../core/am_ensemble.h"
 
 typedef enum { AM_INIT_RANDOM = 0, AM_INIT_RANDOM_EACH, AM_INIT_EIGEN, AM_INIT_ANGLE } am_init_kind;
 

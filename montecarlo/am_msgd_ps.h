@@ -22,7 +22,7 @@
 #include "../core/am_common.h"
 #include "../theory/am_problem.h"
 #include "../theory/am_runtime.h"
-#include "am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "am_msgd.h"
 
 typedef struct {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../core/am_rng.h"
-#include "am_ensemble.h"
+#include "../core/am_ensemble.h"
 
 struct am_ps {
     am_ps_params prm;

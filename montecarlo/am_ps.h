@@ -30,7 +30,7 @@
 
 #include "../core/am_common.h"
 #include "../theory/am_runtime.h"
-#include "am_stats.h"
+#include "../core/am_stats.h"
 
 /* Optional deterministic runtimes: the time of learner's job-th computation (tests, traces). */
 typedef double (*am_ps_runtime_fn)(const void *ctx, size_t learner, uint64_t job);

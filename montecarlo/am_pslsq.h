@@ -17,7 +17,7 @@
 #define AM_PSLSQ_H
 
 #include "../core/am_common.h"
-#include "am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "am_ps.h"
 
 typedef struct {

@@ -13,7 +13,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "../core/am_rng.h"
-#include "am_ensemble.h"
+#include "../core/am_ensemble.h"
 
 const am_objective_entry am_objective_table[] = {
     {"pca", "streaming PCA (Oja direction), loss 1 - (u.w)^2/|w|^2", AM_OBJ_PCA},
@@ -415,7 +415,7 @@ am_status am_stale_run_one(const am_objective *f, const am_optim_params *opt,
     }
     double thresh = sp->target * gap0, inv = 1.0 / (double)(sp->workers * sp->batch);
     am_rng r;
-    am_rng_init(&r, sp->seed, replica, AM_STREAM_USER + 2, 0);
+    am_rng_init(&r, sp->seed, replica, AM_STREAM_STALE, 0);
     for (uint64_t k = 0; k < sp->max_steps; k++) {
         am_rng_seek(&r, k);
         memset(g, 0, d * sizeof *g);

@@ -14,7 +14,7 @@
  * Simulated staleness: at step k each of P workers draws r ~ Uniform{0..s} (clamped to k)
  * and B rows uniformly, and computes its mini-batch gradient on x_{k-r}; the optimiser
  * (am_optim.h) steps with the average of the P B sample gradients. Draws come from the
- * stream AM_STREAM_USER + 2 at (seed, replica, step k). A run reaches the target at the first
+ * stream AM_STREAM_STALE at (seed, replica, step k). A run reaches the target at the first
  * k with F(x_k) - F* <= target (F(x_0) - F*); it fails if it does not within max_steps or
  * stops being finite. Gradient coherence along the run (full gradients):
  *   mu_k = min_{max(0,k-s) <= j <= k} <grad F(x_k), grad F(x_j)> / |grad F(x_k)|^2,
@@ -29,7 +29,7 @@
 #include "../core/am_common.h"
 #include "am_dataset.h"
 #include "am_optim.h"
-#include "am_stats.h"
+#include "../core/am_stats.h"
 
 typedef enum { AM_OBJ_PCA = 0, AM_OBJ_LSQ, AM_OBJ_LOGISTIC } am_objective_kind;
 

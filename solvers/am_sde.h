@@ -13,7 +13,7 @@
  * in one block of memory laid out once (init / step / run split, no allocation in the
  * loop). A path diverges when |X| exceeds the blowup bound or stops being finite. An
  * adapter turns a system plus an observer (initial point and observables) into an
- * am_model, so the parallel ensemble of montecarlo/am_ensemble.h runs it unchanged.
+ * am_model, so the parallel ensemble of core/am_ensemble.h runs it unchanged.
  *
  * Models (h = Q^T V, the eigen-coordinates; both simulate in h, O(d) per step):
  *   global  dV = (1/(1-mu)) P s dt + (sqrt(eta)/(1-mu)) S(V) dW,  S S^T = C(V),
@@ -31,7 +31,7 @@
 
 #include "../core/am_common.h"
 #include "../core/am_rng.h"
-#include "../montecarlo/am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "../theory/am_problem.h"
 
 /* ---- generic engine ---------------------------------------------------------------- */
@@ -162,5 +162,13 @@ const am_sde_observer *am_sde_pca_observer(const am_sde_pca *m);
 
 /* Blowup bound on the model's state |x| equivalent to par->blowup on |V|. */
 double am_sde_pca_state_blowup(const am_sde_pca *m);
+
+/* The weak-error reference of the global SDE: an ensemble of the global model with noise
+ * scale eta and momentum mu, Euler-Maruyama with dt = eta, seed `seed`, every replica
+ * started from v0; writes the mean error mean[g] and its standard error sem[g] at the
+ * steps round(t[g] / eta), g < n (NaN mean where every replica diverged). */
+am_status am_sde_pca_global_error(const am_problem *p, double eta, double mu, uint64_t seed,
+                                  double blowup, const double *v0, const double *t, size_t n,
+                                  const am_ensemble_params *ep, double *mean, double *sem);
 
 #endif

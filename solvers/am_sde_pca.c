@@ -421,3 +421,55 @@ double am_sde_pca_state_blowup(const am_sde_pca *m)
 {
     return m->state_blowup;
 }
+
+/* ---- the global SDE as a weak-error reference (used by converge and validate) ---- */
+
+static void shared_initial(uint64_t replica, double *v0, const void *ctx)
+{
+    (void)replica;
+    const am_problem *p = ((const void *const *)ctx)[0];
+    memcpy(v0, ((const void *const *)ctx)[1], p->dim * sizeof *v0);
+}
+
+am_status am_sde_pca_global_error(const am_problem *p, double eta, double mu, uint64_t seed,
+                                  double blowup, const double *v0, const double *t, size_t n,
+                                  const am_ensemble_params *ep, double *mean, double *sem)
+{
+    const void *ctx[2] = {p, v0};
+    am_sde_pca_params pp = am_sde_pca_params_default();
+    pp.eta = eta;
+    pp.mu = mu;
+    pp.blowup = blowup;
+    pp.initial = shared_initial;
+    pp.initial_ctx = ctx;
+    am_status st;
+    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    if (!m) return st;
+    am_sde_params sp = am_sde_params_default();
+    sp.dt = eta;
+    sp.noise = 1;
+    sp.seed = seed;
+    sp.blowup = am_sde_pca_state_blowup(m);
+    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    uint64_t *k = malloc(n * sizeof *k);
+    am_ensemble_result *er = NULL;
+    if (!sm || !k) {
+        st = sm ? AM_ENOMEM : st;
+        goto done;
+    }
+    for (size_t g = 0; g < n; g++)
+        k[g] = (uint64_t)llround(t[g] / eta);
+    st = am_ensemble_run(am_sde_model_get(sm), k, n, ep, &er);
+    if (st) goto done;
+    for (size_t g = 0; g < n; g++) {
+        const am_stats *s = &er->obs[g * er->nobs];
+        mean[g] = er->alive[g] ? s->mean : NAN;
+        sem[g] = am_stats_sem(s);
+    }
+done:
+    am_ensemble_result_free(er);
+    free(k);
+    am_sde_model_free(sm);
+    am_sde_pca_free(m);
+    return st;
+}

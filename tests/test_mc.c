@@ -11,7 +11,7 @@
 
 #include "../core/am_grid.h"
 #include "../montecarlo/am_data.h"
-#include "../montecarlo/am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "../montecarlo/am_msgd.h"
 
 static am_problem *make_problem(size_t d, const double *l, am_dist_kind kind, double nu,

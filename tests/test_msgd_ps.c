@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../montecarlo/am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "../montecarlo/am_msgd.h"
 #include "../montecarlo/am_msgd_ps.h"
 

@@ -137,8 +137,8 @@ Test(rng_bulk, fill_gaussian_steps_equals_per_step)
 Test(rng_bulk, mixed_calls_equal_scalar)
 {
     am_rng s, v;
-    am_rng_init(&s, 1, 2, AM_STREAM_USER + 1, 7);
-    am_rng_init(&v, 1, 2, AM_STREAM_USER + 1, 7);
+    am_rng_init(&s, 1, 2, AM_STREAM_DATASET, 7);
+    am_rng_init(&v, 1, 2, AM_STREAM_DATASET, 7);
     double g[300];
     uint64_t w[300];
     for (int round = 0; round < 200; round++) {

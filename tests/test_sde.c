@@ -14,7 +14,7 @@
 
 #include "../core/am_rng.h"
 #include "../montecarlo/am_data.h"
-#include "../montecarlo/am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "../solvers/am_sde.h"
 #include "test_util.h"
 

@@ -21,7 +21,7 @@
 #include "../validate/am_check.h"
 #include "../validate/am_fit.h"
 
-#define VS_STREAM (AM_STREAM_USER + 40) /* synthetic data of these tests */
+#define VS_STREAM (AM_STREAM_TEST_FIRST + 8) /* synthetic data of these tests */
 
 /* Relative difference |a - b| / max(|b|, tiny). */
 static double vs_rel(double a, double b)

@@ -25,12 +25,6 @@
 
 typedef enum { AM_CHECK_PASS = 0, AM_CHECK_FAIL = 1, AM_CHECK_INCONCLUSIVE = 2 } am_check_verdict;
 
-/* Random stream ids (core/am_rng.h) used by the validate module's resampling. */
-enum {
-    AM_STREAM_CHECK_BOOT = AM_STREAM_USER + 8, /* am_check_bootstrap, quantile bootstrap */
-    AM_STREAM_FIT_BOOT = AM_STREAM_USER + 9    /* am_fit_order_bootstrap */
-};
-
 #define AM_CHECK_NAME_MAX 64
 #define AM_CHECK_TEXT_MAX 512
 

@@ -91,56 +91,6 @@ double am_scaling_order(const am_scaling *s)
     }
 }
 
-static void shared_initial(uint64_t replica, double *v0, const void *ctx)
-{
-    (void)replica;
-    const am_problem *p = ((const void *const *)ctx)[0];
-    memcpy(v0, ((const void *const *)ctx)[1], p->dim * sizeof *v0);
-}
-
-am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, const double *v0,
-                                 const double *t, size_t n, const am_ensemble_params *ep,
-                                 double *mean, double *sem)
-{
-    const void *ctx[2] = {p, v0};
-    am_sde_pca_params pp = am_sde_pca_params_default();
-    pp.eta = mp->eta;
-    pp.mu = mp->mu;
-    pp.blowup = mp->blowup;
-    pp.initial = shared_initial;
-    pp.initial_ctx = ctx;
-    am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
-    if (!m) return st;
-    am_sde_params sp = am_sde_params_default();
-    sp.dt = mp->eta;
-    sp.noise = 1;
-    sp.seed = mp->seed;
-    sp.blowup = am_sde_pca_state_blowup(m);
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
-    uint64_t *k = malloc(n * sizeof *k);
-    am_ensemble_result *er = NULL;
-    if (!sm || !k) {
-        st = sm ? AM_ENOMEM : st;
-        goto done;
-    }
-    for (size_t g = 0; g < n; g++)
-        k[g] = (uint64_t)llround(t[g] / mp->eta);
-    st = am_ensemble_run(am_sde_model_get(sm), k, n, ep, &er);
-    if (st) goto done;
-    for (size_t g = 0; g < n; g++) {
-        const am_stats *s = &er->obs[g * er->nobs];
-        mean[g] = er->alive[g] ? s->mean : NAN;
-        sem[g] = am_stats_sem(s);
-    }
-done:
-    am_ensemble_result_free(er);
-    free(k);
-    am_sde_model_free(sm);
-    am_sde_pca_free(m);
-    return st;
-}
-
 am_converge_params am_converge_params_default(void)
 {
     am_converge_params p;
@@ -342,7 +292,8 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
     r->weak_error_sde_sem[l] = NAN;
     if (par->sde) {
         am_msgd_initial(m, 0, v0);
-        st = par->sde(p, &mp, v0, tk, n, &par->ens, sde_mean, sde_sem);
+        st = am_sde_pca_global_error(p, mp.eta, mp.mu, mp.seed, mp.blowup, v0, tk, n, &par->ens,
+                                     sde_mean, sde_sem);
         if (st) goto done;
         double bs = -1, bsem = NAN;
         for (size_t g = 0; g < n; g++) {

@@ -27,7 +27,7 @@
 #define AM_CONVERGE_H
 
 #include "../core/am_common.h"
-#include "../montecarlo/am_ensemble.h"
+#include "../core/am_ensemble.h"
 #include "../montecarlo/am_msgd.h"
 #include "../theory/am_problem.h"
 #include "am_check.h"
@@ -57,20 +57,6 @@ double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta
 /* The order the theory predicts for the weak error under the scaling: 1, gamma or 0. */
 double am_scaling_order(const am_scaling *s);
 
-/* One SDE ensemble mean error on a grid: writes mean[g], sem[g] for the n saved times t[g]
- * of an SDE with noise scale eta started from v0 (a hook so that this module does not
- * depend on the SDE engine; NULL disables the SDE comparison). */
-typedef am_status (*am_converge_sde_fn)(const am_problem *p, const am_msgd_params *mp,
-                                        const double *v0, const double *t, size_t n,
-                                        const am_ensemble_params *ep, double *mean, double *sem);
-
-/* The global SDE of the problem (solvers/am_sde.h) with noise scale eta = mp->eta and
- * momentum mp->mu, Euler-Maruyama with dt = eta, seed mp->seed, from v0; saves at the steps
- * round(t[g] / eta). Usable as am_converge_params.sde. */
-am_status am_converge_sde_global(const am_problem *p, const am_msgd_params *mp, const double *v0,
-                                 const double *t, size_t n, const am_ensemble_params *ep,
-                                 double *mean, double *sem);
-
 typedef struct {
     const double *etas; /* ladder, each > 0, n_eta >= 2 */
     size_t n_eta;
@@ -79,7 +65,7 @@ typedef struct {
     am_scaling scaling;     /* delay per eta */
     am_msgd_params msgd;    /* template: mu, delay (scaling none), init, seed, blowup */
     am_ensemble_params ens; /* replicas, threads */
-    am_converge_sde_fn sde; /* NULL: no SDE comparison */
+    int sde;                /* 1: also the gap to the global SDE (am_sde_pca_global_error) */
     double predicted_order; /* NAN: am_scaling_order(scaling) */
     am_fit_params fit;      /* order fit, noise floor, bootstrap */
 } am_converge_params;

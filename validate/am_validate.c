@@ -27,6 +27,7 @@
 #include "../montecarlo/am_asyncmom.h"
 #include "../montecarlo/am_msgd.h"
 #include "../montecarlo/am_ps.h"
+#include "../solvers/am_sde.h"
 #include "../theory/am_theory.h"
 #include "am_acf.h"
 #include "am_converge.h"
@@ -516,7 +517,7 @@ static double av_growth_discrete(double mu, double h, double eta)
 /* First-passage times of |U| >= D for the unstable OU dU = g U dt + sigma dB, U(0) = 0,
  * monitored every dt (exact Gaussian transition U' = e^{g dt} U + s Z,
  * s^2 = sigma^2 (e^{2 g dt} - 1)/(2 g)), up to nmax steps (+INFINITY if not reached). Replica r
- * uses the Philox stream (seed, r, AM_STREAM_USER + 20): the result is thread-independent. */
+ * uses the Philox stream (seed, r, AM_STREAM_OU_PASSAGE): the result is thread-independent. */
 static void av_ou_first_passage(double g, double sigma, double D, double dt, size_t nmax, size_t R,
                                 uint64_t seed, int threads, double *out)
 {
@@ -524,7 +525,7 @@ static void av_ou_first_passage(double g, double sigma, double D, double dt, siz
 #pragma omp parallel for schedule(static) num_threads(am_ensemble_threads(threads))
     for (size_t r = 0; r < R; r++) {
         am_rng rng;
-        am_rng_init(&rng, seed, r, AM_STREAM_USER + 20, 0);
+        am_rng_init(&rng, seed, r, AM_STREAM_OU_PASSAGE, 0);
         double u = 0, t = INFINITY;
         for (size_t k = 1; k <= nmax; k++) {
             u = a * u + sd * am_rng_gaussian(&rng);
@@ -677,7 +678,8 @@ static am_status check_sde(const am_validate_opts *o, am_check_result *rows, siz
                 ms[g] = am_stats_sem(&er->obs[g * er->nobs]);
                 ode_gap = fmax(ode_gap, fabs(mm[g] - am_theory_ode_error(p, mu, h0, tk[g])));
             }
-            st = am_converge_sde_global(p, &mp, v0, tk, ngrid, &ep, sm, ss);
+            st = am_sde_pca_global_error(p, mp.eta, mp.mu, mp.seed, mp.blowup, v0, tk, ngrid, &ep,
+                                         sm, ss);
         }
         am_ensemble_result_free(er);
         am_msgd_free(m);

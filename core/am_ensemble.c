@@ -8,7 +8,7 @@
  */
 #include "am_ensemble.h"
 
-#include "../core/am_rng.h"
+#include "am_rng.h"
 
 #include <math.h>
 #include <stdlib.h>

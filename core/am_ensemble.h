@@ -12,7 +12,7 @@
 #ifndef AM_ENSEMBLE_H
 #define AM_ENSEMBLE_H
 
-#include "../core/am_common.h"
+#include "am_common.h"
 #include "am_stats.h"
 
 typedef struct {
