@@ -27,7 +27,7 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXT
 LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lm
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
-LIB_DIRS := core theory solvers montecarlo validate
+LIB_DIRS := core theory solvers montecarlo validate studies
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)

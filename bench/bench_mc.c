@@ -34,7 +34,7 @@ static double run(const am_problem *p, size_t R, uint64_t N, int threads, am_ens
     par.eta = 1e-4;
     par.mu = 0.5;
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     uint64_t k[2] = {0, N};
     am_ensemble_params ep = {R, threads, 0};
     double t0 = now();
@@ -82,8 +82,8 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < d; i++) l[i] = 4.0 - 3.0 * (double)i / (double)(d - 1);
             am_dist dist;
             char err[64];
-            am_dist_parse(dists[si], &dist, err, sizeof err);
-            am_problem *p = am_problem_alloc(d, l, dist, 0);
+            am_problem_dist_parse(dists[si], &dist, err, sizeof err);
+            am_problem *p = am_problem_alloc(d, l, dist, 0, NULL, NULL, 0);
             size_t R = 64;
             uint64_t N = (uint64_t)(budget / ((double)R * (double)d));
             am_ensemble_result *r1 = NULL, *r2 = NULL;

@@ -103,7 +103,7 @@ int cmd_runtime(int argc, char **argv)
         prm.k = w->k;
         prm.seed = seed;
         am_status st = am_ps_ensemble(&prm, replicas, burnin, n, threads, w->s);
-        if (st) cli_runtime_error("runtime: %s: %s", am_variant_name(w->v), am_strerror(st));
+        if (st) cli_runtime_error("runtime: %s: %s", am_runtime_variant_name(w->v), am_strerror(st));
         am_status ts = am_runtime_time_per_iter(&rt, w->v, p, w->k, &w->theory);
         if (ts == AM_ESOLVER)
             cli_runtime_error("runtime: quadrature of E[X_{%zu:%zu}] failed", w->k, p);
@@ -140,7 +140,7 @@ int cmd_runtime(int argc, char **argv)
         for (r = 0; r < nrows; r++) {
             const rt_row *w = &rows[r];
             json_t *o = json_object();
-            json_object_set_new(o, "name", json_string(am_variant_name(w->v)));
+            json_object_set_new(o, "name", json_string(am_runtime_variant_name(w->v)));
             json_object_set_new(o, "K", json_integer((json_int_t)w->k));
             json_object_set_new(o, "time_per_iter", json_num_or_null(w->s[0].mean));
             json_object_set_new(o, "time_per_iter_sem", json_num_or_null(am_stats_sem(&w->s[0])));
@@ -160,7 +160,7 @@ int cmd_runtime(int argc, char **argv)
                    "p_fresh_theory,mean_staleness,mean_staleness_sem,mean_staleness_theory\n");
         for (r = 0; r < nrows; r++) {
             const rt_row *w = &rows[r];
-            fprintf(f, "%s,%zu,", am_variant_name(w->v), w->k);
+            fprintf(f, "%s,%zu,", am_runtime_variant_name(w->v), w->k);
             const double v[9] = {w->s[0].mean, am_stats_sem(&w->s[0]), w->theory,
                                  w->s[1].mean, am_stats_sem(&w->s[1]), w->p_fresh_theory,
                                  w->s[2].mean, am_stats_sem(&w->s[2]), w->stale_theory};

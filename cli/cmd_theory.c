@@ -81,7 +81,7 @@ int cmd_theory(int argc, char **argv)
     int json = cli_json(&a);
     size_t d = p->dim;
     char dist[64];
-    am_dist_format(&p->dist, dist, sizeof dist);
+    am_problem_dist_format(&p->dist, dist, sizeof dist);
 
     theory_result r;
     memset(&r, 0, sizeof r);

@@ -99,9 +99,9 @@ int cmd_wallclock(int argc, char **argv)
     char *copy = strdup(vl), *save = NULL;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         wc_var *w = &vars[nv++];
-        if (am_variant_parse_spec(tok, &w->v, &w->k, err, sizeof err))
+        if (am_runtime_variant_parse_spec(tok, &w->v, &w->k, err, sizeof err))
             cli_usage_error("--variants %s", err);
-        if (am_variant_check(w->v, p, w->k))
+        if (am_runtime_variant_check(w->v, p, w->k))
             cli_usage_error("--variants K must be in [1, %zu] (the workers), got '%s'", p, tok);
         snprintf(w->spec, sizeof w->spec, "%s", tok);
     }
@@ -114,7 +114,7 @@ int cmd_wallclock(int argc, char **argv)
     if (pca) {
         prob = cli_problem(&a);
         mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
-        if (am_init_parse(cli_str(&a, "init"), prob->dim, &mp.init, err, sizeof err))
+        if (am_msgd_init_parse(cli_str(&a, "init"), prob->dim, &mp.init, err, sizeof err))
             cli_usage_error("--init: %s", err);
         mp.eta = eta;
         mp.seed = seed;
@@ -169,19 +169,19 @@ int cmd_wallclock(int argc, char **argv)
         }
         if (st) cli_runtime_error("wallclock: %s", am_strerror(st));
         if (!pca) {
-            double kb = (double)am_variant_batch(w->v, p, w->k);
+            double kb = (double)am_runtime_variant_batch(w->v, p, w->k);
             int sync = w->v == AM_VARIANT_SYNC || w->v == AM_VARIANT_KSYNC ||
                        w->v == AM_VARIANT_KBATCHSYNC;
             if (sync && lr_c == 0 &&
-                am_lsq_floor_exact(lam, lp.dim, eta, lp.sigma, kb, &w->floor_exact))
+                am_lsqbound_floor_exact(lam, lp.dim, eta, lp.sigma, kb, &w->floor_exact))
                 w->floor_exact = NAN;
-            w->floor_dutta = lr_c == 0 ? am_lsq_floor_dutta(lam, lp.dim, eta, lp.sigma, kb) : NAN;
+            w->floor_dutta = lr_c == 0 ? am_lsqbound_floor_dutta(lam, lp.dim, eta, lp.sigma, kb) : NAN;
             double ec = eta * lp.lmin;
             w->decay_bound = lr_c == 0 ? 1 - ec : NAN;
             if (sync && lr_c == 0 && isfinite(w->floor_exact)) {
                 /* the exact curve through the same window as the measured one */
                 double *fe = malloc((size_t)(n + 1) * sizeof *fe), *fg = malloc(ngrid * sizeof *fg);
-                am_lsq_curve_exact(lam, lp.dim, eta, lp.sigma, kb, (size_t)n + 1, fe);
+                am_lsqbound_curve_exact(lam, lp.dim, eta, lp.sigma, kb, (size_t)n + 1, fe);
                 for (size_t g = 0; g < ngrid; g++)
                     fg[g] = fe[ks[g]];
                 if (am_pslsq_decay(ks, fg, ngrid, w->floor_exact, &w->decay_exact))
@@ -229,7 +229,7 @@ int cmd_wallclock(int argc, char **argv)
         if (pca) {
             cli_params_problem(params, prob);
             json_object_set_new(params, "mu", json_real(mp.mu));
-            am_init_format(&mp.init, buf, sizeof buf);
+            am_msgd_init_format(&mp.init, buf, sizeof buf);
             json_object_set_new(params, "init", json_string(buf));
         } else {
             json_object_set_new(params, "dim", json_integer((json_int_t)lp.dim));
@@ -249,8 +249,8 @@ int cmd_wallclock(int argc, char **argv)
             const wc_var *w = &vars[i];
             const am_ensemble_result *r = w->res;
             json_t *o = json_object();
-            json_object_set_new(o, "name", json_string(am_variant_name(w->v)));
-            json_object_set_new(o, "K", json_integer((json_int_t)am_variant_batch(w->v, p, w->k)));
+            json_object_set_new(o, "name", json_string(am_runtime_variant_name(w->v)));
+            json_object_set_new(o, "K", json_integer((json_int_t)am_runtime_variant_batch(w->v, p, w->k)));
             json_t *up = json_array();
             for (size_t g = 0; g < ngrid; g++)
                 json_array_append_new(up, json_integer((json_int_t)ks[g]));

@@ -37,7 +37,7 @@ void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)
     am_msgd_params m = am_msgd_params_default();
     char err[256];
     m.eta = cli_double(a, "eta", 0, 1e6, 1, 0);
-    if (am_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
+    if (am_msgd_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     m.seed = cli_u64(a, "seed");
     m.blowup = cli_double(a, "blowup", 1, 1e300, 1, 0);
@@ -86,7 +86,7 @@ am_status sweep_cell_run(const sweep_setup *s, double mu, double x, double *v, d
     m.mu = mu;
     am_status st = sweep_delay(s, x, &m.delay);
     if (st) return st;
-    am_msgd *eng = am_msgd_alloc(s->p, &m, &st);
+    am_msgd *eng = am_msgd_alloc(s->p, &m, &st, NULL, 0);
     if (!eng) return st;
     am_ensemble_params ep = s->ep;
     ep.keep_summary = per_replica != NULL;
@@ -115,7 +115,7 @@ void sweep_params_json(json_t *params, const sweep_setup *s)
     char buf[64];
     cli_params_problem(params, s->p);
     json_object_set_new(params, "eta", json_real(s->base.eta));
-    am_init_format(&s->base.init, buf, sizeof buf);
+    am_msgd_init_format(&s->base.init, buf, sizeof buf);
     json_object_set_new(params, "init", json_string(buf));
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->base.seed);
     json_object_set_new(params, "seed", json_string(buf));

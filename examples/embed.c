@@ -15,7 +15,7 @@ int main(void)
 {
     const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_GAUSSIAN, 0};
-    am_problem *p = am_problem_alloc(4, lambda, dist, 0);
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
     if (!p) return 3;
 
     am_msgd_params par = am_msgd_params_default();
@@ -29,7 +29,7 @@ int main(void)
         return 2;
     }
     am_status st;
-    am_msgd *engine = am_msgd_alloc(p, &par, &st);
+    am_msgd *engine = am_msgd_alloc(p, &par, &st, NULL, 0);
     if (!engine) {
         fprintf(stderr, "embed: %s\n", am_strerror(st));
         return 3;

@@ -198,7 +198,7 @@ am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, 
         *status = AM_ENOMEM;
         return NULL;
     }
-    m->base = am_msgd_alloc(p, &base, status);
+    m->base = am_msgd_alloc(p, &base, status, NULL, 0);
     if (!m->base) {
         free(m);
         return NULL;

@@ -27,7 +27,7 @@ static am_problem *msgd_ps_problem(void)
 {
     const double lam[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_GAUSSIAN, 0};
-    am_problem *p = am_problem_alloc(4, lam, dist, 0);
+    am_problem *p = am_problem_alloc(4, lam, dist, 0, NULL, NULL, 0);
     cr_assert_not_null(p);
     return p;
 }
@@ -39,7 +39,7 @@ Test(msgd_ps, one_learner_is_the_plain_engine)
     mp.eta = 0.01;
     mp.mu = 0.5;
     am_status st;
-    am_msgd *plain = am_msgd_alloc(p, &mp, &st);
+    am_msgd *plain = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_not_null(plain);
     am_msgd_ps_params pp;
     memset(&pp, 0, sizeof pp);
@@ -110,7 +110,7 @@ Test(msgd_ps, async_wall_clock_and_staleness_slowdown)
     am_msgd_ps_params bad = pp;
     am_delay_make(AM_DELAY_CONST, 2, &bad.msgd.delay);
     cr_assert_null(am_msgd_ps_alloc(p, &bad, &st));
-    cr_assert_null(am_msgd_alloc(p, &pp.msgd, &st));
+    cr_assert_null(am_msgd_alloc(p, &pp.msgd, &st, NULL, 0));
     cr_assert_eq(st, AM_EINVAL);
     am_problem_free(p);
 }

@@ -53,7 +53,7 @@ static am_problem *av_problem(am_dist_kind kind)
 {
     static const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {kind, 0};
-    return am_problem_alloc(4, lambda, dist, 0);
+    return am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
 }
 
 /* PASS that cannot resolve the claim (random part above AV_RESOLVE |scale|) becomes
@@ -156,7 +156,7 @@ static am_status av_run_wrapped(const am_problem *p, const am_msgd_params *mp, c
                                 am_ensemble_result **res)
 {
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, mp, &st);
+    am_msgd *m = am_msgd_alloc(p, mp, &st, NULL, 0);
     if (!m) return st;
     av_wrap w;
     av_wrap_init(&w, am_msgd_model(m), cols, ncol, mode, n);
@@ -351,7 +351,7 @@ static am_status check_stationary(const am_validate_opts *o, am_check_result *ro
             am_check_set_params(row,
                                 "mu=%g dist=%s eta=%g and 2 eta, start=e:1 burn=%llu "
                                 "steps n=%zu every %llu steps R=%zu",
-                                mu, am_dist_name(dists[id]), eta, (unsigned long long)burn, n,
+                                mu, am_problem_dist_name(dists[id]), eta, (unsigned long long)burn, n,
                                 (unsigned long long)s, R);
             double m[2], se[2];
             am_acf_tau tau[2];
@@ -659,7 +659,7 @@ static am_status check_sde(const am_validate_opts *o, am_check_result *rows, siz
         uint64_t *k = malloc(ngrid * sizeof *k);
         double *tk = malloc(ngrid * sizeof *tk), *mm = malloc(ngrid * sizeof *mm),
                *ms = malloc(ngrid * sizeof *ms);
-        am_msgd *m = am_msgd_alloc(p, &mp, &st);
+        am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
         am_ensemble_result *er = NULL;
         if (m && (!v0 || !h0 || !k || !tk || !mm || !ms)) st = AM_ENOMEM;
         if (!st) {
@@ -843,7 +843,7 @@ static am_status check_runtime(const am_validate_opts *o, am_check_result *rows,
         pp.workers = P;
         pp.seed = o->seed;
         if (am_runtime_parse("exp:1", &pp.runtime, err, sizeof err) ||
-            am_variant_parse_spec(specs[i], &pp.variant, &pp.k, err, sizeof err))
+            am_runtime_variant_parse_spec(specs[i], &pp.variant, &pp.k, err, sizeof err))
             return AM_EINVAL;
         am_stats stats[3];
         am_status st = am_ps_ensemble(&pp, R, burnin, n, o->threads, stats);
