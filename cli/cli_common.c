@@ -234,6 +234,11 @@ void cli_out_json(FILE *f, json_t *root)
     json_decref(root);
 }
 
+int cli_is_integer(double x, double lo, double hi)
+{
+    return x >= lo && x <= hi && x == floor(x);
+}
+
 void cli_csv_double(FILE *f, double x)
 {
     if (isfinite(x))

@@ -68,6 +68,9 @@ void cli_out_commit(cli_out *o);
 /* Writes a JSON value (and frees it) to the output stream. */
 void cli_out_json(FILE *f, json_t *root);
 
+/* 1 if x is an integer in [lo, hi] (list entries such as --s and --K). */
+int cli_is_integer(double x, double lo, double hi);
+
 /* Formats a double for CSV (%.10g; non-finite as nan). */
 void cli_csv_double(FILE *f, double x);
 
