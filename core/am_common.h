@@ -3,7 +3,15 @@
  *
  * Every library function that can fail returns an am_status (0 = AM_OK). The
  * library never prints and never exits; the command-line front end turns a
- * status into a message with am_strerror() and an exit code.
+ * status into a message with am_strerror() and an exit code. Constructors and
+ * checks that find a reason write it as one line into an (err, errlen) buffer
+ * (err may be NULL); the reason names parameter fields, never command-line flags.
+ *
+ * GSL: the library checks the status of every GSL call and never changes GSL's
+ * process-wide error handler. GSL's default handler aborts the process on any
+ * error (a round-off report of a quadrature included), so a program that embeds
+ * the library calls gsl_set_error_handler_off() once, before its first call
+ * (the amsgd command does so in main).
  */
 #ifndef AM_COMMON_H
 #define AM_COMMON_H

@@ -3,6 +3,7 @@
  * parameter-server simulator (am_ps_place) in each replica's workspace.
  */
 #include "am_msgd_ps.h"
+#include "am_ps_impl.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * batch of the pending update (staleness j - v and learner of each gradient). Each event pops
  * the earliest learner, O(log P).
  */
-#include "am_ps.h"
+#include "am_ps_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

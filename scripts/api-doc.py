@@ -6,7 +6,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULES = ["core", "theory", "solvers", "montecarlo", "validate"]
+MODULES = ["core", "theory", "solvers", "montecarlo", "validate", "studies"]
 
 
 def split_top(text):
@@ -66,11 +66,17 @@ def main():
            "function returning `am_status` returns `AM_OK` (0) on success; the library never prints",
            "or exits. Install with `make install PREFIX=...`, include `<amsgd/amsgd.h>` and link",
            "with `pkg-config --cflags --libs amsgd`; `examples/embed.c` is a complete program",
-           "(built and run in CI by `make install-check`).", ""]
+           "(built and run in CI by `make install-check`).", "",
+           "Errors: a constructor or check that finds a reason writes it as one line into its",
+           "`(err, errlen)` buffer (`err` may be `NULL`); reasons name parameter fields, never",
+           "command-line flags. GSL: the library checks every GSL status and never changes GSL's",
+           "process-wide error handler, whose default aborts the process; a program that embeds",
+           "the library calls `gsl_set_error_handler_off()` once at start-up, before its first",
+           "call (as `examples/embed.c` and the `amsgd` command do).", ""]
     for mod in MODULES:
         for name in sorted(os.listdir(os.path.join(ROOT, mod))):
-            if not name.endswith(".h"):
-                continue
+            if not name.endswith(".h") or name.endswith("_impl.h"):
+                continue  # private headers (*_impl.h) are not part of the API
             text = open(os.path.join(ROOT, mod, name)).read()
             m = re.match(r"\s*/\*.*?\*/", text, re.S)
             head = clean_comment(m.group(0)) if m else ""

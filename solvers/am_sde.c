@@ -6,7 +6,7 @@
  * z_k drawn from Philox (seed, replica, AM_STREAM_NOISE, step k). A path is one block of
  * memory: header | x | b | dw | scratch, each part 64-byte aligned, laid out once.
  */
-#include "am_sde.h"
+#include "am_sde_impl.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -64,13 +64,6 @@ am_status am_sde_check(const am_sde_system *sys, const am_sde_params *par, char 
 
 typedef struct am_sde_path am_sde_path;
 
-/* Bytes one path needs (header, state, drift and noise buffers, scratch; 64-byte aligned). */
-size_t am_sde_path_bytes(const am_sde_system *sys);
-
-/* Lays a path out in caller memory mem (64-byte aligned, am_sde_path_bytes long); the
- * system and parameters must outlive it. Returns the path (at mem). */
-am_sde_path *am_sde_path_place(void *mem, const am_sde_system *sys, const am_sde_params *par);
-
 /* Allocates a path on the heap; NULL with *status set on failure and a one-line reason in
  * err (err may be NULL). */
 am_sde_path *am_sde_path_alloc(const am_sde_system *sys, const am_sde_params *par,

@@ -218,8 +218,6 @@ am_status am_runtime_order_stat_quad(const am_runtime *r, size_t k, size_t p, do
     gsl_function f = {quad_integrand, &c};
     gsl_integration_workspace *w = gsl_integration_workspace_alloc(2000);
     if (!w) return AM_ENOMEM;
-    /* GSL would abort on a failure: switch the handler off for the call, then restore it. */
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
     double res = NAN, abserr = NAN;
     int rc;
     double mode = p > 1 ? (double)(k - 1) / (double)(p - 1) : 0.5;
@@ -229,7 +227,6 @@ am_status am_runtime_order_stat_quad(const am_runtime *r, size_t k, size_t p, do
     } else {
         rc = gsl_integration_qags(&f, 0, 1, 0, 1e-11, 2000, w, &res, &abserr);
     }
-    gsl_set_error_handler(old);
     gsl_integration_workspace_free(w);
     /* A roundoff report with a tiny estimated error is still a usable answer. */
     if (rc && !(rc == GSL_EROUND && abserr <= 1e-8 * fabs(res))) return AM_ESOLVER;
