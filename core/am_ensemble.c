@@ -25,6 +25,7 @@ typedef struct {
     size_t *alive; /* [ngrid] */
     am_stats *sum; /* [nsummary] */
     size_t diverged;
+    am_status status; /* the first failure of a replica of the chunk */
 } chunk_acc;
 
 am_ensemble_params am_ensemble_params_default(void)
@@ -69,6 +70,7 @@ static void chunk_reset(chunk_acc *c, size_t ngrid, size_t nobs, size_t nsum)
     memset(c->alive, 0, ngrid * sizeof *c->alive);
     memset(c->sum, 0, (nsum ? nsum : 1) * sizeof *c->sum);
     c->diverged = 0;
+    c->status = AM_OK;
 }
 
 /* Runs one replica and adds it to the chunk's statistics. */
@@ -85,7 +87,10 @@ static am_status run_replica(const am_model *m, const uint64_t *k, size_t ngrid,
         double *o = traj + g * nobs;
         if (!diverged) {
             if (k[g] > kcur) {
-                diverged = m->advance(m->ctx, work, kcur, k[g]);
+                int rc = m->advance(m->ctx, work, kcur, k[g]);
+                if (rc < 0) /* a failure; a code outside am_status counts as a solver failure */
+                    return rc < -(int)AM_EDOM ? AM_ESOLVER : (am_status)-rc;
+                diverged = rc != AM_ENSEMBLE_ALIVE;
                 kcur = k[g];
             }
         }
@@ -162,7 +167,6 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     size_t nchunks = (R + AM_CHUNK - 1) / AM_CHUNK;
     for (size_t wave0 = 0; wave0 < nchunks && status == AM_OK; wave0 += AM_WAVE) {
         size_t nw = nchunks - wave0 < AM_WAVE ? nchunks - wave0 : AM_WAVE;
-        int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
         for (size_t c = 0; c < nw; c++) {
             int tid = 0;
@@ -179,17 +183,15 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
             for (size_t r = r0; r < r1; r++) {
                 am_status st = run_replica(m, k, ngrid, r, work, traj, sum, acc);
                 if (st != AM_OK) {
-#pragma omp atomic write
-                    failed = (int)st;
+                    acc->status = st;
                     break;
                 }
                 if (res->summary) memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
             }
         }
-        if (failed) {
-            status = (am_status)failed;
-            break;
-        }
+        for (size_t c = 0; c < nw && status == AM_OK; c++)
+            status = chunks[c].status; /* the lowest failing chunk, whatever the threads */
+        if (status != AM_OK) break;
         for (size_t c = 0; c < nw; c++) {
             for (size_t i = 0; i < ngrid * nobs; i++)
                 am_stats_merge(&res->obs[i], &chunks[c].obs[i]);

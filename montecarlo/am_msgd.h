@@ -25,7 +25,7 @@ typedef struct {
     double theta; /* AM_INIT_ANGLE: v0 = cos(theta) v^1 + sin(theta) v^2 */
 } am_init;
 
-/* Parses an --init spec (random, random-each, e:J, angle:THETA) for dimension dim. */
+/* Parses an initial-point spec (random, random-each, e:J, angle:THETA) for dimension dim. */
 am_status am_msgd_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen);
 
 /* Writes the canonical spec of an initial point into buf. */

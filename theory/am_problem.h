@@ -68,7 +68,7 @@ double am_problem_bound(const am_problem *p);
 /* Name of a distribution kind ("gaussian", ...). */
 const char *am_problem_dist_name(am_dist_kind kind);
 
-/* Parses a --dist spec: gaussian, rademacher, uniform, student:NU (NU > 2), expected.
+/* Parses a distribution spec: gaussian, rademacher, uniform, student:NU (NU > 2), expected.
  * AM_EINVAL with a one-line reason in err on failure. */
 am_status am_problem_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen);
 
