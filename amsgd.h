@@ -1,8 +1,8 @@
 /*
  * amsgd.h -- the public interface of the amsgd library in one include:
  * problems and closed forms (theory/), the ODE and SDE engines (solvers/), the Monte Carlo
- * engines and the parallel ensemble (montecarlo/), and the statistics of the checks
- * (validate/). Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
+ * engines and the parallel ensemble (montecarlo/), the statistics of the checks
+ * (validate/), and the experiments as library calls (studies/). Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
  */
 #ifndef AMSGD_H
 #define AMSGD_H
@@ -24,5 +24,11 @@
 #include "validate/am_acf.h"
 #include "validate/am_check.h"
 #include "validate/am_fit.h"
+#include "studies/am_run.h"
+#include "studies/am_compare.h"
+#include "studies/am_wallclock.h"
+#include "studies/am_staleness.h"
+#include "studies/am_runtime_study.h"
+#include "studies/am_theory_study.h"
 
 #endif

@@ -28,8 +28,7 @@ static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)
 {
     const am_msgd_params *mp = &pp->msgd;
     char err[256];
-    if (am_runtime_variant_parse_spec(cli_str(a, "variant"), &pp->variant, &pp->k, err,
-                                      sizeof err))
+    if (am_runtime_variant_parse_spec(cli_str(a, "variant"), &pp->variant, &pp->k, err, sizeof err))
         cli_usage_error("--variant %s", err);
     size_t p = (size_t)mp->delay.param;
     if (am_runtime_variant_check(pp->variant, p, pp->k))

@@ -130,11 +130,10 @@ int cmd_runtime(int argc, char **argv)
         for (size_t r = 0; r < nrows; r++) {
             const am_runtime_study_row *w = &rows[r];
             fprintf(f, "%s,%zu,", am_runtime_variant_name(w->variant), w->k);
-            const double v[9] = {w->time_per_iter,          w->time_per_iter_sem,
-                                 w->theory,                 w->p_fresh,
-                                 w->p_fresh_sem,            w->p_fresh_theory,
-                                 w->mean_staleness,         w->mean_staleness_sem,
-                                 w->mean_staleness_theory};
+            const double v[9] = {
+                w->time_per_iter,  w->time_per_iter_sem,  w->theory,
+                w->p_fresh,        w->p_fresh_sem,        w->p_fresh_theory,
+                w->mean_staleness, w->mean_staleness_sem, w->mean_staleness_theory};
             for (int c = 0; c < 9; c++) {
                 cli_csv_double(f, v[c]);
                 fputc(c == 8 ? '\n' : ',', f);

@@ -147,9 +147,9 @@ int cmd_staleness(int argc, char **argv)
             json_array_append_new(arr, r);
         } else {
             fprintf(fo, "%zu,%s,%s,", c->s, oname, objname);
-            const double v[7] = {c->lr,           c->steps_to_target, c->steps_to_target_sem,
-                                 c->never_reached, c->normalized,      c->coherence_min,
-                                 c->coherence_min_sem};
+            const double v[7] = {
+                c->lr,         c->steps_to_target, c->steps_to_target_sem, c->never_reached,
+                c->normalized, c->coherence_min,   c->coherence_min_sem};
             for (int k = 0; k < 7; k++) {
                 cli_csv_double(fo, v[k]);
                 fputc(k == 6 ? '\n' : ',', fo);

@@ -48,7 +48,6 @@ static void mode_name(size_t m, size_t dim, char *buf, size_t len)
         snprintf(buf, len, "%zu", m + 2);
 }
 
-
 int cmd_theory(int argc, char **argv)
 {
     cli_args a;
@@ -195,8 +194,9 @@ int cmd_theory(int argc, char **argv)
             else
                 snprintf(name, sizeof name, "tangential:%zu", m + 2);
             json_array_append_new(modes, json_string(name));
-            json_array_append_new(tc, isfinite(r.tau_c_linear[m]) ? json_integer((json_int_t)r.tau_c_linear[m])
-                                                           : json_null());
+            json_array_append_new(tc, isfinite(r.tau_c_linear[m])
+                                          ? json_integer((json_int_t)r.tau_c_linear[m])
+                                          : json_null());
         }
         json_object_set_new(root, "modes", modes);
         json_object_set_new(root, "mode_curvature", cli_json_doubles(r.mode_curvature, d));

@@ -195,9 +195,12 @@ int cmd_wallclock(int argc, char **argv)
                     const char *key;
                     double value;
                 } lsq_keys[] = {
-                    {"floor_measured", w->floor_measured}, {"floor_measured_sem", w->floor_measured_sem},
-                    {"floor_exact", w->floor_exact},       {"floor_dutta", w->floor_dutta},
-                    {"decay_measured", w->decay_measured}, {"decay_exact", w->decay_exact},
+                    {"floor_measured", w->floor_measured},
+                    {"floor_measured_sem", w->floor_measured_sem},
+                    {"floor_exact", w->floor_exact},
+                    {"floor_dutta", w->floor_dutta},
+                    {"decay_measured", w->decay_measured},
+                    {"decay_exact", w->decay_exact},
                     {"decay_dutta", w->decay_dutta},
                 };
                 for (size_t k = 0; k < sizeof lsq_keys / sizeof lsq_keys[0]; k++)

@@ -399,8 +399,8 @@ static void msgd_summarize(const void *ctx, const void *work, const double *obs,
     summary[2] = diverged ? 1.0 : 0.0;
 }
 
-am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status *status,
-                       char *err, size_t errlen)
+am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status *status, char *err,
+                       size_t errlen)
 {
     char why[256];
     am_status st = am_msgd_params_check(p, par, why, sizeof why);

@@ -376,4 +376,3 @@ out:
     if (status) *status = st;
     return f;
 }
-

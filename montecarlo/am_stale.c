@@ -71,7 +71,8 @@ am_status am_stale_run_one(const am_objective *f, const am_optim_params *opt,
             if (lag > maxr) lag = maxr;
             const double *xs = hist + ((k - lag) % slots) * d;
             for (size_t b = 0; b < sp->batch; b++)
-                am_objective_add_sample_grad(f, xs, (size_t)uniform_below(&r, am_objective_rows(f)), g);
+                am_objective_add_sample_grad(f, xs, (size_t)uniform_below(&r, am_objective_rows(f)),
+                                             g);
         }
         for (size_t i = 0; i < d; i++)
             g[i] *= inv;

@@ -388,12 +388,13 @@ nomem:
 }
 
 am_sde_pca *am_sde_pca_global_alloc(const am_problem *p, const am_sde_pca_params *par,
-                                am_status *status)
+                                    am_status *status)
 {
     return pca_alloc(p, par, 0, status);
 }
 
-am_sde_pca *am_sde_pca_ou_alloc(const am_problem *p, const am_sde_pca_params *par, am_status *status)
+am_sde_pca *am_sde_pca_ou_alloc(const am_problem *p, const am_sde_pca_params *par,
+                                am_status *status)
 {
     return pca_alloc(p, par, 1, status);
 }

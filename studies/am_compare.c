@@ -75,10 +75,11 @@ am_status am_compare_run(const am_compare_params *par, am_compare_result *res, c
     memset(res, 0, sizeof *res);
     res->sup_mc_ode_index = res->sup_mc_sde_index = -1;
     res->sup_mc_ode = res->sup_mc_ode_sem = res->sup_mc_sde = res->sup_mc_sde_sem = NAN;
-    if (!par || !par->problem) return stage_fail(AM_EINVAL, "compare", "no problem given", err, errlen);
+    if (!par || !par->problem)
+        return stage_fail(AM_EINVAL, "compare", "no problem given", err, errlen);
     if (par->msgd.delay.kind == AM_DELAY_WORKERS)
-        return stage_fail(AM_EINVAL, "mc", "the delay workers:P:DIST is not available here",
-                          err, errlen);
+        return stage_fail(AM_EINVAL, "mc", "the delay workers:P:DIST is not available here", err,
+                          errlen);
     char why[256];
     am_run_mc_params mp = am_run_mc_params_default();
     mp.problem = par->problem;
@@ -128,8 +129,8 @@ am_status am_compare_run(const am_compare_params *par, am_compare_result *res, c
         goto done;
     }
     memcpy(res->t, mc.t, n * sizeof *res->t);
-    st = am_run_ode_at(par->problem, &mp.msgd, &par->ode, res->t, n, res->err_ode,
-                       res->norm_ode, &res->ode_stats, why, sizeof why);
+    st = am_run_ode_at(par->problem, &mp.msgd, &par->ode, res->t, n, res->err_ode, res->norm_ode,
+                       &res->ode_stats, why, sizeof why);
     if (st) {
         st = stage_fail(st, "ode", why, err, errlen);
         goto done;
@@ -143,8 +144,7 @@ am_status am_compare_run(const am_compare_params *par, am_compare_result *res, c
     res->sup_mc_ode_index = i_ode;
     res->sup_mc_sde_index = i_sde;
     res->sup_mc_ode_sem = i_ode >= 0 ? res->err_mc_sem[i_ode] : NAN;
-    res->sup_mc_sde_sem =
-        i_sde >= 0 ? hypot(res->err_mc_sem[i_sde], res->err_sde_sem[i_sde]) : NAN;
+    res->sup_mc_sde_sem = i_sde >= 0 ? hypot(res->err_mc_sem[i_sde], res->err_sde_sem[i_sde]) : NAN;
 done:
     am_run_result_free(&mc);
     am_run_result_free(&sde);

@@ -33,11 +33,11 @@ typedef struct {
 
 typedef struct {
     size_t ngrid;
-    double *t;                          /* [ngrid] */
-    double *err_mc, *err_mc_sem;        /* [ngrid] */
-    double *err_sde, *err_sde_sem;      /* [ngrid] */
-    double *err_ode, *norm_ode;         /* [ngrid] */
-    double sup_mc_ode, sup_mc_ode_sem;  /* NaN when no saved time has both curves */
+    double *t;                         /* [ngrid] */
+    double *err_mc, *err_mc_sem;       /* [ngrid] */
+    double *err_sde, *err_sde_sem;     /* [ngrid] */
+    double *err_ode, *norm_ode;        /* [ngrid] */
+    double sup_mc_ode, sup_mc_ode_sem; /* NaN when no saved time has both curves */
     double sup_mc_sde, sup_mc_sde_sem;
     long sup_mc_ode_index, sup_mc_sde_index; /* maximiser g, or -1 */
     size_t diverged_mc, diverged_sde;

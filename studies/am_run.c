@@ -113,8 +113,8 @@ am_status am_run_mc(const am_run_mc_params *par, am_run_result *res, char *err, 
     }
     am_msgd *m = am_msgd_alloc(p, &par->msgd, &st, err, errlen);
     if (!m) return st;
-    st = run_model(am_msgd_model(m), par->msgd.eta, par->horizon, par->ngrid, &par->ensemble,
-                   res, err, errlen);
+    st = run_model(am_msgd_model(m), par->msgd.eta, par->horizon, par->ngrid, &par->ensemble, res,
+                   err, errlen);
     am_msgd_free(m);
     return st;
 }
@@ -149,8 +149,7 @@ static am_msgd *initial_engine(const am_problem *p, const am_msgd_params *mp, am
     return am_msgd_alloc(p, &ip, st, err, errlen);
 }
 
-am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err,
-                     size_t errlen)
+am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
     if (!par || !par->problem) return fail(err, errlen, AM_EINVAL, "no problem given");
@@ -181,11 +180,11 @@ am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err
         sp.noise = par->noise;
         sp.seed = mp->seed;
         sp.blowup = am_sde_pca_state_blowup(m);
-        sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, err,
-                                errlen);
+        sm =
+            am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, err, errlen);
         if (sm)
-            st = run_model(am_sde_model_get(sm), par->dt, par->horizon, par->ngrid,
-                           &par->ensemble, res, err, errlen);
+            st = run_model(am_sde_model_get(sm), par->dt, par->horizon, par->ngrid, &par->ensemble,
+                           res, err, errlen);
     }
     am_sde_model_free(sm);
     am_sde_pca_free(m);
@@ -227,7 +226,8 @@ static am_status solve_from_initial(const am_problem *p, const am_msgd_params *m
         st = am_ode_solve(ode, mp->mu, v0, t, n, out, stats);
         if (st == AM_ESOLVER) {
             const char *msg = am_ode_last_error(ode);
-            if (err && errlen) snprintf(err, errlen, "CVODE failed: %s", msg[0] ? msg : "unknown reason");
+            if (err && errlen)
+                snprintf(err, errlen, "CVODE failed: %s", msg[0] ? msg : "unknown reason");
         } else if (st) {
             fail(err, errlen, st, NULL);
         }
@@ -245,8 +245,7 @@ am_status am_run_ode_at(const am_problem *p, const am_msgd_params *mp, const am_
     return solve_from_initial(p, mp, op, t, n, &out, stats, err, errlen);
 }
 
-am_status am_run_ode(const am_run_ode_params *par, am_run_ode_result *res, char *err,
-                     size_t errlen)
+am_status am_run_ode(const am_run_ode_params *par, am_run_ode_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
     if (!par || !par->problem) return fail(err, errlen, AM_EINVAL, "no problem given");
@@ -266,8 +265,7 @@ am_status am_run_ode(const am_run_ode_params *par, am_run_ode_result *res, char 
     am_grid grid = {n, par->horizon};
     am_grid_times(&grid, res->t);
     am_ode_output out = {res->err, res->norm, res->h2, NULL};
-    return solve_from_initial(p, &par->msgd, &par->ode, res->t, n, &out, &res->stats, err,
-                              errlen);
+    return solve_from_initial(p, &par->msgd, &par->ode, res->t, n, &out, &res->stats, err, errlen);
 }
 
 void am_run_ode_result_free(am_run_ode_result *res)

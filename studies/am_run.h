@@ -28,17 +28,17 @@
 
 typedef struct {
     size_t ngrid, nobs, dim;
-    double *t;         /* [ngrid] saved times */
-    uint64_t *step;    /* [ngrid] step index of each saved time */
-    double *mean;      /* [nobs * ngrid] column-major: observable j at time g is j*ngrid+g */
-    double *sem;       /* [nobs * ngrid] standard errors, NaN below two replicas */
-    size_t *alive;     /* [ngrid] replicas finite at each saved time */
-    size_t diverged;   /* replicas that diverged before the last saved time */
-    size_t replicas;   /* R */
-    int coords;        /* columns 2..2+dim-1 hold h_i^2 */
-    int wallclock;     /* the last two columns hold the wall-clock time and clamped count */
-    double memory;     /* bytes the ensemble needs; above AM_MEMORY_LIMIT the run returns
-                          AM_ENOMEM before any work */
+    double *t;       /* [ngrid] saved times */
+    uint64_t *step;  /* [ngrid] step index of each saved time */
+    double *mean;    /* [nobs * ngrid] column-major: observable j at time g is j*ngrid+g */
+    double *sem;     /* [nobs * ngrid] standard errors, NaN below two replicas */
+    size_t *alive;   /* [ngrid] replicas finite at each saved time */
+    size_t diverged; /* replicas that diverged before the last saved time */
+    size_t replicas; /* R */
+    int coords;      /* columns 2..2+dim-1 hold h_i^2 */
+    int wallclock;   /* the last two columns hold the wall-clock time and clamped count */
+    double memory;   /* bytes the ensemble needs; above AM_MEMORY_LIMIT the run returns
+                        AM_ENOMEM before any work */
 } am_run_result;
 
 /* Frees the arrays of a result (not the struct); safe on a zeroed or failed result. */
@@ -84,8 +84,7 @@ am_run_sde_params am_run_sde_params_default(void);
 
 /* Runs the SDE ensemble at the steps round(t_g / dt). AM_EDOM when the data have no finite
  * fourth moment. Fills *res (free with am_run_result_free, also after a failure). */
-am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err,
-                     size_t errlen);
+am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err, size_t errlen);
 
 /* ---- the limit ODE ---------------------------------------------------------------- */
 

@@ -44,8 +44,7 @@ am_status am_runtime_study_run(const am_runtime_study_params *par, am_runtime_st
     for (size_t i = 0; i < nk; i++)
         if (par->k[i] < 1 || par->k[i] > p) {
             if (err && errlen)
-                snprintf(err, errlen, "K must be in [1, %zu] (the workers), got %zu", p,
-                         par->k[i]);
+                snprintf(err, errlen, "K must be in [1, %zu] (the workers), got %zu", p, par->k[i]);
             return AM_EINVAL;
         }
     am_runtime_study_row *rows = calloc(nrows, sizeof *rows);
@@ -55,8 +54,9 @@ am_status am_runtime_study_run(const am_runtime_study_params *par, am_runtime_st
     }
     res->rows = rows;
     res->nrows = nrows;
-    static const am_variant order[6] = {AM_VARIANT_SYNC,  AM_VARIANT_KSYNC,  AM_VARIANT_KBATCHSYNC,
-                                        AM_VARIANT_ASYNC, AM_VARIANT_KASYNC, AM_VARIANT_KBATCHASYNC};
+    static const am_variant order[6] = {AM_VARIANT_SYNC,       AM_VARIANT_KSYNC,
+                                        AM_VARIANT_KBATCHSYNC, AM_VARIANT_ASYNC,
+                                        AM_VARIANT_KASYNC,     AM_VARIANT_KBATCHASYNC};
     for (int vi = 0; vi < 6; vi++) {
         am_variant v = order[vi];
         if (v == AM_VARIANT_SYNC || v == AM_VARIANT_ASYNC) {
@@ -78,8 +78,8 @@ am_status am_runtime_study_run(const am_runtime_study_params *par, am_runtime_st
         prm.k = w->k;
         prm.seed = par->seed;
         am_stats s[3];
-        am_status st = am_ps_ensemble(&prm, par->replicas, par->burnin, par->updates,
-                                      par->threads, s);
+        am_status st =
+            am_ps_ensemble(&prm, par->replicas, par->burnin, par->updates, par->threads, s);
         if (st) {
             if (err && errlen)
                 snprintf(err, errlen, "%s: %s", am_runtime_variant_name(w->variant),

@@ -20,9 +20,9 @@ typedef struct {
     am_runtime runtime; /* learner runtime distribution */
     const size_t *k;    /* K of the k-variants, each in [1, P] */
     size_t nk;
-    uint64_t updates;  /* N >= 1 measured per replica */
-    uint64_t burnin;   /* discarded per replica before measuring */
-    size_t replicas;   /* >= 2 */
+    uint64_t updates; /* N >= 1 measured per replica */
+    uint64_t burnin;  /* discarded per replica before measuring */
+    size_t replicas;  /* >= 2 */
     uint64_t seed;
     int threads; /* 0 = all cores */
 } am_runtime_study_params;

@@ -39,11 +39,11 @@ typedef struct {
     double cd, stationary_error, escape_time, traverse_time;
     double escape_iterations, traverse_iterations, z_nu;
     double tau_bound_ode, tau_bound_local; /* tau_bound_local NaN when C_d is infinite */
-    int m4_infinite;     /* some m4_i is infinite (student:NU with NU <= 4) */
-    int noise_free;      /* expected data */
-    int cd_infinite;     /* unbounded data */
-    int gamma_above_half; /* the local condition needs gamma <= 1/2 */
-    size_t tau_c_overflow; /* modes whose tau_c exceeds 2^53 steps */
+    int m4_infinite;                       /* some m4_i is infinite (student:NU with NU <= 4) */
+    int noise_free;                        /* expected data */
+    int cd_infinite;                       /* unbounded data */
+    int gamma_above_half;                  /* the local condition needs gamma <= 1/2 */
+    size_t tau_c_overflow;                 /* modes whose tau_c exceeds 2^53 steps */
 } am_theory_study_result;
 
 /* eta 5e-4, mu 0, gamma 0.5, C 1, delta 0.1, nu 0.05; the problem must be set. */

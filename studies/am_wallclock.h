@@ -71,7 +71,7 @@ typedef struct {
 
 typedef struct {
     size_t ngrid, nvariants;
-    uint64_t *update;          /* [ngrid] saved updates k_g */
+    uint64_t *update;           /* [ngrid] saved updates k_g */
     am_wallclock_curve *curves; /* [nvariants] */
 } am_wallclock_result;
 

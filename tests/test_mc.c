@@ -329,7 +329,8 @@ Test(mc, rotation_equivariance)
     char err[100];
     am_delay_parse("uniform:4", &par.delay, err, sizeof err);
     am_status st;
-    am_msgd *m0 = am_msgd_alloc(p0, &par, &st, NULL, 0), *m1 = am_msgd_alloc(p1, &par, &st, NULL, 0);
+    am_msgd *m0 = am_msgd_alloc(p0, &par, &st, NULL, 0),
+            *m1 = am_msgd_alloc(p1, &par, &st, NULL, 0);
     am_grid grid = {11, 5.0};
     uint64_t k[11];
     am_grid_steps(&grid, par.eta, k);

@@ -335,7 +335,8 @@ static void ps_check_sim(const ps_case *c, size_t replicas, uint64_t n, int chec
     if (am_runtime_time_per_iter(&prm.runtime, c->v, c->p, c->k, &th) != AM_OK)
         /* the only variant without a general closed form */
         cr_assert(c->v == AM_VARIANT_KASYNC && c->k > 1 && c->k < c->p,
-                  "%s %s P=%zu K=%zu: no time formula", c->rt, am_runtime_variant_name(c->v), c->p, c->k);
+                  "%s %s P=%zu K=%zu: no time formula", c->rt, am_runtime_variant_name(c->v), c->p,
+                  c->k);
     else
         cr_assert(fabs(s[0].mean - th) <= 5 * sem,
                   "%s %s P=%zu K=%zu: time per iteration %.6g +- %.2g, theory %.6g", c->rt,

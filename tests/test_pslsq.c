@@ -59,7 +59,8 @@ Test(pslsq, sync_variants_match_exact_curve)
         double floor_ex,
             floor_d = am_lsqbound_floor_dutta(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch);
         cr_assert_eq(
-            am_lsqbound_floor_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, &floor_ex), AM_OK);
+            am_lsqbound_floor_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, &floor_ex),
+            AM_OK);
         cr_assert(fabs(curve[600] - floor_ex) < 1e-6 * floor_ex,
                   "curve at 600 %.10g vs fixed point %.10g", curve[600], floor_ex);
         cr_assert(floor_ex < floor_d, "exact floor %.6g above Dutta's bound %.6g", floor_ex,

@@ -116,7 +116,8 @@ Test(sde, noise_free_rotated_error_matches_closed_form)
     am_sde_params sp = am_sde_params_default();
     sp.dt = 1e-3;
     sp.noise = 0;
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     cr_assert_not_null(sm);
     uint64_t k[3] = {0, 300, 600};
     am_ensemble_params ep = am_ensemble_params_default();
@@ -421,7 +422,8 @@ static void sde_cov_case(am_dist_kind kind, am_sde_sampler sampler, const double
     int neg = 0;
     for (size_t i = 0; i < d; i++)
         if (l[i] * q + (m4[i] - 3 * l[i] * l[i]) * h[i] * h[i] < 0) neg = 1;
-    cr_assert_eq(neg, expect_negative, "dist %s: negative diagonal %d", am_problem_dist_name(kind), neg);
+    cr_assert_eq(neg, expect_negative, "dist %s: negative diagonal %d", am_problem_dist_name(kind),
+                 neg);
     sde_cov_formula(d, l, m4, h, C);
     am_sde_pca_params pp = am_sde_pca_params_default();
     pp.eta = 1;
@@ -438,8 +440,8 @@ static void sde_cov_case(am_dist_kind kind, am_sde_sampler sampler, const double
              sampler == AM_SDE_SAMPLER_FAST ? "fast" : "dense", h[0], h[1], h[2], h[3]);
     sde_check_cov(d, C, sde_draw_noise, &ctx, 200000, what);
     if (with_data) {
-        snprintf(what, sizeof what, "%s data P X X^T V h=(%g,%g,%g,%g)", am_problem_dist_name(kind), h[0],
-                 h[1], h[2], h[3]);
+        snprintf(what, sizeof what, "%s data P X X^T V h=(%g,%g,%g,%g)", am_problem_dist_name(kind),
+                 h[0], h[1], h[2], h[3]);
         sde_check_cov(d, C, sde_draw_data, &ctx, 200000, what);
     }
     am_sde_pca_free(m);
@@ -540,7 +542,8 @@ Test(sde, ou_model_matches_exact_discrete_variance)
     am_sde_params sp = am_sde_params_default();
     sp.dt = dt;
     sp.blowup = am_sde_pca_state_blowup(m);
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     cr_assert_not_null(sm);
     am_ensemble_params ep = am_ensemble_params_default();
     ep.replicas = R;
@@ -594,7 +597,8 @@ static am_ensemble_result *sde_run_global(am_dist_kind kind, int threads, size_t
     sp.dt = 1e-2;
     sp.seed = 5;
     sp.blowup = blowup;
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     cr_assert_not_null(sm);
     am_ensemble_params ep = am_ensemble_params_default();
     ep.replicas = R;

@@ -298,10 +298,10 @@ Test(studies_runtime, closed_forms_and_simulation)
     char err[200];
     cr_assert_eq(am_runtime_study_run(&rp, &r, err, sizeof err), AM_OK, "%s", err);
     cr_assert_eq(r.nrows, 10);
-    const am_variant order[10] = {AM_VARIANT_SYNC,       AM_VARIANT_KSYNC,  AM_VARIANT_KSYNC,
-                                  AM_VARIANT_KBATCHSYNC, AM_VARIANT_KBATCHSYNC,
-                                  AM_VARIANT_ASYNC,      AM_VARIANT_KASYNC, AM_VARIANT_KASYNC,
-                                  AM_VARIANT_KBATCHASYNC, AM_VARIANT_KBATCHASYNC};
+    const am_variant order[10] = {
+        AM_VARIANT_SYNC,        AM_VARIANT_KSYNC,      AM_VARIANT_KSYNC,  AM_VARIANT_KBATCHSYNC,
+        AM_VARIANT_KBATCHSYNC,  AM_VARIANT_ASYNC,      AM_VARIANT_KASYNC, AM_VARIANT_KASYNC,
+        AM_VARIANT_KBATCHASYNC, AM_VARIANT_KBATCHASYNC};
     const size_t korder[10] = {4, 2, 3, 2, 3, 1, 2, 3, 2, 3};
     cr_assert(same(r.mean_runtime, 1.0));
     size_t checked = 0;
@@ -315,8 +315,8 @@ Test(studies_runtime, closed_forms_and_simulation)
         if (am_runtime_mean_staleness(&rp.runtime, w->variant, 4, w->k, &ms)) ms = NAN;
         cr_assert(same(w->theory, tp) && same(w->p_fresh_theory, pf) &&
                       same(w->mean_staleness_theory, ms),
-                  "row %zu (%s K=%zu): closed forms differ", i,
-                  am_runtime_variant_name(w->variant), w->k);
+                  "row %zu (%s K=%zu): closed forms differ", i, am_runtime_variant_name(w->variant),
+                  w->k);
         /* the simulation agrees with each closed form within 4 standard errors; a 10 % wrong
          * prediction fails the same check */
         const double meas[3] = {w->time_per_iter, w->p_fresh, w->mean_staleness};
@@ -397,8 +397,8 @@ Test(studies_staleness, rows_against_direct_stale_ensemble)
             cr_assert(same(row->lr, op.lr));
             cr_assert_eq(row->reached, sum.reached);
             steps[i] = sum.reached ? sum.steps.mean : NAN;
-            cr_assert(same(row->steps_to_target, steps[i]), "o=%zu s=%zu: %.17g vs %.17g", o,
-                      sl[i], row->steps_to_target, steps[i]);
+            cr_assert(same(row->steps_to_target, steps[i]), "o=%zu s=%zu: %.17g vs %.17g", o, sl[i],
+                      row->steps_to_target, steps[i]);
             cr_assert(same(row->never_reached, 1.0 - (double)sum.reached / 6.0));
             cr_assert(same(row->coherence_min, sum.coherence.n > 0 ? sum.coherence.mean : NAN));
         }
@@ -488,8 +488,7 @@ Test(studies_wallclock, lsq_floor_fields)
                       w->floor_measured_sem, fe);
         cr_assert_gt(fabs(w->floor_measured - 1.3 * fe), 4 * w->floor_measured_sem,
                      "variant %zu: a 30%% wrong floor passed", v);
-        cr_assert(isfinite(w->decay_exact) && w->decay_exact < 1, "decay_exact %g",
-                  w->decay_exact);
+        cr_assert(isfinite(w->decay_exact) && w->decay_exact < 1, "decay_exact %g", w->decay_exact);
     }
     am_wallclock_result_free(&r);
 

@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-am_status am_lsqbound_floor_exact(const double *lambda, size_t d, double eta, double sigma, double k,
-                             double *out)
+am_status am_lsqbound_floor_exact(const double *lambda, size_t d, double eta, double sigma,
+                                  double k, double *out)
 {
     double a = 0;
     for (size_t i = 0; i < d; i++) {
@@ -28,7 +28,7 @@ am_status am_lsqbound_floor_exact(const double *lambda, size_t d, double eta, do
 }
 
 void am_lsqbound_curve_exact(const double *lambda, size_t d, double eta, double sigma, double k,
-                        size_t n, double *out)
+                             size_t n, double *out)
 {
     double *v = malloc(d * sizeof *v);
     if (!v) {

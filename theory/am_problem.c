@@ -100,8 +100,7 @@ am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uin
         return alloc_fail(NULL, AM_EINVAL, status, err, errlen,
                           "student:NU needs NU > 2 (finite variance)");
     if (dim > ((size_t)1 << 20))
-        return alloc_fail(NULL, AM_EINVAL, status, err, errlen,
-                          "the dimension exceeds 2^20");
+        return alloc_fail(NULL, AM_EINVAL, status, err, errlen, "the dimension exceeds 2^20");
     am_problem *p = calloc(1, sizeof *p);
     if (!p) return alloc_fail(NULL, AM_ENOMEM, status, err, errlen, "out of memory");
     p->dim = dim;
@@ -120,8 +119,7 @@ am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uin
                               "the rotated eigenbasis would exceed the memory limit");
         p->q = malloc(dim * dim * sizeof *p->q);
         if (!p->q || random_orthogonal(dim, rotate_seed, p->q))
-            return alloc_fail(p, AM_ENOMEM, status, err, errlen,
-                              "out of memory");
+            return alloc_fail(p, AM_ENOMEM, status, err, errlen, "out of memory");
         p->rotate_seed = rotate_seed;
     }
     if (status) *status = AM_OK;

@@ -43,7 +43,8 @@ const am_variant_entry am_runtime_variant_table[] = {
     {"k-batch-async", "k-batch-async:K",
      "waits for K mini-batches from any learners, which never idle", AM_VARIANT_KBATCHASYNC, 1},
 };
-const size_t am_runtime_variant_table_len = sizeof am_runtime_variant_table / sizeof am_runtime_variant_table[0];
+const size_t am_runtime_variant_table_len =
+    sizeof am_runtime_variant_table / sizeof am_runtime_variant_table[0];
 
 am_status am_runtime_make(am_runtime_kind kind, double a, double b, am_runtime *out)
 {
@@ -269,7 +270,7 @@ am_status am_runtime_variant_parse(const char *name, am_variant *out, char *err,
 }
 
 am_status am_runtime_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
-                                size_t errlen)
+                                        size_t errlen)
 {
     char name[32];
     const char *colon = strchr(spec, ':');

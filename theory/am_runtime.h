@@ -116,7 +116,7 @@ am_status am_runtime_variant_parse(const char *name, am_variant *out, char *err,
 /* Parses "async", "sync", "k-sync:4", ... into the variant and K (1 for sync and async);
  * AM_EINVAL with a reason in err otherwise (K against P is checked by am_runtime_variant_check). */
 am_status am_runtime_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
-                                size_t errlen);
+                                        size_t errlen);
 
 /* The registry name of a variant. */
 const char *am_runtime_variant_name(am_variant v);

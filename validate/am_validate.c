@@ -351,8 +351,8 @@ static am_status check_stationary(const am_validate_opts *o, am_check_result *ro
             am_check_set_params(row,
                                 "mu=%g dist=%s eta=%g and 2 eta, start=e:1 burn=%llu "
                                 "steps n=%zu every %llu steps R=%zu",
-                                mu, am_problem_dist_name(dists[id]), eta, (unsigned long long)burn, n,
-                                (unsigned long long)s, R);
+                                mu, am_problem_dist_name(dists[id]), eta, (unsigned long long)burn,
+                                n, (unsigned long long)s, R);
             double m[2], se[2];
             am_acf_tau tau[2];
             size_t div[2];
