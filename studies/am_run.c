@@ -103,8 +103,8 @@ am_status am_run_mc(const am_run_mc_params *par, am_run_result *res, char *err, 
         pp.k = par->k;
         pp.lr_c = par->lr_c;
         pp.lr_max = par->lr_max;
-        am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st);
-        if (!eng) return fail(err, errlen, st, NULL);
+        am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st, err, errlen);
+        if (!eng) return st;
         st = run_model(am_msgd_ps_model(eng), par->msgd.eta, par->horizon, par->ngrid,
                        &par->ensemble, res, err, errlen);
         res->wallclock = 1;

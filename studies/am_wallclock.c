@@ -170,6 +170,7 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
             lam[i] = am_pslsq_lambda(&lp, i);
     }
     am_status st = AM_OK;
+    char why[256] = "";
     for (size_t i = 0; i < nv && st == AM_OK; i++) {
         am_wallclock_curve *w = &res->curves[i];
         w->variant = par->variants[i].variant;
@@ -188,7 +189,7 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
             pp.k = w->k;
             pp.lr_c = par->lr_c;
             pp.lr_max = par->lr_max;
-            am_msgd_ps *eng = am_msgd_ps_alloc(par->problem, &pp, &st);
+            am_msgd_ps *eng = am_msgd_ps_alloc(par->problem, &pp, &st, why, sizeof why);
             if (!eng) break;
             st = am_ensemble_run(am_msgd_ps_model(eng), ks, ngrid, &ep, &er);
             am_msgd_ps_free(eng);
@@ -212,6 +213,6 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
         am_ensemble_result_free(er);
     }
     free(lam);
-    if (st) return fail(err, errlen, st, NULL);
+    if (st) return fail(err, errlen, st, why[0] ? why : NULL);
     return AM_OK;
 }
