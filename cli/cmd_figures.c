@@ -122,10 +122,11 @@ static const size_t nfigures = sizeof figures / sizeof figures[0];
 #define FIG_SRC_DIR "docs/figures"
 #ifdef AM_DATADIR
 #define FIG_DEFAULT_HELP FIG_SRC_DIR " if present, else " AM_DATADIR "/docs/figures"
-#define FIG_WHERE "from the source tree or with the scripts installed in " AM_DATADIR "/docs/figures"
+#define FIG_INSTALLED                                                                              \
+    "\nOutside the source tree it uses the scripts installed in\n" AM_DATADIR "/docs/figures."
 #else
 #define FIG_DEFAULT_HELP FIG_SRC_DIR
-#define FIG_WHERE "from the source tree"
+#define FIG_INSTALLED ""
 #endif
 static const cli_opt OPT_DIR = {
     "dir", "DIR", FIG_DEFAULT_HELP,
@@ -161,8 +162,8 @@ int cmd_figures(int argc, char **argv)
     cli_args a;
     cli_parse(&a, "figures",
               "Regenerate every figure the documentation shows, with its data file, from the same\n"
-              "commands a user would type (run " FIG_WHERE "; needs gnuplot). Takes a few\n"
-              "minutes on 2 cores.",
+              "commands a user would type (run from the source tree; needs gnuplot). Takes a few\n"
+              "minutes on 2 cores." FIG_INSTALLED,
               figures_opts, argc, argv);
     if (cli_flag(&a, "list")) {
         for (size_t i = 0; i < nfigures; i++)
