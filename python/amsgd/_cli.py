@@ -147,6 +147,8 @@ def run(command, kwargs):
     status, text, err = call(argv_of(command, kwargs))
     if status == 2:
         raise ValueError(err)
+    if status == 130:  # a sweep (phase, knee) stopped by SIGINT: nothing was written
+        raise KeyboardInterrupt(f"amsgd {command} interrupted")
     if status not in (0, 1):
         raise RuntimeError(err or f"amsgd {command} failed with exit status {status}")
     return convert(json.loads(text))

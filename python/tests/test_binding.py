@@ -9,6 +9,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import struct
 import subprocess
 import threading
@@ -300,6 +301,20 @@ class Errors(unittest.TestCase):
             with self.assertRaises(ValueError):
                 amsgd.sde(time=0.5, replicas=50, grid=-6)
             same(amsgd.sde(time=0.5, replicas=50, grid=6), ref)
+
+    def test_interrupted_sweep_then_sweep(self):
+        # SIGINT stops a sweep (KeyboardInterrupt); the next sweep in the process runs whole
+        big = dict(mu_grid="0:0.9:10", tau_grid="0:40:9", replicas=2000, time=20, quiet=True)
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                amsgd.phase(**big)
+        finally:
+            timer.cancel()
+        flags = "phase --mu-grid 0:0.5:2 --tau-grid 0:4:2 --replicas 20 --time 1 --quiet"
+        _, ref = cli_json(flags)
+        same(amsgd.phase(mu_grid="0:0.5:2", tau_grid="0:4:2", replicas=20, time=1, quiet=True), ref)
 
     def test_binding_arguments(self):
         self.assertRaises(TypeError, amsgd.mc, format="csv")
