@@ -211,7 +211,7 @@ install: $(INST_BIN) $(LIB) $(SHLIB) $(CLI_SHLIB)
 	install -m 644 README.md $(wildcard ARCHITECTURE.md) $(DESTDIR)$(DATADIR)/
 	install -m 644 $(wildcard docs/*.md docs/*.json) $(DESTDIR)$(DATADIR)/docs/
 	install -m 644 $(wildcard docs/figures/*) $(DESTDIR)$(DATADIR)/docs/figures/
-	install -m 644 examples/embed.c $(DESTDIR)$(DATADIR)/examples/embed.c
+	install -m 644 examples/embed.c examples/binding.py $(DESTDIR)$(DATADIR)/examples/
 	install -m 644 python/amsgd/*.py $(DESTDIR)$(PYDIR)/amsgd/
 
 # The binding's tests (python/tests, standard-library unittest) against build/amsgd's JSON.
