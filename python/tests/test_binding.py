@@ -304,7 +304,7 @@ class Errors(unittest.TestCase):
 
     def test_interrupted_sweep_then_sweep(self):
         # SIGINT stops a sweep (KeyboardInterrupt); the next sweep in the process runs whole
-        big = dict(mu_grid="0:0.9:10", tau_grid="0:40:9", replicas=2000, time=20, quiet=True)
+        big = dict(mu_grid="0:0.9:10", tau_grid="0:40:9", replicas=500, time=10, quiet=True)
         timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
         timer.start()
         try:
