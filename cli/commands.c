@@ -10,6 +10,7 @@ const cli_command cli_commands[] = {
     {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
     {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
     {"ode", cmd_ode, "deterministic limit ODE solved with CVODE"},
+    {"dde", cmd_dde, "delay-differential limit at a fixed lag s = tau eta (method of steps)"},
     {"compare", cmd_compare, "mc, sde and ode side by side on one grid, with their gaps"},
     {"converge", cmd_converge, "weak error against the ODE/SDE over an eta ladder, fitted order"},
     {"validate", cmd_validate, "numerical verdicts on the theorems, with error bars"},

@@ -16,7 +16,7 @@ docs/python.md.
 """
 from . import _cli
 
-__all__ = ["theory", "mc", "sde", "ode", "compare", "converge", "phase", "knee", "staleness",
+__all__ = ["theory", "mc", "sde", "ode", "dde", "compare", "converge", "phase", "knee", "staleness",
            "runtime", "call", "help", "version"]
 
 
@@ -38,6 +38,11 @@ def sde(**kwargs):
 def ode(**kwargs):
     """The deterministic limit ODE solved with CVODE (`amsgd ode`)."""
     return _cli.run("ode", kwargs)
+
+
+def dde(**kwargs):
+    """The delay-differential limit at a fixed lag, by the method of steps (`amsgd dde`)."""
+    return _cli.run("dde", kwargs)
 
 
 def compare(**kwargs):

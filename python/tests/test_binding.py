@@ -116,6 +116,7 @@ CASES = [
      "mc --spectrum 4,3,2,1 --eta 2e-3 --delay geometric:3 --time 1 --replicas 100 --grid 6 --coords"),
     ("sde", dict(time=0.5, replicas=100, grid=6, mu=0.3), "sde --time 0.5 --replicas 100 --grid 6 --mu 0.3"),
     ("ode", dict(time=2, grid=11, mu=0.5, coords=True), "ode --time 2 --grid 11 --mu 0.5 --coords"),
+    ("dde", dict(lag=0.5, mu=0.5, time=3, grid=7, coords=True), "dde --lag 0.5 --mu 0.5 --time 3 --grid 7 --coords"),
     ("compare", dict(time=0.5, replicas=100, grid=6), "compare --time 0.5 --replicas 100 --grid 6"),
     ("converge", dict(etas="4e-3,2e-3", time=0.5, replicas=200, grid=6, sde=True),
      "converge --etas 4e-3,2e-3 --time 0.5 --replicas 200 --grid 6 --sde"),
@@ -138,6 +139,8 @@ BAD = [
     ("mc", dict(nosuchflag=1), "mc --nosuchflag 1"),
     ("sde", dict(dt=-1), "sde --dt -1"),
     ("ode", dict(rtol=0), "ode --rtol 0"),
+    ("dde", dict(lag=0), "dde --lag 0"),
+    ("dde", dict(), "dde"),
     ("compare", dict(replicas=0), "compare --replicas 0"),
     ("converge", dict(etas=1e-3), "converge --etas 0.001"),
     ("phase", dict(mu_grid="0:2:3"), "phase --mu-grid 0:2:3"),
@@ -200,7 +203,7 @@ class AgainstCommand(unittest.TestCase):
             with self.subTest(flags=flags):
                 self.check(func, kwargs, flags)
                 funcs.add(func)
-        self.assertEqual(funcs, {"theory", "mc", "sde", "ode", "compare", "converge", "phase",
+        self.assertEqual(funcs, {"theory", "mc", "sde", "ode", "dde", "compare", "converge", "phase",
                                  "knee", "staleness", "runtime"})
 
     def test_arrays_are_numpy(self):
