@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_errno.h>
-
+#include "../core/am_common.h"
 #include "args.h"
 #include "commands.h"
 
@@ -28,7 +27,7 @@ static pthread_once_t embed_gsl_once = PTHREAD_ONCE_INIT;
 
 static void embed_gsl_handler_off(void)
 {
-    gsl_set_error_handler_off();
+    am_common_gsl_handler_off();
 }
 
 /* Runs the command of argv[0] under the frame e; returns its exit status. */

@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <gsl/gsl_errno.h>
-
 #include "../core/am_common.h"
 #include "args.h"
 #include "commands.h"
@@ -37,7 +35,7 @@ int main(int argc, char **argv)
 {
     /* The library checks the status of every GSL call; GSL's default handler would abort the
      * process first. The handler is process-wide, so the program sets it once, here. */
-    gsl_set_error_handler_off();
+    am_common_gsl_handler_off();
 #ifdef AM_HAVE_MPI
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

@@ -8,10 +8,11 @@
  * (err may be NULL); the reason names parameter fields, never command-line flags.
  *
  * GSL: the library checks the status of every GSL call and never changes GSL's
- * process-wide error handler. GSL's default handler aborts the process on any
- * error (a round-off report of a quadrature included), so a program that embeds
- * the library calls gsl_set_error_handler_off() once, before its first call
- * (the amsgd command does so in main).
+ * process-wide error handler inside its calls. GSL's default handler aborts the
+ * process on any error (a round-off report of a quadrature included), so a
+ * program that embeds the library turns it off once, before its first call:
+ * gsl_set_error_handler_off(), or am_common_gsl_handler_off() for a program that
+ * does not link GSL itself (the amsgd command does so in main).
  */
 #ifndef AM_COMMON_H
 #define AM_COMMON_H
@@ -35,6 +36,10 @@ const char *am_strerror(am_status status);
 
 /* Returns the library version string (equal to AM_VERSION). */
 const char *am_version(void);
+
+/* Turns GSL's process-wide error handler off (gsl_set_error_handler_off): for the program
+ * to call once at start-up, never called by the library itself. */
+void am_common_gsl_handler_off(void);
 
 /* Largest total allocation (bytes) the library accepts for one engine run. */
 #define AM_MEMORY_LIMIT ((size_t)8 << 30)

@@ -9,15 +9,13 @@
 #include <math.h>
 #include <stdio.h>
 
-#include <gsl/gsl_errno.h>
-
 #include <amsgd/amsgd.h>
 
 int main(void)
 {
     /* The library checks every GSL status itself and leaves GSL's process-wide error
      * handler alone: a program turns GSL's aborting default off once, at start-up. */
-    gsl_set_error_handler_off();
+    am_common_gsl_handler_off();
 
     const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_GAUSSIAN, 0};

@@ -108,8 +108,9 @@ def main():
            "`(err, errlen)` buffer (`err` may be `NULL`); reasons name parameter fields, never",
            "command-line flags. GSL: the library checks every GSL status and never changes GSL's",
            "process-wide error handler, whose default aborts the process; a program that embeds",
-           "the library calls `gsl_set_error_handler_off()` once at start-up, before its first",
-           "call (as `examples/embed.c`, the `amsgd` command and `am_cli_call` do).", ""]
+           "the library turns it off once at start-up, before its first call:",
+           "`gsl_set_error_handler_off()`, or `am_common_gsl_handler_off()` without linking GSL",
+           "(as `examples/embed.c`, the `amsgd` command and `am_cli_call` do).", ""]
     for mod in MODULES:
         if not os.path.isdir(os.path.join(ROOT, mod)):
             continue

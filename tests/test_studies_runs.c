@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
-#include <gsl/gsl_errno.h>
 
 #include "../core/am_ensemble.h"
 #include "../montecarlo/am_dataset.h"
@@ -32,7 +31,7 @@
  * turns the aborting default off once, before any test runs (as the amsgd command does). */
 __attribute__((constructor)) static void gsl_handler_off(void)
 {
-    gsl_set_error_handler_off();
+    am_common_gsl_handler_off();
 }
 
 static am_problem *problem4(am_dist_kind kind)
