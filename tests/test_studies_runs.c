@@ -16,7 +16,10 @@
 #include "../core/am_ensemble.h"
 #include "../montecarlo/am_dataset.h"
 #include "../montecarlo/am_stale.h"
+#include "../montecarlo/am_msgd_ps.h"
+#include "../solvers/am_dde.h"
 #include "../solvers/am_ode.h"
+#include "../solvers/am_sde.h"
 #include "../studies/am_compare.h"
 #include "../studies/am_run.h"
 #include "../studies/am_runtime_study.h"
@@ -605,6 +608,14 @@ Test(studies_errors, advance_failure_propagates_out_of_the_ensemble)
     }
 }
 
+static void e1_initial(uint64_t replica, double *v0, const void *ctx)
+{
+    (void)replica;
+    (void)ctx;
+    for (size_t i = 0; i < 3; i++)
+        v0[i] = i == 0;
+}
+
 Test(studies_errors, constructors_say_why)
 {
     const double bad[4] = {4, 3, 3.5, 1};
@@ -643,5 +654,41 @@ Test(studies_errors, constructors_say_why)
     op.rtol = 2;
     cr_assert_null(am_ode_alloc(p, &op, &st, err, sizeof err));
     cr_assert(strncmp(err, "rtol must be", 12) == 0, "err '%s'", err);
+
+    /* the parameter-server engine passes its inner engine's reason through */
+    am_msgd_ps_params pp;
+    memset(&pp, 0, sizeof pp);
+    pp.msgd = am_msgd_params_default();
+    cr_assert_null(am_msgd_ps_alloc(p, &pp, &st, err, sizeof err));
+    cr_assert(strstr(err, "workers:P:DIST") != NULL, "err '%s'", err);
+    char derr[100];
+    cr_assert_eq(am_delay_parse("workers:4:exp:1", &pp.msgd.delay, derr, sizeof derr), AM_OK);
+    pp.variant = AM_VARIANT_ASYNC;
+    pp.k = 1;
+    pp.msgd.mu = 2;
+    cr_assert_null(am_msgd_ps_alloc(p, &pp, &st, err, sizeof err));
+    cr_assert(strstr(err, "mu must be in [0, 1)") != NULL, "err '%s'", err);
+    pp.msgd.mu = 0;
+    am_msgd_ps *ps = am_msgd_ps_alloc(p, &pp, &st, err, sizeof err);
+    cr_assert_not_null(ps, "a valid engine failed: %s", err);
+    am_msgd_ps_free(ps);
+
+    am_dde_params dp = am_dde_params_default();
+    dp.rtol = 0;
+    cr_assert_null(am_dde_alloc(p, &dp, &st, err, sizeof err));
+    cr_assert(strncmp(err, "rtol must be", 12) == 0, "err '%s'", err);
+
+    am_sde_pca_params sq = am_sde_pca_params_default();
+    sq.initial = e1_initial;
+    am_sde_pca *m = am_sde_pca_ou_alloc(p, &sq, &st);
+    cr_assert_not_null(m);
+    am_sde_params sp = am_sde_params_default();
+    sp.dt = 0;
+    cr_assert_null(am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, err,
+                                      sizeof err));
+    cr_assert(strstr(err, "dt must be a finite number > 0") != NULL, "err '%s'", err);
+    cr_assert_null(am_sde_path_alloc(am_sde_pca_system(m), &sp, &st, err, sizeof err));
+    cr_assert(strstr(err, "dt must be") != NULL, "err '%s'", err);
+    am_sde_pca_free(m);
     am_problem_free(p);
 }
