@@ -51,8 +51,7 @@ static double *parse_spectrum(const char *s, size_t dim)
         free(copy);
         if (!(hi > lo && lo > 0))
             cli_usage_error("--spectrum linear:HI:LO needs HI > LO > 0, got '%s'", s);
-        for (size_t i = 0; i < dim; i++)
-            l[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
+        am_problem_spectrum_linear(hi, lo, dim, l);
         return l;
     }
     size_t n = 1;

@@ -692,3 +692,13 @@ Test(studies_errors, constructors_say_why)
     am_sde_pca_free(m);
     am_problem_free(p);
 }
+
+Test(studies_errors, linear_spectrum)
+{
+    double l[5];
+    am_problem_spectrum_linear(4, 1, 5, l);
+    const double want[5] = {4, 3.25, 2.5, 1.75, 1};
+    for (size_t i = 0; i < 5; i++)
+        cr_assert(same(l[i], want[i]), "lambda_%zu = %.17g, want %.17g", i + 1, l[i], want[i]);
+    cr_assert_eq(am_problem_check_spectrum(5, l), AM_OK);
+}

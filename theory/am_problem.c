@@ -15,6 +15,12 @@
 
 #include "../core/am_rng.h"
 
+void am_problem_spectrum_linear(double hi, double lo, size_t dim, double *lambda)
+{
+    for (size_t i = 0; i < dim; i++)
+        lambda[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
+}
+
 am_status am_problem_check_spectrum(size_t dim, const double *lambda)
 {
     if (dim < 2 || !lambda) return AM_EINVAL;

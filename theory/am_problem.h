@@ -42,6 +42,10 @@ typedef struct {
     am_dist dist;
 } am_problem;
 
+/* The linear spectrum lambda_i = hi - (hi - lo) (i - 1) / (dim - 1), i = 1..dim (dim >= 2),
+ * into lambda[0..dim-1]. */
+void am_problem_spectrum_linear(double hi, double lo, size_t dim, double *lambda);
+
 /* Checks a spectrum: dim >= 2, all finite and > 0, non-increasing, lambda_1 > lambda_2. */
 am_status am_problem_check_spectrum(size_t dim, const double *lambda);
 
