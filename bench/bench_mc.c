@@ -68,6 +68,7 @@ static double rng_only(const am_problem *p, size_t R, uint64_t N, double *sink)
 
 int main(int argc, char **argv)
 {
+    am_common_gsl_handler_off(); /* the program, not the library, sets GSL's handler */
     double budget = argc > 1 ? atof(argv[1]) : 4e8; /* coordinate-steps per measurement */
     int reps = argc > 2 ? atoi(argv[2]) : 1;
     if (reps < 1) reps = 1;

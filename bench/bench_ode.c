@@ -86,6 +86,7 @@ static int put(FILE *f, const double *x, size_t n)
 
 int main(int argc, char **argv)
 {
+    am_common_gsl_handler_off(); /* the program, not the library, sets GSL's handler */
     const char *dims = "4,100,1000", *out = NULL, *method = "adams", *linsol = "dense";
     unsigned long long rotate = 0;
     double mu = 0, horizon = 10;

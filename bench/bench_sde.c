@@ -80,6 +80,7 @@ static double bench_sde(const am_problem *p, am_msgd *init, am_sde_sampler sampl
 
 int main(int argc, char **argv)
 {
+    am_common_gsl_handler_off(); /* the program, not the library, sets GSL's handler */
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
     if (!(scale > 0)) scale = 1.0;
     const size_t dims[3] = {4, 100, 1000};
