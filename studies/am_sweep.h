@@ -11,7 +11,8 @@
  * dropped, the valid part is rewritten through a temporary file and rename(), and the
  * finished cells are skipped. Since 17 digits round-trip every double, a resumed sweep ends
  * with exactly the values of an uninterrupted one. A stop flag (set by the caller's signal
- * handler; the library installs none) ends the sweep between cells.
+ * handler; the library installs none) ends the sweep between cells; a cell may poll the same
+ * flag and return AM_ECANCELED, which ends the sweep like the flag (the cell is not kept).
  *
  * In a build with AM_HAVE_MPI and MPI initialised on more than one rank, cell i runs on rank
  * i mod P; every rank sends each finished cell to rank 0, which writes the checkpoint and
@@ -19,7 +20,8 @@
  *
  * The file also holds the small numerical tools of the delay searches: the smallest integer
  * at which a monotone predicate turns true (bracketing by doubling, then bisection), and the
- * least-squares fit of a power law y = c x^p on log-log axes.
+ * least-squares fit of a power law y = c x^p on log-log axes over the usable points (the
+ * ordinary least squares of validate/am_fit.h).
  */
 #ifndef AM_SWEEP_H
 #define AM_SWEEP_H
@@ -51,9 +53,9 @@ typedef struct {
 am_sweep_params am_sweep_params_default(void);
 
 /* Runs the sweep; values[ncells * nvalues] receives the cells, done[ncells] marks finished
- * cells and *ndone counts them (ndone < ncells after a stop). Returns AM_EINVAL with a reason
- * in err when the checkpoint belongs to other parameters or is malformed, AM_EIO on a file
- * error, or the first failure of run_cell. */
+ * cells and *ndone counts them (ndone < ncells after a stop, which returns AM_OK). Returns
+ * AM_EINVAL with a reason in err when the checkpoint belongs to other parameters or is malformed,
+ * AM_EIO on a file error, or the first failure of run_cell. */
 am_status am_sweep_run(const am_sweep_problem *prob, const am_sweep_params *params, double *values,
                        unsigned char *done, size_t *ndone, char *err, size_t errlen);
 

@@ -1,6 +1,7 @@
 /*
  * am_sweep.c -- checkpointed, resumable, optionally MPI-distributed sweeps over cells, the
- * integer threshold search and the power-law fit of am_sweep.h.
+ * integer threshold search and the power-law fit of am_sweep.h (the fit itself is
+ * am_fit_order of validate/am_fit.h on the usable points).
  *
  * Checkpoint durability: a new or rewritten file is written to PATH.tmp, fsync'd and renamed
  * over PATH (then the directory is fsync'd); each cell line is appended with one write(2)
@@ -20,6 +21,8 @@
 #include <unistd.h>
 
 #include <jansson.h>
+
+#include "../validate/am_fit.h"
 
 #ifdef AM_HAVE_MPI
 #include <mpi.h>
@@ -363,6 +366,10 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
         if (done[c]) continue;
         if (par->stop && *par->stop) break;
         st = pb->run_cell(pb->ctx, c, buf + 1);
+        if (st == AM_ECANCELED) { /* the cell saw the stop flag: not kept, the sweep ends */
+            st = AM_OK;
+            break;
+        }
         if (st) break;
         if (rank == 0) {
             st = record_cell(&s, c, buf + 1, err, errlen);
@@ -441,23 +448,21 @@ am_status am_sweep_search_int(am_status (*pred)(void *ctx, uint64_t n, int *out)
 
 am_status am_sweep_fit_power(const double *x, const double *y, size_t n, double *p, double *logc)
 {
-    double sx = 0, sy = 0, m = 0;
+    double *u = malloc(2 * (n ? n : 1) * sizeof *u);
+    if (!u) return AM_ENOMEM;
+    double *w = u + (n ? n : 1);
+    size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (x[i] > 0 && y[i] > 0 && isfinite(x[i]) && isfinite(y[i])) {
-            sx += log(x[i]);
-            sy += log(y[i]);
-            m += 1;
+            u[m] = x[i];
+            w[m++] = y[i];
         }
-    if (m < 2) return AM_EDOM;
-    double mx = sx / m, my = sy / m, sxx = 0, sxy = 0;
-    for (size_t i = 0; i < n; i++)
-        if (x[i] > 0 && y[i] > 0 && isfinite(x[i]) && isfinite(y[i])) {
-            double dx = log(x[i]) - mx;
-            sxx += dx * dx;
-            sxy += dx * (log(y[i]) - my);
-        }
-    if (!(sxx > 0)) return AM_EDOM;
-    *p = sxy / sxx;
-    *logc = my - *p * mx;
+    am_fit_result fr;
+    am_status st = m < 2 ? AM_EDOM : am_fit_order(u, w, m, NULL, &fr);
+    free(u);
+    if (st == AM_EINVAL) st = AM_EDOM; /* every usable x equal */
+    if (st) return st;
+    *p = fr.slope;
+    *logc = fr.intercept;
     return AM_OK;
 }
