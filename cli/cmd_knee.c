@@ -78,7 +78,9 @@ int cmd_knee(int argc, char **argv)
     if (kp.resume && !kp.checkpoint) cli_usage_error("--resume needs --checkpoint FILE");
     int json = cli_json(&a);
     int progress = sweep_cli_show_progress(cli_flag(&a, "quiet"));
-    if (am_knee_params_check(&kp, err, sizeof err)) cli_usage_error("%s", err);
+    am_status cst = am_knee_params_check(&kp, err, sizeof err);
+    if (cst == AM_ENOMEM) cli_usage_error("--replicas %zu: %s", kp.cell.replicas, err);
+    if (cst) cli_usage_error("%s", err);
     if (progress) {
         kp.progress = sweep_cli_progress_print;
         kp.progress_ctx = stderr;

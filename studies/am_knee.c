@@ -34,6 +34,19 @@ am_knee_params am_knee_params_default(void)
     return p;
 }
 
+/* Most delays one momentum evaluates: tau = 0, the bracketing (at most floor(log2 N) + 2
+ * doublings up to N = tau_max), the bisection (at most ceil(log2 N)) and 2 K neighbours. */
+static double max_evaluations(const am_knee_params *p)
+{
+    double l = log2((double)p->tau_max);
+    return 1 + (floor(l) + 2) + ceil(l) + 2 * (double)p->refine;
+}
+
+double am_knee_memory(const am_knee_params *p)
+{
+    return max_evaluations(p) * (double)p->cell.replicas * AM_MSGD_NSUMMARY * sizeof(double);
+}
+
 am_status am_knee_params_check(const am_knee_params *p, char *err, size_t errlen)
 {
     if (err && errlen) err[0] = 0;
@@ -88,6 +101,13 @@ am_status am_knee_params_check(const am_knee_params *p, char *err, size_t errlen
     if (p->resume && !p->checkpoint) {
         snprintf(err, errlen, "resume needs a checkpoint file");
         return AM_EINVAL;
+    }
+    if (am_knee_memory(p) > (double)AM_MEMORY_LIMIT) {
+        snprintf(err, errlen,
+                 "the replicas' summaries kept for up to %.0f delays per momentum need %.3g "
+                 "bytes, above the limit of %.3g",
+                 max_evaluations(p), am_knee_memory(p), (double)AM_MEMORY_LIMIT);
+        return AM_ENOMEM;
     }
     return AM_OK;
 }
@@ -250,6 +270,42 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
     return AM_OK;
 }
 
+/* 1 if x is NaN or an integer in [0, hi]. */
+static int nan_or_count(double x, double hi)
+{
+    return isnan(x) || (x >= 0 && x <= hi && x == floor(x));
+}
+
+/* Checks the values of a momentum read from a checkpoint. */
+static int knee_check_cell(void *ctx, size_t cell, const double *v, char *why, size_t whylen)
+{
+    (void)cell;
+    const am_knee_params *p = ((const knee_ctx *)ctx)->p;
+    double tmax = (double)p->tau_max, tol = 1e-9;
+    if (!nan_or_count(v[KV_TAU_C], tmax))
+        snprintf(why, whylen, "tau_c %g is not an integer delay in [0, %g]", v[KV_TAU_C], tmax);
+    else if (!(isnan(v[KV_BASE]) || (v[KV_BASE] >= -tol && v[KV_BASE] <= 1 + tol)))
+        snprintf(why, whylen, "error at tau = 0 %g is outside [0, 1]", v[KV_BASE]);
+    else if (!(isnan(v[KV_BASE_SEM]) || v[KV_BASE_SEM] >= 0))
+        snprintf(why, whylen, "standard error %g is negative", v[KV_BASE_SEM]);
+    else if (isnan(v[KV_EVALS]) || v[KV_EVALS] < 1 ||
+             !nan_or_count(v[KV_EVALS], max_evaluations(p)))
+        snprintf(why, whylen, "cells evaluated %g is not a count in [1, %.0f]", v[KV_EVALS],
+                 max_evaluations(p));
+    else if (!(isnan(v[KV_ERR_AT]) || (v[KV_ERR_AT] >= -tol && v[KV_ERR_AT] <= 1 + tol)))
+        snprintf(why, whylen, "error at tau_c %g is outside [0, 1]", v[KV_ERR_AT]);
+    else {
+        for (size_t b = 0; b < p->bootstrap; b++)
+            if (!nan_or_count(v[KV_NFIXED + b], tmax)) {
+                snprintf(why, whylen, "bootstrap value %zu (%g) is not an integer delay in [0, %g]",
+                         b, v[KV_NFIXED + b], tmax);
+                return 1;
+            }
+        return 0;
+    }
+    return 1;
+}
+
 /* Percentile interval and standard deviation of the finite values of x[0..n-1]. */
 static am_status interval(const double *x, size_t n, double *lo, double *hi, double *sd)
 {
@@ -389,7 +445,9 @@ am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *er
     am_status st = am_knee_params_check(p, err, errlen);
     if (st) return st;
 
-    json_t *fp = am_sweep_cell_params_json(&p->cell);
+    json_t *fp = NULL;
+    st = am_sweep_cell_fingerprint_base(&p->cell, &fp);
+    if (st) return st;
     json_object_set_new(fp, "mus", am_sweep_cell_json_doubles(p->mu, p->nmu));
     json_object_set_new(fp, "factor", json_real(p->factor));
     json_object_set_new(fp, "tau_max", json_integer((json_int_t)p->tau_max));
@@ -417,6 +475,7 @@ am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *er
     sp.stop = p->cancel;
     sp.progress = p->progress;
     sp.progress_ctx = p->progress_ctx;
+    sp.check_cell = knee_check_cell;
     st = am_sweep_run(&prob, &sp, values, r->done, &r->cells_done, err, errlen);
     free(fps);
     drop_evals(&ctx);

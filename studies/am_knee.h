@@ -74,7 +74,12 @@ typedef struct {
  * cancel flag, no progress. */
 am_knee_params am_knee_params_default(void);
 
-/* Checks the parameters; AM_EINVAL with a reason in err. */
+/* Bytes of the replicas' summaries one momentum keeps at most (replicas x 3 doubles per
+ * evaluated delay, over the most delays the search and the refinement evaluate). */
+double am_knee_memory(const am_knee_params *params);
+
+/* Checks the parameters; AM_EINVAL with a reason in err, AM_ENOMEM when am_knee_memory
+ * exceeds AM_MEMORY_LIMIT. */
 am_status am_knee_params_check(const am_knee_params *params, char *err, size_t errlen);
 
 /* Runs the search for every momentum into *result (free with am_knee_result_free). Returns

@@ -144,6 +144,12 @@ static am_status phase_cell(void *ctx, size_t cell, double *v)
     return am_sweep_cell_run(&p->cell, p->mu[cell / p->ntau], p->tau[cell % p->ntau], v, NULL);
 }
 
+static int phase_check_cell(void *ctx, size_t cell, const double *v, char *why, size_t whylen)
+{
+    (void)cell;
+    return am_sweep_cell_values_check(&((const phase_ctx *)ctx)->p->cell, v, why, whylen);
+}
+
 /* The metric table of the finished cells (NaN elsewhere). */
 static void metric_table(const am_phase_params *p, am_phase_result *r)
 {
@@ -186,8 +192,10 @@ am_status am_phase_run(const am_phase_params *p, am_phase_result **result, char 
     am_status st = am_phase_params_check(p, err, errlen);
     if (st) return st;
 
-    /* The fingerprint: every parameter that changes a cell's values. */
-    json_t *fp = am_sweep_cell_params_json(&p->cell);
+    /* The fingerprint: every parameter that changes a cell's values, the version, the engine. */
+    json_t *fp = NULL;
+    st = am_sweep_cell_fingerprint_base(&p->cell, &fp);
+    if (st) return st;
     json_object_set_new(fp, "mu_grid", am_sweep_cell_json_doubles(p->mu, p->nmu));
     json_object_set_new(fp, "tau_grid", am_sweep_cell_json_doubles(p->tau, p->ntau));
     char *fps = am_sweep_cell_fingerprint(fp);
@@ -210,6 +218,7 @@ am_status am_phase_run(const am_phase_params *p, am_phase_result **result, char 
     sp.stop = p->cancel;
     sp.progress = p->progress;
     sp.progress_ctx = p->progress_ctx;
+    sp.check_cell = phase_check_cell;
     st = am_sweep_run(&prob, &sp, r->cells, r->done, &r->cells_done, err, errlen);
     free(fps);
     if (st) {

@@ -3,11 +3,15 @@
  * integer threshold search and the power-law fit of am_sweep.h (the fit itself is
  * am_fit_order of validate/am_fit.h on the usable points).
  *
- * Checkpoint durability: a new or rewritten file is written to PATH.tmp, fsync'd and renamed
- * over PATH (then the directory is fsync'd); each cell line is appended with one write(2)
- * followed by fsync(2), so after a kill at any instant the file holds every finished cell
- * and at most one torn final line.
+ * Checkpoint durability: a new or rewritten file is written to PATH.tmp.PID, fsync'd and
+ * renamed over PATH (then the directory is fsync'd); each cell line is appended with one
+ * write(2) followed by fsync(2), so after a kill at any instant the file holds every finished
+ * cell and at most one torn final line. Trust: every line ends with the CRC-32 (zlib) of its
+ * text, every value is checked (a number or null, then the sweep's own check_cell), a cell
+ * may appear once; the run holds an exclusive fcntl lock (open file description) on the
+ * file it appends to, taken on PATH before reading and on the rewrite before its rename.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include "am_sweep.h"
 
 #include <errno.h>
@@ -18,9 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
+#include <zlib.h>
 
 #include "../validate/am_fit.h"
 
@@ -28,7 +34,7 @@
 #include <mpi.h>
 #endif
 
-#define AM_CKPT_VERSION 1
+#define AM_CKPT_VERSION 2
 
 am_sweep_params am_sweep_params_default(void)
 {
@@ -73,6 +79,21 @@ static double now_seconds(void)
 
 /* ---- checkpoint lines ---------------------------------------------------------------- */
 
+/* Appends " XXXXXXXX" (the CRC-32 of the text, 8 hex digits) to a malloc'd line. */
+static char *with_crc(char *text)
+{
+    if (!text) return NULL;
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 10);
+    if (!line) {
+        free(text);
+        return NULL;
+    }
+    unsigned long crc = crc32(0L, (const Bytef *)line, (uInt)n);
+    snprintf(line + n, 10, " %08lx", crc & 0xffffffffUL);
+    return line;
+}
+
 static char *header_line(const am_sweep_problem *pb, const char *fingerprint)
 {
     json_t *h = json_object();
@@ -82,7 +103,7 @@ static char *header_line(const am_sweep_problem *pb, const char *fingerprint)
     json_object_set_new(h, "fingerprint", json_string(fingerprint ? fingerprint : ""));
     char *s = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(h);
-    return s;
+    return with_crc(s);
 }
 
 static char *cell_line(size_t cell, const double *v, size_t nv)
@@ -94,7 +115,19 @@ static char *cell_line(size_t cell, const double *v, size_t nv)
     json_object_set_new(o, "values", arr);
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     json_decref(o);
-    return s;
+    return with_crc(s);
+}
+
+/* Checks and strips the checksum of a complete line (its '\n' removed): 0 if it matches. */
+static int strip_crc(char *line, size_t len)
+{
+    if (len < 10 || line[len - 9] != ' ') return -1;
+    for (size_t i = len - 8; i < len; i++)
+        if (!((line[i] >= '0' && line[i] <= '9') || (line[i] >= 'a' && line[i] <= 'f'))) return -1;
+    unsigned long want = strtoul(line + len - 8, NULL, 16);
+    line[len - 9] = 0;
+    unsigned long crc = crc32(0L, (const Bytef *)line, (uInt)(len - 9)) & 0xffffffffUL;
+    return crc == want ? 0 : -1;
 }
 
 /* Writes all of buf to fd. */
@@ -136,18 +169,73 @@ static void fsync_dir(const char *path)
     free(copy);
 }
 
-/* Rewrites the checkpoint (header + finished cells) through PATH.tmp and rename(); returns an
- * O_APPEND descriptor of the new file, or -1. */
+/* An exclusive write lock on the whole file, held by the open file description (so it also
+ * conflicts with another sweep of this process); 0 on success. */
+static int lock_fd(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+#ifdef F_OFD_SETLK
+    return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+    return fcntl(fd, F_SETLK, &fl);
+#endif
+}
+
+/* Opens (creating it if absent) and locks the checkpoint; -1 with err set on failure, the
+ * status in *st (AM_EINVAL when another run holds it, AM_EIO otherwise). After the lock the
+ * descriptor must still name the file at path (a run that renamed its rewrite over path in
+ * between owns the new file), else it is reopened. */
+static int open_locked(const char *path, am_status *st, char *err, size_t errlen)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        int fd = open(path, O_RDWR | O_CREAT, 0644);
+        if (fd < 0) {
+            snprintf(err, errlen, "cannot write checkpoint '%s': %s", path, strerror(errno));
+            *st = AM_EIO;
+            return -1;
+        }
+        if (lock_fd(fd)) {
+            int e = errno;
+            close(fd);
+            if (e == EAGAIN || e == EACCES) {
+                snprintf(err, errlen,
+                         "checkpoint '%s' is in use by another run; wait for it to end or "
+                         "choose another file",
+                         path);
+                *st = AM_EINVAL;
+            } else {
+                snprintf(err, errlen, "cannot lock checkpoint '%s': %s", path, strerror(e));
+                *st = AM_EIO;
+            }
+            return -1;
+        }
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino)
+            return fd;
+        close(fd);
+    }
+    snprintf(err, errlen, "cannot lock checkpoint '%s': it keeps being replaced", path);
+    *st = AM_EIO;
+    return -1;
+}
+
+/* Rewrites the checkpoint (header + finished cells) through PATH.tmp.PID, locked before it
+ * is renamed over PATH; returns its descriptor (positioned at the end, still locked), or -1
+ * with errno set. */
 static int rewrite_checkpoint(const char *path, const am_sweep_problem *pb, const char *fp,
                               const double *values, const unsigned char *done)
 {
-    size_t n = strlen(path) + 8;
+    size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
     if (!tmp) return -1;
-    snprintf(tmp, n, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int bad = fd < 0;
-    char *h = header_line(pb, fp);
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+    int bad = fd < 0 || lock_fd(fd);
+    char *h = bad ? NULL : header_line(pb, fp);
     if (!bad) bad = !h || append_line(fd, h);
     free(h);
     for (size_t c = 0; c < pb->ncells && !bad; c++) {
@@ -156,27 +244,107 @@ static int rewrite_checkpoint(const char *path, const am_sweep_problem *pb, cons
         bad = !line || append_line(fd, line);
         free(line);
     }
-    if (fd >= 0 && close(fd)) bad = 1;
     if (!bad && rename(tmp, path)) bad = 1;
     if (bad) {
+        int e = errno;
+        if (fd >= 0) close(fd);
         remove(tmp);
         free(tmp);
+        errno = e;
         return -1;
     }
     free(tmp);
     fsync_dir(path);
-    return open(path, O_WRONLY | O_APPEND);
+    return fd;
 }
 
-/* Reads a checkpoint into values/done. A missing file is an empty checkpoint. */
-static am_status read_checkpoint(const char *path, const am_sweep_problem *pb, const char *fp,
-                                 double *values, unsigned char *done, char *err, size_t errlen)
+/* Validates the header line (checksum stripped) against the sweep. */
+static am_status check_header(json_t *o, const char *path, const am_sweep_problem *pb,
+                              const char *fp, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT) return AM_OK;
-        snprintf(err, errlen, "cannot read checkpoint '%s': %s", path, strerror(errno));
-        return AM_EIO;
+    json_t *ver = json_object_get(o, "amsgd_checkpoint");
+    json_t *nc = json_object_get(o, "ncells"), *nv = json_object_get(o, "nvalues");
+    json_t *fps = json_object_get(o, "fingerprint");
+    if (!json_is_integer(ver) || !json_is_integer(nc) || !json_is_integer(nv) ||
+        !json_is_string(fps)) {
+        snprintf(err, errlen, "'%s' is not an amsgd checkpoint", path);
+        return AM_EINVAL;
+    }
+    if (json_integer_value(ver) != AM_CKPT_VERSION) {
+        snprintf(err, errlen,
+                 "checkpoint '%s' has format %lld, this build reads format %d; remove it to "
+                 "start anew",
+                 path, (long long)json_integer_value(ver), AM_CKPT_VERSION);
+        return AM_EINVAL;
+    }
+    if (json_integer_value(nc) < 0 || (size_t)json_integer_value(nc) != pb->ncells ||
+        json_integer_value(nv) < 0 || (size_t)json_integer_value(nv) != pb->nvalues ||
+        strcmp(json_string_value(fps), fp ? fp : "") != 0) {
+        snprintf(err, errlen,
+                 "checkpoint '%s' was written with different parameters; remove it or "
+                 "rerun with the same parameters",
+                 path);
+        return AM_EINVAL;
+    }
+    return AM_OK;
+}
+
+/* Validates a cell line (checksum stripped) and stores its values; why receives the reason. */
+static am_status read_cell(json_t *o, const am_sweep_problem *pb, const am_sweep_params *par,
+                           double *values, unsigned char *done, double *tmp, char *why,
+                           size_t whylen)
+{
+    json_t *jc = json_object_get(o, "cell"), *jv = json_object_get(o, "values");
+    if (!json_is_integer(jc) || json_integer_value(jc) < 0 ||
+        (size_t)json_integer_value(jc) >= pb->ncells || !json_is_array(jv) ||
+        json_array_size(jv) != pb->nvalues || json_object_size(o) != 2) {
+        snprintf(why, whylen, "is not a cell of this sweep");
+        return AM_EINVAL;
+    }
+    size_t c = (size_t)json_integer_value(jc);
+    if (done[c]) {
+        snprintf(why, whylen, "repeats cell %zu", c);
+        return AM_EINVAL;
+    }
+    for (size_t j = 0; j < pb->nvalues; j++) {
+        json_t *x = json_array_get(jv, j);
+        if (json_is_null(x))
+            tmp[j] = NAN;
+        else if (json_is_number(x) && isfinite(json_number_value(x)))
+            tmp[j] = json_number_value(x);
+        else {
+            snprintf(why, whylen, "value %zu of cell %zu is not a number", j, c);
+            return AM_EINVAL;
+        }
+    }
+    if (par->check_cell && par->check_cell(pb->ctx, c, tmp, why, whylen)) {
+        char inner[256];
+        snprintf(inner, sizeof inner, "%s", why);
+        snprintf(why, whylen, "cell %zu: %s", c, inner);
+        return AM_EINVAL;
+    }
+    memcpy(values + c * pb->nvalues, tmp, pb->nvalues * sizeof *tmp);
+    done[c] = 1;
+    return AM_OK;
+}
+
+/* Reads the locked checkpoint fd into values/done. An empty file is an empty checkpoint. */
+static am_status read_checkpoint(int fd, const char *path, const am_sweep_problem *pb,
+                                 const am_sweep_params *par, const char *fp, double *values,
+                                 unsigned char *done, char *err, size_t errlen)
+{
+    int dfd = dup(fd);
+    FILE *f = dfd >= 0 ? fdopen(dfd, "rb") : NULL;
+    double *tmp = malloc(pb->nvalues * sizeof *tmp);
+    if (!f || !tmp) {
+        if (f)
+            fclose(f);
+        else if (dfd >= 0)
+            close(dfd);
+        free(tmp);
+        snprintf(err, errlen, "cannot read checkpoint '%s': %s", path,
+                 tmp ? strerror(errno) : "out of memory");
+        return tmp ? AM_EIO : AM_ENOMEM;
     }
     char *line = NULL;
     size_t cap = 0;
@@ -186,60 +354,50 @@ static am_status read_checkpoint(const char *path, const am_sweep_problem *pb, c
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
         int complete = len > 0 && line[len - 1] == '\n';
+        if (!complete) break; /* torn last line: the kill came during its write */
+        line[--len] = 0;
+        char why[320] = "";
+        if (strip_crc(line, (size_t)len)) {
+            json_t *old = lineno == 1 ? json_loads(line, 0, NULL) : NULL;
+            if (old && json_is_integer(json_object_get(old, "amsgd_checkpoint")))
+                snprintf(err, errlen,
+                         "checkpoint '%s' has format %lld, this build reads format %d; remove "
+                         "it to start anew",
+                         path,
+                         (long long)json_integer_value(json_object_get(old, "amsgd_checkpoint")),
+                         AM_CKPT_VERSION);
+            else if (lineno == 1)
+                snprintf(err, errlen, "'%s' is not an amsgd checkpoint", path);
+            else
+                snprintf(err, errlen, "checkpoint '%s' line %zu: checksum mismatch", path, lineno);
+            json_decref(old);
+            st = AM_EINVAL;
+            break;
+        }
         json_error_t jerr;
-        json_t *o = json_loads(line, JSON_DECODE_ANY, &jerr);
+        json_t *o = json_loads(line, 0, &jerr);
         if (!o || !json_is_object(o)) {
             json_decref(o);
-            if (!complete) break; /* torn last line: the kill came during its write */
             snprintf(err, errlen, "checkpoint '%s' line %zu is not a JSON object", path, lineno);
             st = AM_EINVAL;
             break;
         }
-        if (lineno == 1) {
-            json_t *ver = json_object_get(o, "amsgd_checkpoint");
-            json_t *nc = json_object_get(o, "ncells"), *nv = json_object_get(o, "nvalues");
-            json_t *fps = json_object_get(o, "fingerprint");
-            if (!json_is_integer(ver) || json_integer_value(ver) != AM_CKPT_VERSION ||
-                !json_is_integer(nc) || !json_is_integer(nv) || !json_is_string(fps)) {
-                snprintf(err, errlen, "'%s' is not an amsgd checkpoint", path);
-                st = AM_EINVAL;
-            } else if ((size_t)json_integer_value(nc) != pb->ncells ||
-                       (size_t)json_integer_value(nv) != pb->nvalues ||
-                       strcmp(json_string_value(fps), fp ? fp : "") != 0) {
-                snprintf(err, errlen,
-                         "checkpoint '%s' was written with different parameters; remove it or "
-                         "rerun with the same parameters",
-                         path);
-                st = AM_EINVAL;
-            }
-            json_decref(o);
-            if (st) break;
-            continue;
-        }
-        json_t *jc = json_object_get(o, "cell"), *jv = json_object_get(o, "values");
-        if (!json_is_integer(jc) || json_integer_value(jc) < 0 ||
-            (size_t)json_integer_value(jc) >= pb->ncells || !json_is_array(jv) ||
-            json_array_size(jv) != pb->nvalues) {
-            json_decref(o);
-            if (!complete) break;
-            snprintf(err, errlen, "checkpoint '%s' line %zu is not a cell of this sweep", path,
-                     lineno);
-            st = AM_EINVAL;
-            break;
-        }
-        size_t c = (size_t)json_integer_value(jc);
-        for (size_t j = 0; j < pb->nvalues; j++) {
-            json_t *x = json_array_get(jv, j);
-            values[c * pb->nvalues + j] = json_is_number(x) ? json_number_value(x) : NAN;
-        }
-        done[c] = 1;
+        if (lineno == 1)
+            st = check_header(o, path, pb, fp, err, errlen);
+        else if ((st = read_cell(o, pb, par, values, done, tmp, why, sizeof why)))
+            snprintf(err, errlen, "checkpoint '%s' line %zu %s", path, lineno, why);
         json_decref(o);
-    }
-    if (st == AM_OK && lineno == 0) {
-        /* empty file: treat as absent */
+        if (st) break;
     }
     free(line);
+    free(tmp);
     fclose(f);
+    if (st) {
+        /* nothing of a refused checkpoint is used */
+        for (size_t i = 0; i < pb->ncells * pb->nvalues; i++)
+            values[i] = NAN;
+        memset(done, 0, pb->ncells);
+    }
     return st;
 }
 
@@ -327,9 +485,11 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
     am_status st = AM_OK;
 
     if (rank == 0 && par->checkpoint) {
-        if (par->resume)
-            st = read_checkpoint(par->checkpoint, pb, par->fingerprint, values, done, err, errlen);
-        if (st == AM_OK) {
+        int lfd = open_locked(par->checkpoint, &st, err, errlen);
+        if (lfd >= 0 && par->resume)
+            st = read_checkpoint(lfd, par->checkpoint, pb, par, par->fingerprint, values, done, err,
+                                 errlen);
+        if (lfd >= 0 && st == AM_OK) {
             s.fd = rewrite_checkpoint(par->checkpoint, pb, par->fingerprint, values, done);
             if (s.fd < 0) {
                 snprintf(err, errlen, "cannot write checkpoint '%s': %s", par->checkpoint,
@@ -337,6 +497,7 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
                 st = AM_EIO;
             }
         }
+        if (lfd >= 0) close(lfd); /* the rewrite, locked, has replaced it */
     }
 #ifdef AM_HAVE_MPI
     if (nranks > 1) {

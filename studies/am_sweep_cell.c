@@ -11,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "../core/am_ensemble.h"
 #include "../core/am_grid.h"
+#include "../core/am_rng.h"
 #include "../theory/am_theory.h"
 #include "am_sweep_cell_impl.h"
 
@@ -229,4 +232,108 @@ json_t *am_sweep_cell_params_json(const am_sweep_cell_params *s)
 json_t *am_sweep_cell_json_doubles(const double *x, size_t n)
 {
     return json_doubles(x, n);
+}
+
+/* One tiny fixed ensemble (3 replicas, 10 steps) folded into the running CRC-32. */
+static am_status identity_run(const char *dist, am_delay_kind kind, double dparam,
+                              am_init_kind init, unsigned long *crc)
+{
+    const double lambda[] = {3, 2, 1};
+    am_dist d;
+    char err[128];
+    am_status st = am_dist_parse(dist, &d, err, sizeof err);
+    if (st) return st;
+    am_problem *p = am_problem_alloc(3, lambda, d, 7);
+    if (!p) return AM_ENOMEM;
+    am_sweep_cell_params s = am_sweep_cell_params_default();
+    s.problem = p;
+    s.msgd.eta = 0.05;
+    s.msgd.seed = 2718281828u;
+    s.msgd.init.kind = init;
+    s.msgd.eps = 0.5;
+    s.delay_kind = kind == AM_DELAY_NONE ? AM_DELAY_CONST : kind;
+    s.horizon = 0.5;
+    s.ngrid = 3;
+    s.replicas = 3;
+    s.threads = 1;
+    double v[AM_SWEEP_CELL_NVALUES], *rep = NULL;
+    st = am_sweep_cell_run(&s, 0.5, kind == AM_DELAY_NONE ? 0 : dparam, v, &rep);
+    if (st == AM_OK) {
+        *crc = crc32(*crc, (const Bytef *)v, (uInt)sizeof v);
+        *crc = crc32(*crc, (const Bytef *)rep, (uInt)(3 * AM_MSGD_NSUMMARY * sizeof *rep));
+    }
+    free(rep);
+    am_problem_free(p);
+    return st;
+}
+
+am_status am_sweep_cell_engine_id(char *buf, size_t len)
+{
+    unsigned long crc = crc32(0L, Z_NULL, 0);
+    am_status st = identity_run("gaussian", AM_DELAY_UNIFORM, 3, AM_INIT_RANDOM_EACH, &crc);
+    if (!st) st = identity_run("rademacher", AM_DELAY_GEOMETRIC, 1.5, AM_INIT_RANDOM, &crc);
+    if (!st) st = identity_run("uniform", AM_DELAY_CONST, 2, AM_INIT_RANDOM_EACH, &crc);
+    if (!st) st = identity_run("student:5", AM_DELAY_NONE, 0, AM_INIT_RANDOM, &crc);
+    if (st) return st;
+    /* the bootstrap stream of am_knee */
+    am_rng rng;
+    am_rng_init(&rng, 2718281828u, 3, AM_STREAM_KNEE_BOOT, 0);
+    uint64_t u[4];
+    for (int i = 0; i < 4; i++)
+        u[i] = am_rng_u64(&rng);
+    crc = crc32(crc, (const Bytef *)u, (uInt)sizeof u);
+    snprintf(buf, len, "%08lx", crc & 0xffffffffUL);
+    return AM_OK;
+}
+
+am_status am_sweep_cell_fingerprint_base(const am_sweep_cell_params *s, json_t **out)
+{
+    char id[16];
+    am_status st = am_sweep_cell_engine_id(id, sizeof id);
+    if (st) return st;
+    json_t *o = am_sweep_cell_params_json(s);
+    if (!o) return AM_ENOMEM;
+    json_object_set_new(o, "version", json_string(AM_VERSION));
+    json_object_set_new(o, "engine", json_string(id));
+    *out = o;
+    return AM_OK;
+}
+
+/* 1 if x is NaN or in [lo, hi]. */
+static int nan_or_in(double x, double lo, double hi)
+{
+    return isnan(x) || (x >= lo && x <= hi);
+}
+
+/* 1 if q in [0, 1] is k / R for an integer k. */
+static int is_fraction(double q, double R)
+{
+    if (!(q >= 0 && q <= 1)) return 0;
+    double k = q * R;
+    return fabs(k - nearbyint(k)) <= 1e-9 * R;
+}
+
+int am_sweep_cell_values_check(const am_sweep_cell_params *s, const double *v, char *why,
+                               size_t whylen)
+{
+    double R = (double)s->replicas, T = s->horizon;
+    const double tol = 1e-9;
+    if (!nan_or_in(v[AM_SWEEP_CELL_ERR], -tol, 1 + tol))
+        snprintf(why, whylen, "error %g is outside [0, 1]", v[AM_SWEEP_CELL_ERR]);
+    else if (!nan_or_in(v[AM_SWEEP_CELL_ERR_SEM], 0, INFINITY))
+        snprintf(why, whylen, "standard error %g is negative", v[AM_SWEEP_CELL_ERR_SEM]);
+    else if (!is_fraction(v[AM_SWEEP_CELL_DIVERGED], R))
+        snprintf(why, whylen, "diverged fraction %g is not a count over %g replicas",
+                 v[AM_SWEEP_CELL_DIVERGED], R);
+    else if (!nan_or_in(v[AM_SWEEP_CELL_TIME], 0, T * (1 + tol)))
+        snprintf(why, whylen, "time %g is outside [0, %g]", v[AM_SWEEP_CELL_TIME], T);
+    else if (!nan_or_in(v[AM_SWEEP_CELL_TIME_SEM], 0, INFINITY))
+        snprintf(why, whylen, "standard error of the time %g is negative",
+                 v[AM_SWEEP_CELL_TIME_SEM]);
+    else if (!is_fraction(v[AM_SWEEP_CELL_REACHED], R))
+        snprintf(why, whylen, "reached fraction %g is not a count over %g replicas",
+                 v[AM_SWEEP_CELL_REACHED], R);
+    else
+        return 0;
+    return 1;
 }

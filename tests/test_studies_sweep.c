@@ -6,6 +6,7 @@
  * of the same cells, the cancel flag (distinct status, finished cells kept), the progress
  * callback's counts, resume through the library, and the parameter checks' messages.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,10 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <zlib.h>
+
 #include "../core/am_ensemble.h"
 #include "../core/am_grid.h"
 #include "../studies/am_knee.h"
 #include "../studies/am_phase.h"
+#include "test_util.h"
 
 static am_problem *small_problem(void)
 {
@@ -417,5 +422,294 @@ Test(studies_knee, bad_parameters_name_the_field_not_a_flag)
     cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_EINVAL);
     cr_assert(strstr(err, "checkpoint") && !strstr(err, "--"), "'%s'", err);
     cr_assert(r == NULL);
+    am_problem_free(p);
+}
+
+/* ---- checkpoints you can trust ------------------------------------------------------- */
+
+/* Reads the checkpoint's lines (without '\n') into a NULL-terminated array. */
+static char **read_lines(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert(f != NULL, "cannot read %s", path);
+    char **lines = calloc(256, sizeof *lines), buf[65536];
+    *n = 0;
+    while (*n < 255 && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\n")] = 0;
+        lines[(*n)++] = strdup(buf);
+    }
+    fclose(f);
+    return lines;
+}
+
+static void write_lines(const char *path, char **lines, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f != NULL);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\n", lines[i]);
+    fclose(f);
+}
+
+static void free_lines(char **lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+/* Line text with a valid checksum for the JSON text json. */
+static char *signed_line(const char *json)
+{
+    size_t n = strlen(json);
+    char *s = malloc(n + 10);
+    unsigned long crc = crc32(0L, (const Bytef *)json, (uInt)n) & 0xffffffffUL;
+    snprintf(s, n + 10, "%s %08lx", json, crc);
+    return s;
+}
+
+/* A finished 2 x 3 phase checkpoint at path, and the parameters that wrote it. */
+static am_phase_params ckpt_phase(am_problem *p, const char *path)
+{
+    static const double mu[] = {0.5, 0.9}, tau[] = {0, 2, 4};
+    am_phase_params pp = am_phase_params_default();
+    pp.cell = small_cell(p);
+    pp.mu = mu;
+    pp.nmu = 2;
+    pp.tau = tau;
+    pp.ntau = 3;
+    pp.checkpoint = path;
+    am_phase_result *r = NULL;
+    char err[256];
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "%s", err);
+    am_phase_result_free(r);
+    pp.resume = 1;
+    return pp;
+}
+
+/* Replaces line k of the checkpoint by the JSON text json (signed unless raw), resumes, and
+ * expects a refusal whose message names line k + 1 and contains needle. */
+static void expect_refused(am_phase_params *pp, const char *path, size_t k, const char *json,
+                           int raw, const char *needle)
+{
+    size_t n;
+    char **lines = read_lines(path, &n);
+    cr_assert(k < n);
+    char *saved = lines[k];
+    lines[k] = raw ? strdup(json) : signed_line(json);
+    write_lines(path, lines, n);
+    am_phase_result *r = NULL;
+    char err[512], line[32];
+    am_status st = am_phase_run(pp, &r, err, sizeof err);
+    cr_assert_eq(st, AM_EINVAL, "line %zu = '%s' accepted (status %d)", k + 1, lines[k], st);
+    cr_assert(r == NULL);
+    snprintf(line, sizeof line, "line %zu", k + 1);
+    cr_assert(strstr(err, needle) && (k == 0 || strstr(err, line)),
+              "line %zu = '%s': message '%s' lacks '%s'", k + 1, lines[k], err, needle);
+    free(lines[k]);
+    lines[k] = saved;
+    write_lines(path, lines, n);
+    free_lines(lines, n);
+}
+
+Test(studies_checkpoint, altered_lines_are_refused_naming_the_line)
+{
+    am_problem *p = small_problem();
+    char path[256];
+    tmp_path(path, sizeof path, "trust");
+    am_phase_params pp = ckpt_phase(p, path);
+    size_t n;
+    char **lines = read_lines(path, &n);
+    cr_assert_eq(n, 7, "checkpoint has %zu lines", n);
+    /* the unaltered file resumes */
+    am_phase_result *r = NULL;
+    char err[512];
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "%s", err);
+    am_phase_result_free(r);
+    /* a flipped digit: the checksum no longer matches */
+    char *flip = strdup(lines[2]);
+    char *d = strstr(flip, "\"values\":[0.") + 12;
+    *d = *d == '7' ? '3' : '7';
+    expect_refused(&pp, path, 2, flip, 1, "checksum mismatch");
+    free(flip);
+    /* signed but impossible lines */
+    expect_refused(&pp, path, 2, "{\"cell\":0,\"values\":[0.1,0.01,0.0,0.0,0.0,1.0]}", 0,
+                   "repeats cell 0");
+    expect_refused(&pp, path, 2, "{\"cell\":17,\"values\":[0.1,0.01,0.0,0.0,0.0,1.0]}", 0,
+                   "not a cell of this sweep");
+    expect_refused(&pp, path, 2, "{\"cell\":1,\"values\":[\"x\",0.01,0.0,0.0,0.0,1.0]}", 0,
+                   "value 0 of cell 1 is not a number");
+    expect_refused(&pp, path, 2, "{\"cell\":1,\"values\":[0.1,0.01,true,0.0,0.0,1.0]}", 0,
+                   "value 2 of cell 1 is not a number");
+    expect_refused(&pp, path, 2, "{\"cell\":1,\"values\":[0.1,0.01,0.3,0.0,0.0,1.0]}", 0,
+                   "diverged fraction 0.3 is not a count over 16 replicas");
+    expect_refused(&pp, path, 2, "{\"cell\":1,\"values\":[1.5,0.01,0.0,0.0,0.0,1.0]}", 0,
+                   "error 1.5 is outside [0, 1]");
+    expect_refused(&pp, path, 2, "{\"cell\":1,\"values\":[0.1,-0.01,0.0,0.0,0.0,1.0]}", 0,
+                   "standard error -0.01 is negative");
+    expect_refused(&pp, path, 2, "{\"cell\":1,\"values\":[0.1,0.01,0.0,7.0,0.0,1.0]}", 0,
+                   "time 7 is outside [0, 1]");
+    /* the same values, in range, are accepted: the checks refuse only what is impossible */
+    size_t m;
+    char **l2 = read_lines(path, &m);
+    free(l2[2]);
+    l2[2] = signed_line("{\"cell\":1,\"values\":[0.1,0.01,0.0625,null,null,0.0]}");
+    write_lines(path, l2, m);
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "in-range values refused: %s", err);
+    cr_assert_eq(r->metric_value[1], 0.1, "the checkpoint's value is used");
+    am_phase_result_free(r);
+    free_lines(l2, m);
+    free_lines(lines, n);
+    remove(path);
+    am_problem_free(p);
+}
+
+Test(studies_checkpoint, header_holds_version_and_engine_identity)
+{
+    am_problem *p = small_problem();
+    char path[256];
+    tmp_path(path, sizeof path, "hdr");
+    am_phase_params pp = ckpt_phase(p, path);
+    size_t n;
+    char **lines = read_lines(path, &n);
+    cr_assert(strstr(lines[0], "\"amsgd_checkpoint\":2") && strstr(lines[0], "\\\"version\\\"") &&
+                  strstr(lines[0], "\\\"engine\\\":\\\""),
+              "header: %s", lines[0]);
+    /* another engine identity (a build with other random streams): other parameters */
+    char *hdr = strdup(lines[0]);
+    hdr[strlen(hdr) - 9] = 0; /* strip the checksum */
+    char *e = strstr(hdr, "\\\"engine\\\":\\\"") + 14;
+    *e = *e == '0' ? '1' : '0';
+    expect_refused(&pp, path, 0, hdr, 0, "different parameters");
+    free(hdr);
+    /* a format-1 checkpoint (no checksums) */
+    expect_refused(&pp, path, 0,
+                   "{\"amsgd_checkpoint\":1,\"ncells\":6,\"nvalues\":6,\"fingerprint\":\"x\"}", 1,
+                   "has format 1, this build reads format 2");
+    free_lines(lines, n);
+    remove(path);
+    am_problem_free(p);
+}
+
+Test(studies_checkpoint, a_checkpoint_in_use_is_refused_at_once)
+{
+    am_problem *p = small_problem();
+    char path[256];
+    tmp_path(path, sizeof path, "lock");
+    am_phase_params pp = ckpt_phase(p, path);
+    size_t n0;
+    char **before = read_lines(path, &n0);
+    /* another run holds the lock (an open file description with a write lock) */
+    int fd = open(path, O_RDWR);
+    cr_assert(fd >= 0);
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    cr_assert_eq(fcntl(fd, F_OFD_SETLK, &fl), 0, "cannot lock %s", path);
+    am_phase_result *r = NULL;
+    char err[512];
+    for (int resume = 0; resume <= 1; resume++) {
+        pp.resume = resume;
+        cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_EINVAL,
+                     "a locked checkpoint was used (resume %d)", resume);
+        cr_assert(strstr(err, "in use by another run"), "message: %s", err);
+    }
+    /* the command: exit 2 and one line, the file untouched */
+    char args[512];
+    snprintf(args, sizeof args,
+             "phase --mu-grid 0.5,0.9 --tau-grid 0,2,4 --replicas 16 --time 1 --grid 11 "
+             "--threads 1 --quiet --checkpoint %s",
+             path);
+    test_expect_usage_error(args, "in use by another run");
+    size_t n1;
+    char **after = read_lines(path, &n1);
+    cr_assert_eq(n1, n0);
+    for (size_t i = 0; i < n0; i++)
+        cr_assert_str_eq(after[i], before[i], "line %zu changed while locked", i + 1);
+    /* released: the next run proceeds */
+    close(fd);
+    pp.resume = 1;
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "%s", err);
+    am_phase_result_free(r);
+    free_lines(before, n0);
+    free_lines(after, n1);
+    remove(path);
+    am_problem_free(p);
+}
+
+Test(studies_checkpoint, knee_counts_are_validated)
+{
+    am_problem *p = small_problem();
+    char path[256], err[512];
+    tmp_path(path, sizeof path, "kcount");
+    const double mu[] = {0.9};
+    am_knee_params kp = am_knee_params_default();
+    kp.cell = small_cell(p);
+    kp.mu = mu;
+    kp.nmu = 1;
+    kp.bootstrap = 2;
+    kp.checkpoint = path;
+    am_knee_result *r = NULL;
+    cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
+    am_knee_result_free(r);
+    kp.resume = 1;
+    size_t n;
+    char **lines = read_lines(path, &n);
+    cr_assert_eq(n, 2);
+    const char *bad[][2] = {
+        {"{\"cell\":0,\"values\":[5.0,0.01,0.001,null,null,5.0,6.0]}", "cells evaluated"},
+        {"{\"cell\":0,\"values\":[5.0,0.01,0.001,1e300,null,5.0,6.0]}", "cells evaluated"},
+        {"{\"cell\":0,\"values\":[5.5,0.01,0.001,9.0,null,5.0,6.0]}", "tau_c 5.5"},
+        {"{\"cell\":0,\"values\":[5.0,0.01,0.001,9.0,null,5.0,-1.0]}", "bootstrap value 1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *saved = lines[1];
+        lines[1] = signed_line(bad[i][0]);
+        write_lines(path, lines, n);
+        am_status st = am_knee_run(&kp, &r, err, sizeof err);
+        cr_assert_eq(st, AM_EINVAL, "'%s' accepted", bad[i][0]);
+        cr_assert(strstr(err, bad[i][1]) && strstr(err, "line 2"), "'%s': message '%s'", bad[i][0],
+                  err);
+        free(lines[1]);
+        lines[1] = saved;
+    }
+    /* an in-range line is accepted */
+    char *saved = lines[1];
+    lines[1] = signed_line("{\"cell\":0,\"values\":[5.0,0.01,0.001,9.0,null,5.0,6.0]}");
+    write_lines(path, lines, n);
+    cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
+    cr_assert_eq(r->cells_evaluated[0], 9);
+    am_knee_result_free(r);
+    free(lines[1]);
+    lines[1] = saved;
+    free_lines(lines, n);
+    remove(path);
+    am_problem_free(p);
+}
+
+Test(studies_knee, memory_of_the_kept_summaries_is_checked_up_front)
+{
+    am_problem *p = small_problem();
+    const double mu[] = {0.5};
+    am_knee_params kp = am_knee_params_default();
+    kp.cell = small_cell(p);
+    kp.mu = mu;
+    kp.nmu = 1;
+    kp.tau_max = 64;
+    kp.refine = 3;
+    kp.cell.replicas = 30000000;
+    /* 1 + (6 + 2) + 6 + 6 = 21 delays of R x 3 doubles */
+    double want = 21.0 * 3e7 * 3 * 8;
+    cr_assert_eq(am_knee_memory(&kp), want, "memory %g, expected %g", am_knee_memory(&kp), want);
+    char err[512];
+    am_knee_result *r = NULL;
+    cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_ENOMEM, "%s", err);
+    cr_assert(strstr(err, "above the limit") && !strstr(err, "--"), "message: %s", err);
+    kp.cell.replicas = 1000000; /* 0.5 GB: accepted by the check */
+    cr_assert_eq(am_knee_params_check(&kp, err, sizeof err), AM_OK, "%s", err);
+    test_expect_usage_error("knee --mus 0.5 --replicas 30000000 --time 0.04 --grid 2 --eta 1e-2 "
+                            "--bootstrap 2 --tau-max 64 --quiet",
+                            "--replicas 30000000");
     am_problem_free(p);
 }
