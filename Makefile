@@ -131,7 +131,7 @@ bench-sweep: $(BIN)
 # make install PREFIX=...: the command, the static library, the headers (under
 # include/amsgd/, with the umbrella <amsgd/amsgd.h>), a pkg-config file and the man page.
 PREFIX ?= /usr/local
-HEADERS := $(foreach d,core theory solvers montecarlo validate studies,$(wildcard $(d)/*.h))
+HEADERS := $(filter-out %_impl.h,$(foreach d,core theory solvers montecarlo validate studies,$(wildcard $(d)/*.h)))
 install: $(BIN) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1

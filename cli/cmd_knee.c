@@ -6,7 +6,6 @@
  * linear-stability prediction. The search is the library call am_knee_run
  * (studies/am_knee.h); this file parses the flags and writes the table.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -69,7 +69,7 @@ def main():
            "(built and run in CI by `make install-check`).", ""]
     for mod in MODULES:
         for name in sorted(os.listdir(os.path.join(ROOT, mod))):
-            if not name.endswith(".h"):
+            if not name.endswith(".h") or name.endswith("_impl.h"):
                 continue
             text = open(os.path.join(ROOT, mod, name)).read()
             m = re.match(r"\s*/\*.*?\*/", text, re.S)
