@@ -147,7 +147,8 @@ int sweep_cli_show_progress(int quiet)
     return !quiet && isatty(STDERR_FILENO) && am_sweep_rank() == 0;
 }
 
-/* SIGINT asks the sweep to stop after the cell in progress (the library polls the flag). */
+/* SIGINT asks the sweep to stop (the library polls the flag between cells and inside them);
+ * the checkpoint keeps every finished cell. */
 static volatile sig_atomic_t sweep_stop_flag = 0;
 static struct sigaction sweep_old_action;
 
@@ -162,6 +163,7 @@ const volatile sig_atomic_t *sweep_cli_sigint_install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sweep_on_sigint;
+    sa.sa_flags = SA_RESETHAND; /* a second SIGINT ends the process at once */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &sweep_old_action);
     return &sweep_stop_flag;

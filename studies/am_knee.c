@@ -134,7 +134,6 @@ static am_status knee_eval_cell(knee_ctx *c, uint64_t tau, knee_eval **out)
             *out = &c->ev[i];
             return AM_OK;
         }
-    if (c->p->cancel && *c->p->cancel) return AM_ECANCELED;
     if (c->nev == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 32;
         knee_eval *e = realloc(c->ev, cap * sizeof *e);
@@ -144,7 +143,7 @@ static am_status knee_eval_cell(knee_ctx *c, uint64_t tau, knee_eval **out)
     }
     double v[AM_SWEEP_CELL_NVALUES];
     knee_eval *e = &c->ev[c->nev];
-    am_status st = am_sweep_cell_run(&c->p->cell, c->cur_mu, (double)tau, v, &e->rep);
+    am_status st = am_sweep_cell_run(&c->p->cell, c->cur_mu, (double)tau, c->p->cancel, v, &e->rep);
     if (st) return st;
     e->tau = tau;
     e->err = v[AM_SWEEP_CELL_ERR];

@@ -38,7 +38,8 @@ typedef struct {
     double bound_constant;  /* C > 0 of the paper's bound */
     const char *checkpoint; /* checkpoint file, or NULL */
     int resume;             /* continue from the checkpoint (needs checkpoint) */
-    /* nonzero: stop before the next cell evaluation (the momentum in progress is dropped) */
+    /* nonzero: stop; the delay in evaluation stops at its replicas' next saved time and the
+       momentum in progress is dropped (recomputed on resume), finished momenta are kept */
     const volatile sig_atomic_t *cancel;
     /* Called on rank 0 after each finished momentum (see am_sweep_params); may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total, size_t computed, double elapsed);

@@ -141,7 +141,8 @@ typedef struct {
 static am_status phase_cell(void *ctx, size_t cell, double *v)
 {
     const am_phase_params *p = ((const phase_ctx *)ctx)->p;
-    return am_sweep_cell_run(&p->cell, p->mu[cell / p->ntau], p->tau[cell % p->ntau], v, NULL);
+    return am_sweep_cell_run(&p->cell, p->mu[cell / p->ntau], p->tau[cell % p->ntau], p->cancel, v,
+                             NULL);
 }
 
 static int phase_check_cell(void *ctx, size_t cell, const double *v, char *why, size_t whylen)

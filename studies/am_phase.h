@@ -34,11 +34,13 @@ typedef struct {
     const double *tau; /* [ntau] delay parameters of the axis (0 = no delay) */
     size_t ntau;
     am_phase_metric metric;
-    double gamma;                        /* gamma in (0, 1] of the paper's bound */
-    double bound_constant;               /* C > 0 in front of the paper's bound */
-    const char *checkpoint;              /* checkpoint file, or NULL */
-    int resume;                          /* continue from the checkpoint (needs checkpoint) */
-    const volatile sig_atomic_t *cancel; /* nonzero: stop after the cell in progress */
+    double gamma;           /* gamma in (0, 1] of the paper's bound */
+    double bound_constant;  /* C > 0 in front of the paper's bound */
+    const char *checkpoint; /* checkpoint file, or NULL */
+    int resume;             /* continue from the checkpoint (needs checkpoint) */
+    /* nonzero: stop; the cell in progress stops at its replicas' next saved time and is
+       dropped (recomputed on resume), finished cells are kept */
+    const volatile sig_atomic_t *cancel;
     /* Called on rank 0 after each finished cell (see am_sweep_params); may be NULL. */
     void (*progress)(void *ctx, size_t done, size_t total, size_t computed, double elapsed);
     void *progress_ctx;

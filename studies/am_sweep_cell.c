@@ -113,9 +113,43 @@ am_status am_sweep_cell_check(const am_sweep_cell_params *s, double mu, double x
     return am_msgd_params_check(s->problem, &m, err, errlen);
 }
 
-am_status am_sweep_cell_run(const am_sweep_cell_params *s, double mu, double x, double *v,
-                            double **per_replica)
+/* The engine's model with a cancel check before each advance: once the flag is set every
+ * replica stops at its next saved time (reported as diverged; the cell is then dropped). */
+typedef struct {
+    const am_model *inner;
+    const volatile sig_atomic_t *cancel;
+} cancel_model;
+
+static am_status cm_start(const void *ctx, uint64_t replica, void *work)
 {
+    const am_model *m = ((const cancel_model *)ctx)->inner;
+    return m->start(m->ctx, replica, work);
+}
+
+static int cm_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
+{
+    const cancel_model *c = ctx;
+    if (*c->cancel) return 1;
+    return c->inner->advance(c->inner->ctx, work, k0, k1);
+}
+
+static void cm_observe(const void *ctx, const void *work, double *obs)
+{
+    const am_model *m = ((const cancel_model *)ctx)->inner;
+    m->observe(m->ctx, work, obs);
+}
+
+static void cm_summarize(const void *ctx, const void *work, const double *obs, size_t ngrid,
+                         int diverged, double *summary)
+{
+    const am_model *m = ((const cancel_model *)ctx)->inner;
+    m->summarize(m->ctx, work, obs, ngrid, diverged, summary);
+}
+
+am_status am_sweep_cell_run(const am_sweep_cell_params *s, double mu, double x,
+                            const volatile sig_atomic_t *cancel, double *v, double **per_replica)
+{
+    if (cancel && *cancel) return AM_ECANCELED;
     am_msgd_params m;
     am_status st = cell_msgd(s, mu, x, &m);
     if (st) return st;
@@ -133,10 +167,25 @@ am_status am_sweep_cell_run(const am_sweep_cell_params *s, double mu, double x, 
     ep.threads = s->threads;
     ep.keep_summary = per_replica != NULL;
     am_ensemble_result *res = NULL;
-    st = am_ensemble_run(am_msgd_model(eng), k, s->ngrid, &ep, &res);
+    const am_model *model = am_msgd_model(eng);
+    am_model wrapped = *model;
+    cancel_model cm = {model, cancel};
+    if (cancel) {
+        wrapped.start = cm_start;
+        wrapped.advance = cm_advance;
+        wrapped.observe = cm_observe;
+        wrapped.summarize = model->summarize ? cm_summarize : NULL;
+        wrapped.ctx = &cm;
+        model = &wrapped;
+    }
+    st = am_ensemble_run(model, k, s->ngrid, &ep, &res);
     am_msgd_free(eng);
     free(k);
-    if (st) return st;
+    if (st == AM_OK && cancel && *cancel) st = AM_ECANCELED; /* replicas were cut short */
+    if (st) {
+        am_ensemble_result_free(res);
+        return st;
+    }
     double R = (double)res->replicas;
     const am_stats *ss = res->summary_stats;
     v[AM_SWEEP_CELL_ERR] = ss[0].n > 0 ? ss[0].mean : NAN;
@@ -257,7 +306,7 @@ static am_status identity_run(const char *dist, am_delay_kind kind, double dpara
     s.replicas = 3;
     s.threads = 1;
     double v[AM_SWEEP_CELL_NVALUES], *rep = NULL;
-    st = am_sweep_cell_run(&s, 0.5, kind == AM_DELAY_NONE ? 0 : dparam, v, &rep);
+    st = am_sweep_cell_run(&s, 0.5, kind == AM_DELAY_NONE ? 0 : dparam, NULL, v, &rep);
     if (st == AM_OK) {
         *crc = crc32(*crc, (const Bytef *)v, (uInt)sizeof v);
         *crc = crc32(*crc, (const Bytef *)rep, (uInt)(3 * AM_MSGD_NSUMMARY * sizeof *rep));

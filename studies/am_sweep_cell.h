@@ -18,6 +18,8 @@
 #ifndef AM_SWEEP_CELL_H
 #define AM_SWEEP_CELL_H
 
+#include <signal.h>
+
 #include "../core/am_common.h"
 #include "../montecarlo/am_delay.h"
 #include "../montecarlo/am_msgd.h"
@@ -60,9 +62,12 @@ am_status am_sweep_cell_check(const am_sweep_cell_params *params, double mu, dou
                               size_t errlen);
 
 /* Runs the cell (mu, delay parameter x) into v[AM_SWEEP_CELL_NVALUES]; if per_replica is not
- * NULL it receives a malloc'd array of the replicas' summaries (replicas * AM_MSGD_NSUMMARY). */
-am_status am_sweep_cell_run(const am_sweep_cell_params *params, double mu, double x, double *v,
-                            double **per_replica);
+ * NULL it receives a malloc'd array of the replicas' summaries (replicas * AM_MSGD_NSUMMARY).
+ * cancel (may be NULL) is polled before every advance of a replica between saved times: once
+ * it is set the cell stops within one such interval per thread and returns AM_ECANCELED (no
+ * values). */
+am_status am_sweep_cell_run(const am_sweep_cell_params *params, double mu, double x,
+                            const volatile sig_atomic_t *cancel, double *v, double **per_replica);
 
 /* Theory curves for the momenta mu[0..nmu-1] and the delays tau[0..ntau-1] into linear, dde,
  * paper [nmu] (in units of the delay axis) and implicit_mu [ntau] (NaN unless geometric). */

@@ -4,7 +4,9 @@
  * phase grid against direct Async-MSGD ensemble runs (bit for bit, and a run with another
  * seed as the deliberately wrong reference), knee's critical delay against a brute-force scan
  * of the same cells, the cancel flag (distinct status, finished cells kept), the progress
- * callback's counts, resume through the library, and the parameter checks' messages.
+ * callback's counts, resume through the library, the parameter checks' messages, the checks
+ * of a checkpoint read back (checksums, values, cells, format, engine identity, lock) and
+ * knee's memory limit.
  */
 #define _GNU_SOURCE /* F_OFD_SETLK */
 #include <criterion/criterion.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <zlib.h>
 
 #include "../core/am_ensemble.h"
@@ -711,5 +714,69 @@ Test(studies_knee, memory_of_the_kept_summaries_is_checked_up_front)
     test_expect_usage_error("knee --mus 0.5 --replicas 30000000 --time 0.04 --grid 2 --eta 1e-2 "
                             "--bootstrap 2 --tau-max 64 --quiet",
                             "--replicas 30000000");
+    am_problem_free(p);
+}
+
+/* ---- cancellation inside a cell ------------------------------------------------------ */
+
+typedef struct {
+    const char *path;
+    volatile sig_atomic_t *cancel;
+} canceller;
+
+/* Sets the flag 20 ms after the run has written its checkpoint header (the cell is running). */
+static void *cancel_when_started(void *arg)
+{
+    canceller *c = arg;
+    for (int i = 0; i < 20000; i++) {
+        FILE *f = fopen(c->path, "r");
+        int started = 0;
+        if (f) {
+            started = fgetc(f) == '{';
+            fclose(f);
+        }
+        if (started) break;
+        usleep(1000);
+    }
+    usleep(20000);
+    *c->cancel = 1;
+    return NULL;
+}
+
+Test(studies_phase, cancel_stops_the_cell_in_progress)
+{
+    /* one cell of 2e4 replicas x 2e4 steps (seconds of work): only a flag polled inside the
+     * cell can stop it, since it is clear when the cell starts */
+    am_problem *p = small_problem();
+    char path[256], err[256];
+    tmp_path(path, sizeof path, "inside");
+    const double mu[] = {0.5}, tau[] = {2};
+    am_phase_params pp = am_phase_params_default();
+    pp.cell = small_cell(p);
+    pp.cell.horizon = 10;
+    pp.cell.replicas = 20000;
+    pp.mu = mu;
+    pp.nmu = 1;
+    pp.tau = tau;
+    pp.ntau = 1;
+    pp.checkpoint = path;
+    volatile sig_atomic_t cancel = 0;
+    pp.cancel = &cancel;
+    canceller c = {path, &cancel};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, cancel_when_started, &c), 0);
+    am_phase_result *r = NULL;
+    am_status st = am_phase_run(&pp, &r, err, sizeof err);
+    pthread_join(th, NULL);
+    cr_assert_eq(st, AM_ECANCELED, "the cell ran to its end (status %d, %s)", st, err);
+    cr_assert(r != NULL && r->cells_done == 0 && !r->done[0], "the cut cell was kept");
+    cr_assert(isnan(r->metric_value[0]));
+    cr_assert_eq(count_cells(path), 0, "the cut cell reached the checkpoint");
+    am_phase_result_free(r);
+    /* the cell itself: a flag set before it starts returns at once, without values */
+    double v[AM_SWEEP_CELL_NVALUES] = {0};
+    cr_assert_eq(am_sweep_cell_run(&pp.cell, 0.5, 2, &cancel, v, NULL), AM_ECANCELED);
+    cr_assert_eq(v[0], 0.0, "a cancelled cell wrote values");
+    remove(path);
     am_problem_free(p);
 }
