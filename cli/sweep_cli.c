@@ -185,6 +185,8 @@ int sweep_cli_status(am_status st, const char *err, const char *cmd, const char 
                 checkpoint ? "; rerun with --resume to continue" : "");
         return 130;
     }
+    /* under MPI every rank has rank 0's status and message: rank 0 prints it */
+    if (am_sweep_rank() != 0) exit(st == AM_EINVAL && err[0] ? 2 : 3);
     if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
     cli_runtime_error("%s: %s", cmd, err[0] ? err : am_strerror(st));
 }

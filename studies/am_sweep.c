@@ -505,6 +505,13 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
         MPI_Bcast(&sti, 1, MPI_INT, 0, MPI_COMM_WORLD);
         st = (am_status)sti;
         if (st == AM_OK) MPI_Bcast(done, (int)pb->ncells, MPI_UNSIGNED_CHAR, 0, MPI_COMM_WORLD);
+        if (st != AM_OK && err && errlen) {
+            /* every rank reports rank 0's reason (the caller prints it once) */
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", rank == 0 ? err : "");
+            MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, MPI_COMM_WORLD);
+            snprintf(err, errlen, "%s", msg);
+        }
     }
 #endif
     if (st) {

@@ -22,7 +22,8 @@
  *
  * In a build with AM_HAVE_MPI and MPI initialised on more than one rank, cell i runs on rank
  * i mod P; every rank sends each finished cell to rank 0, which writes the checkpoint and
- * ends with the full table (the other ranks' tables hold only their own cells).
+ * ends with the full table (the other ranks' tables hold only their own cells). A checkpoint
+ * that rank 0 refuses or cannot write gives every rank the same status and message.
  *
  * The file also holds the small numerical tools of the delay searches: the smallest integer
  * at which a monotone predicate turns true (bracketing by doubling, then bisection), and the
