@@ -401,6 +401,17 @@ static am_status read_checkpoint(int fd, const char *path, const am_sweep_proble
     return st;
 }
 
+/* 1 if the file is empty or opens like an amsgd checkpoint (of any format): a file that
+ * does not is never started anew over. */
+static int is_checkpoint_or_empty(int fd)
+{
+    static const char magic[] = "{\"amsgd_checkpoint\":";
+    char buf[sizeof magic - 1];
+    ssize_t n = pread(fd, buf, sizeof buf, 0);
+    if (n == 0) return 1;
+    return n == (ssize_t)sizeof buf && memcmp(buf, magic, sizeof buf) == 0;
+}
+
 /* ---- the sweep ----------------------------------------------------------------------- */
 
 typedef struct {
@@ -486,7 +497,14 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
 
     if (rank == 0 && par->checkpoint) {
         int lfd = open_locked(par->checkpoint, &st, err, errlen);
-        if (lfd >= 0 && par->resume)
+        if (lfd >= 0 && !par->resume && !is_checkpoint_or_empty(lfd)) {
+            snprintf(err, errlen,
+                     "'%s' exists and is not an amsgd checkpoint; remove it or choose another "
+                     "file",
+                     par->checkpoint);
+            st = AM_EINVAL;
+        }
+        if (lfd >= 0 && st == AM_OK && par->resume)
             st = read_checkpoint(lfd, par->checkpoint, pb, par, par->fingerprint, values, done, err,
                                  errlen);
         if (lfd >= 0 && st == AM_OK) {

@@ -13,12 +13,13 @@
  * number nor null, a cell out of range or repeated, or a cell that check_cell refuses is
  * refused (AM_EINVAL, the message names the line); a torn last line (a kill during its
  * write) is dropped; the valid part is rewritten through a temporary file and rename(), and
- * the finished cells are skipped. The run holds an exclusive lock on the checkpoint: a second
- * run on the same file is refused at once (AM_EINVAL, "in use by another run"). Since 17 digits
- * round-trip every double, a resumed sweep ends with exactly the values of an uninterrupted one. A
- * stop flag (set by the caller's signal handler; the library installs none) ends the sweep between
- * cells; a cell may poll the same flag and return AM_ECANCELED, which ends the sweep like the flag
- * (the cell is not kept).
+ * the finished cells are skipped. Without resume the checkpoint is started anew, unless the
+ * file exists, is not empty and is not an amsgd checkpoint (AM_EINVAL). The run holds an exclusive
+ * lock on the checkpoint: a second run on the same file is refused at once (AM_EINVAL, "in use by
+ * another run"). Since 17 digits round-trip every double, a resumed sweep ends with exactly the
+ * values of an uninterrupted one. A stop flag (set by the caller's signal handler; the library
+ * installs none) ends the sweep between cells; a cell may poll the same flag and return
+ * AM_ECANCELED, which ends the sweep like the flag (the cell is not kept).
  *
  * In a build with AM_HAVE_MPI and MPI initialised on more than one rank, cell i runs on rank
  * i mod P; every rank sends each finished cell to rank 0, which writes the checkpoint and

@@ -780,3 +780,38 @@ Test(studies_phase, cancel_stops_the_cell_in_progress)
     remove(path);
     am_problem_free(p);
 }
+
+Test(studies_checkpoint, another_file_is_not_started_anew_over)
+{
+    am_problem *p = small_problem();
+    char path[256], err[512];
+    tmp_path(path, sizeof path, "other");
+    FILE *f = fopen(path, "w");
+    fputs("x,y\n1,2\n", f);
+    fclose(f);
+    const double mu[] = {0.5}, tau[] = {0};
+    am_phase_params pp = am_phase_params_default();
+    pp.cell = small_cell(p);
+    pp.mu = mu;
+    pp.nmu = 1;
+    pp.tau = tau;
+    pp.ntau = 1;
+    pp.checkpoint = path;
+    am_phase_result *r = NULL;
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_EINVAL, "a data file was overwritten");
+    cr_assert(strstr(err, "is not an amsgd checkpoint"), "message: %s", err);
+    size_t n;
+    char **lines = read_lines(path, &n);
+    cr_assert(n == 2 && strcmp(lines[0], "x,y") == 0, "the file changed");
+    free_lines(lines, n);
+    /* an empty file, or an amsgd checkpoint, is started anew */
+    f = fopen(path, "w");
+    fclose(f);
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "%s", err);
+    am_phase_result_free(r);
+    cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "%s", err);
+    am_phase_result_free(r);
+    cr_assert_eq(count_cells(path), 1);
+    remove(path);
+    am_problem_free(p);
+}
