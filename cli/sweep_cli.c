@@ -161,9 +161,9 @@ static void sweep_on_sigint(int sig)
 const volatile sig_atomic_t *sweep_cli_sigint_install(void)
 {
     struct sigaction sa;
+    sweep_stop_flag = 0; /* a second sweep in one process (libamsgd-cli.so) starts afresh */
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sweep_on_sigint;
-    sa.sa_flags = SA_RESETHAND; /* a second SIGINT ends the process at once */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &sweep_old_action);
     return &sweep_stop_flag;

@@ -33,9 +33,9 @@ void sweep_cli_progress_print(void *ctx, size_t done, size_t total, size_t compu
 /* 1 if the progress line is shown: not quiet, stderr is a terminal, rank 0. */
 int sweep_cli_show_progress(int quiet);
 
-/* Installs the SIGINT handler that sets the returned flag (the sweep stops within one saved
- * time of the cell in progress, which is dropped; a second SIGINT ends the process);
- * sweep_cli_sigint_restore puts the previous handler back. */
+/* Clears the flag and installs the SIGINT handler that sets it (the sweep stops within one
+ * saved time of the cell in progress, which is dropped); sweep_cli_sigint_restore puts the
+ * previous handler back. */
 const volatile sig_atomic_t *sweep_cli_sigint_install(void);
 void sweep_cli_sigint_restore(void);
 
