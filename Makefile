@@ -26,7 +26,7 @@ OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lm
+LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lz -lm
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
 LIB_DIRS := core theory solvers montecarlo validate studies

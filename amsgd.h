@@ -2,7 +2,8 @@
  * amsgd.h -- the public interface of the amsgd library in one include:
  * problems and closed forms (theory/), the ODE and SDE engines (solvers/), the Monte Carlo
  * engines and the parallel ensemble (montecarlo/), the statistics of the checks
- * (validate/), and the experiments as library calls (studies/). Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
+ * (validate/), and the experiments as library calls with the sweep runner (studies/).
+ * Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
  */
 #ifndef AMSGD_H
 #define AMSGD_H
@@ -20,10 +21,13 @@
 #include "montecarlo/am_data.h"
 #include "montecarlo/am_delay.h"
 #include "montecarlo/am_msgd.h"
-#include "montecarlo/am_sweep.h"
 #include "validate/am_acf.h"
 #include "validate/am_check.h"
 #include "validate/am_fit.h"
+#include "studies/am_sweep.h"
+#include "studies/am_sweep_cell.h"
+#include "studies/am_phase.h"
+#include "studies/am_knee.h"
 #include "studies/am_run.h"
 #include "studies/am_compare.h"
 #include "studies/am_wallclock.h"

@@ -2,18 +2,17 @@
  * cmd_phase.c -- `amsgd phase`: a grid over momentum mu and delay, one metric per cell with
  * its standard error (stationary error, its ratio to the tau = 0 cell of the same mu,
  * fraction of replicas diverged, time to reach err <= EPS), with the theory's boundaries.
- * Cells are run through the checkpointed (and, in the MPI build, distributed) sweep of
- * am_sweep.h; the output is written from the completed table in cell order.
+ * The sweep is the library call am_phase_run (studies/am_phase.h); this file parses the
+ * flags and writes the completed table in cell order.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../montecarlo/am_sweep.h"
+#include "../studies/am_phase.h"
+#include "../studies/am_sweep.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "sweep_cell.h"
-#include "sweep_overlay.h"
+#include "sweep_cli.h"
 
 static const cli_opt OPT_PRESET = {"preset", "NAME", "none",
                                    "liu2018: the streaming-PCA experiment of Liu et al. (2018)"};
@@ -68,19 +67,8 @@ static void apply_preset(cli_args *a)
             }
 }
 
-typedef struct {
-    const sweep_setup *s;
-    const double *mu, *tau;
-    size_t ntau;
-} phase_ctx;
-
-static am_status phase_cell(void *ctx, size_t cell, double *v)
-{
-    const phase_ctx *c = ctx;
-    return sweep_cell_run(c->s, c->mu[cell / c->ntau], c->tau[cell % c->ntau], v, NULL);
-}
-
-enum { M_STATIONARY, M_RATIO, M_DIVERGED, M_TIME };
+/* The metric names, in the order of am_phase_metric. */
+static const char *const metric_names[] = {"stationary", "ratio", "diverged", "time", NULL};
 
 int cmd_phase(int argc, char **argv)
 {
@@ -92,142 +80,117 @@ int cmd_phase(int argc, char **argv)
               phase_opts, argc, argv);
     apply_preset(&a);
     am_problem *p = cli_problem(&a);
-    sweep_setup s;
-    sweep_setup_init(&s, &a, p);
+    am_phase_params pp = am_phase_params_default();
+    sweep_cli_cell_params(&pp.cell, &a, p);
     const char *mname = cli_str(&a, "metric");
-    int metric = strcmp(mname, "stationary") == 0 ? M_STATIONARY
-                 : strcmp(mname, "ratio") == 0    ? M_RATIO
-                 : strcmp(mname, "diverged") == 0 ? M_DIVERGED
-                 : strcmp(mname, "time") == 0     ? M_TIME
-                                                  : -1;
+    int metric = -1;
+    for (int q = 0; metric_names[q]; q++)
+        if (strcmp(mname, metric_names[q]) == 0) metric = q;
     if (metric < 0)
         cli_usage_error("--metric must be stationary, ratio, diverged or time, got '%s'", mname);
+    pp.metric = (am_phase_metric)metric;
     size_t nmu, ntau;
-    double *mu = sweep_parse_grid(&a, "mu-grid", cli_str(&a, "mu-grid"), &nmu);
-    double *tau = sweep_parse_grid(&a, "tau-grid", cli_str(&a, "tau-grid"), &ntau);
+    double *mu = sweep_cli_parse_grid("mu-grid", cli_str(&a, "mu-grid"), &nmu);
+    double *tau = sweep_cli_parse_grid("tau-grid", cli_str(&a, "tau-grid"), &ntau);
     for (size_t i = 0; i < nmu; i++)
         if (!(mu[i] >= 0 && mu[i] < 1))
             cli_usage_error("--mu-grid values must be in [0, 1), got %g", mu[i]);
+    int has_zero = 0;
     for (size_t j = 0; j < ntau; j++) {
-        am_delay d;
-        if (tau[j] < 0 || sweep_delay(&s, tau[j], &d))
+        char err[256];
+        if (am_sweep_cell_check(&pp.cell, 0.0, tau[j], err, sizeof err)) {
+            if (err[0]) cli_usage_error("--tau-grid: %s", err);
             cli_usage_error("--tau-grid value %g is not a valid %s delay parameter (>= 0%s)",
                             tau[j], cli_str(&a, "delay-model"),
-                            s.kind == AM_DELAY_GEOMETRIC ? "" : ", integer");
-        am_msgd_params m = s.base;
-        m.delay = d;
-        char err[256];
-        if (am_msgd_params_check(p, &m, err, sizeof err)) cli_usage_error("--tau-grid: %s", err);
+                            pp.cell.delay_kind == AM_DELAY_GEOMETRIC ? "" : ", integer");
+        }
+        has_zero |= tau[j] == 0;
     }
-    size_t j0 = ntau;
-    for (size_t j = 0; j < ntau; j++)
-        if (tau[j] == 0) j0 = j;
-    if (metric == M_RATIO && j0 == ntau)
+    if (pp.metric == AM_PHASE_RATIO && !has_zero)
         cli_usage_error("--metric ratio needs 0 in --tau-grid, got '%s'", cli_str(&a, "tau-grid"));
     if (nmu * ntau > 1000000) cli_usage_error("the grid has more than 1e6 cells");
-    double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
-    double pconst = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
-    const char *ckpt = cli_str(&a, "checkpoint");
-    int resume = cli_flag(&a, "resume");
-    if (resume && !ckpt) cli_usage_error("--resume needs --checkpoint FILE");
+    pp.mu = mu;
+    pp.nmu = nmu;
+    pp.tau = tau;
+    pp.ntau = ntau;
+    pp.gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
+    pp.bound_constant = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
+    pp.checkpoint = cli_str(&a, "checkpoint");
+    pp.resume = cli_flag(&a, "resume");
+    if (pp.resume && !pp.checkpoint) cli_usage_error("--resume needs --checkpoint FILE");
     int json = cli_json(&a);
-    int quiet = cli_flag(&a, "quiet");
+    int progress = sweep_cli_show_progress(cli_flag(&a, "quiet"));
+    char err[512] = "";
+    if (am_phase_params_check(&pp, err, sizeof err)) cli_usage_error("%s", err);
+    if (progress) {
+        pp.progress = sweep_cli_progress_print;
+        pp.progress_ctx = stderr;
+    }
 
-    /* The fingerprint: every parameter that changes a cell's values. */
-    json_t *fp = json_object();
-    sweep_params_json(fp, &s);
-    json_object_set_new(fp, "mu_grid", cli_json_doubles(mu, nmu));
-    json_object_set_new(fp, "tau_grid", cli_json_doubles(tau, ntau));
-    char *fps = json_dumps(fp, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
-
-    phase_ctx ctx = {&s, mu, tau, ntau};
-    am_sweep_problem prob = {nmu * ntau, SWEEP_NVALUES, phase_cell, &ctx};
-    double *values = malloc(nmu * ntau * SWEEP_NVALUES * sizeof *values);
-    unsigned char *done = malloc(nmu * ntau);
-    if (!values || !done) cli_runtime_error("out of memory");
-    int complete = sweep_run_cli(&prob, ckpt, resume, fps, quiet, "phase", "cells", values, done);
-    if (am_sweep_rank() != 0 || !complete) {
-        int status = complete ? 0 : am_sweep_rank() == 0 ? 130 : 0;
-        free(values);
-        free(done);
-        free(fps);
-        json_decref(fp);
+    pp.cancel = sweep_cli_sigint_install();
+    am_phase_result *r = NULL;
+    am_status st = am_phase_run(&pp, &r, err, sizeof err);
+    sweep_cli_sigint_restore();
+    int status = sweep_cli_status(st, err, "phase", "cells", r ? r->cells_done : 0, nmu * ntau,
+                                  pp.checkpoint, progress);
+    if (st || am_sweep_rank() != 0) {
+        am_phase_result_free(r);
         free(mu);
         free(tau);
-        sweep_setup_free(&s);
         am_problem_free(p);
         return status;
     }
 
-    /* metric table */
-    size_t n = nmu * ntau;
-    double *met = malloc(n * sizeof *met), *sem = malloc(n * sizeof *sem);
-    double *divf = malloc(n * sizeof *divf);
-    for (size_t c = 0; c < n; c++) {
-        const double *v = values + c * SWEEP_NVALUES;
-        divf[c] = v[SV_DIVERGED];
-        double R = (double)s.ep.replicas;
-        switch (metric) {
-        case M_STATIONARY:
-            met[c] = v[SV_ERR];
-            sem[c] = v[SV_ERR_SEM];
-            break;
-        case M_RATIO: {
-            const double *b = values + ((c / ntau) * ntau + j0) * SWEEP_NVALUES;
-            met[c] = v[SV_ERR] / b[SV_ERR];
-            double r1 = v[SV_ERR_SEM] / v[SV_ERR], r0 = b[SV_ERR_SEM] / b[SV_ERR];
-            sem[c] = c % ntau == j0 ? 0.0 : fabs(met[c]) * sqrt(r1 * r1 + r0 * r0);
-            break;
-        }
-        case M_DIVERGED:
-            met[c] = v[SV_DIVERGED];
-            sem[c] = sqrt(met[c] * (1 - met[c]) / R);
-            break;
-        default:
-            met[c] = v[SV_TIME];
-            sem[c] = v[SV_TIME_SEM];
-        }
-    }
-    sweep_overlays ov;
-    sweep_overlays_compute(&ov, &s, mu, nmu, tau, ntau, gamma, pconst);
-
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     if (json) {
-        json_t *params = json_deep_copy(fp);
+        json_t *params = json_object();
+        sweep_cli_params_json(params, &pp.cell);
+        json_object_set_new(params, "mu_grid", cli_json_doubles(mu, nmu));
+        json_object_set_new(params, "tau_grid", cli_json_doubles(tau, ntau));
         json_object_set_new(params, "preset", json_string(cli_str(&a, "preset")));
         json_object_set_new(params, "metric", json_string(mname));
-        json_object_set_new(params, "gamma", json_real(gamma));
-        json_object_set_new(params, "bound_constant", json_real(pconst));
+        json_object_set_new(params, "gamma", json_real(pp.gamma));
+        json_object_set_new(params, "bound_constant", json_real(pp.bound_constant));
         json_t *root = cli_json_root("phase", params);
-        json_object_set_new(root, "mu", cli_json_doubles(mu, nmu));
-        json_object_set_new(root, "tau", cli_json_doubles(tau, ntau));
+        json_object_set_new(root, "mu", cli_json_doubles(r->mu, nmu));
+        json_object_set_new(root, "tau", cli_json_doubles(r->tau, ntau));
         json_object_set_new(root, "metric_name", json_string(mname));
         json_t *jm = json_array(), *js = json_array(), *jd = json_array(), *jr = json_array();
         for (size_t i = 0; i < nmu; i++) {
-            json_array_append_new(jm, cli_json_doubles(met + i * ntau, ntau));
-            json_array_append_new(js, cli_json_doubles(sem + i * ntau, ntau));
-            json_array_append_new(jd, cli_json_doubles(divf + i * ntau, ntau));
+            json_array_append_new(jm, cli_json_doubles(r->metric_value + i * ntau, ntau));
+            json_array_append_new(js, cli_json_doubles(r->metric_sem + i * ntau, ntau));
+            json_array_append_new(jd, cli_json_doubles(r->diverged_fraction + i * ntau, ntau));
             json_t *row = json_array();
             for (size_t j = 0; j < ntau; j++)
-                json_array_append_new(
-                    row, json_real(values[(i * ntau + j) * SWEEP_NVALUES + SV_REACHED]));
+                json_array_append_new(row, json_real(r->reached_fraction[i * ntau + j]));
             json_array_append_new(jr, row);
         }
         json_object_set_new(root, "metric", jm);
         json_object_set_new(root, "metric_sem", js);
         json_object_set_new(root, "diverged_fraction", jd);
         json_object_set_new(root, "reached_fraction", jr);
-        sweep_overlays_json(root, &ov, nmu, ntau);
+        json_object_set_new(root, "boundary_linear", cli_json_doubles(r->boundary_linear, nmu));
+        json_object_set_new(root, "boundary_dde", cli_json_doubles(r->boundary_dde, nmu));
+        json_object_set_new(root, "boundary_paper", cli_json_doubles(r->boundary_paper, nmu));
+        json_object_set_new(root, "implicit_momentum",
+                            cli_json_doubles(r->implicit_momentum, ntau));
         cli_out_json(f, root);
     } else {
         fputs("mu,tau,metric,metric_sem,diverged_fraction,boundary_linear,boundary_dde,"
               "boundary_paper,implicit_momentum\n",
               f);
-        for (size_t c = 0; c < n; c++) {
+        for (size_t c = 0; c < r->ncells; c++) {
             size_t i = c / ntau, j = c % ntau;
-            double row[] = {mu[i],        tau[j],    met[c],      sem[c],           divf[c],
-                            ov.linear[i], ov.dde[i], ov.paper[i], ov.implicit_mu[j]};
+            double row[] = {r->mu[i],
+                            r->tau[j],
+                            r->metric_value[c],
+                            r->metric_sem[c],
+                            r->diverged_fraction[c],
+                            r->boundary_linear[i],
+                            r->boundary_dde[i],
+                            r->boundary_paper[i],
+                            r->implicit_momentum[j]};
             for (size_t q = 0; q < sizeof row / sizeof *row; q++) {
                 if (q) fputc(',', f);
                 cli_csv_double(f, row[q]);
@@ -236,17 +199,9 @@ int cmd_phase(int argc, char **argv)
         }
     }
     cli_out_commit(&out);
-    sweep_overlays_free(&ov);
-    free(met);
-    free(sem);
-    free(divf);
-    free(values);
-    free(done);
-    free(fps);
-    json_decref(fp);
+    am_phase_result_free(r);
     free(mu);
     free(tau);
-    sweep_setup_free(&s);
     am_problem_free(p);
     return 0;
 }

@@ -20,6 +20,8 @@ const char *am_strerror(am_status status)
         return "numerical solver failure";
     case AM_EDOM:
         return "quantity undefined for these parameters";
+    case AM_ECANCELED:
+        return "cancelled";
     }
     return "unknown status";
 }

@@ -23,12 +23,13 @@
 #define AM_VERSION "0.1.0"
 
 typedef enum {
-    AM_OK = 0,      /* success */
-    AM_EINVAL = 1,  /* an argument is out of its domain */
-    AM_ENOMEM = 2,  /* allocation failed or the request exceeds the memory limit */
-    AM_EIO = 3,     /* reading or writing a file failed */
-    AM_ESOLVER = 4, /* a numerical solver reported a failure */
-    AM_EDOM = 5     /* a quantity is undefined for these parameters (e.g. infinite moment) */
+    AM_OK = 0,       /* success */
+    AM_EINVAL = 1,   /* an argument is out of its domain */
+    AM_ENOMEM = 2,   /* allocation failed or the request exceeds the memory limit */
+    AM_EIO = 3,      /* reading or writing a file failed */
+    AM_ESOLVER = 4,  /* a numerical solver reported a failure */
+    AM_EDOM = 5,     /* a quantity is undefined for these parameters (e.g. infinite moment) */
+    AM_ECANCELED = 6 /* the caller's cancel flag stopped the run (finished work is kept) */
 } am_status;
 
 /* Returns a static, human-readable description of a status code. */

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
-      librandom123-dev libjansson-dev gnuplot-nox pkg-config python3-numpy)
+      librandom123-dev libjansson-dev zlib1g-dev gnuplot-nox pkg-config python3-numpy)
 for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mpi-check.sh -- builds the MPI binary into build-mpi/ (make MPI=1), runs a tiny phase sweep
 # on 2 ranks with mpirun and checks that its output equals the serial build's byte for byte
-# (also with a checkpoint, whose resume must give the same bytes), and the same for a tiny knee.
+# (also with a checkpoint, whose resume must give the same bytes), and the same for a tiny knee;
+# a checkpoint of other parameters is refused on 2 ranks with exit 2 and one message.
 # Usage: scripts/mpi-check.sh   (from the repository root; installs libopenmpi-dev if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,11 +27,20 @@ KNEE=(knee --mus 0.8,0.9,0.95 --replicas 16 --time 2 --grid 11 --bootstrap 20 --
 build/amsgd "${KNEE[@]}" -o "$TMP/knee-serial.json"
 mpirun --oversubscribe -np 2 build-mpi/amsgd "${KNEE[@]}" -o "$TMP/knee-mpi.json"
 fail=0
+# a checkpoint of other parameters: exit 2 and one message, as in the serial build
+set +e
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${ARGS[@]}" --seed 7 --checkpoint "$TMP/c.ckpt" \
+    --resume -o "$TMP/mismatch.json" 2>"$TMP/mismatch.err"
+rc=$?
+set -e
+if [ "$rc" -eq 2 ] && [ "$(grep -c '^amsgd: ' "$TMP/mismatch.err")" -eq 1 ]; then
+    echo "ok: mismatched checkpoint on 2 ranks: exit 2, one message"
+else echo "FAIL: mismatched checkpoint on 2 ranks: exit $rc"; fail=$((fail + 1)); fi
 if cmp -s "$TMP/knee-serial.json" "$TMP/knee-mpi.json"; then echo "ok: knee on 2 ranks equals serial"
 else echo "FAIL: knee on 2 ranks differs from serial"; fail=$((fail + 1)); fi
 for f in mpi mpi-ckpt mpi-resume; do
     if cmp -s "$TMP/serial.json" "$TMP/$f.json"; then echo "ok: $f equals serial"
     else echo "FAIL: $f differs from serial"; fail=$((fail + 1)); fi
 done
-echo "mpi-check: $((4 - fail)) passed, $fail failed"
+echo "mpi-check: $((5 - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,5 +1,5 @@
 /*
- * test_sweep.c -- the sweep machinery (montecarlo/am_sweep.h): checkpoint round trip,
+ * test_sweep.c -- the sweep machinery (studies/am_sweep.h): checkpoint round trip,
  * resume skipping finished cells, refusal of a checkpoint with other parameters, the integer
  * threshold search, the power-law fit; and the `amsgd phase` / `amsgd knee` contract (keys,
  * bad input). Kill/resume of the real command is in tests/resume_test.sh.
@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "../montecarlo/am_sweep.h"
+#include "../studies/am_sweep.h"
 #include "test_util.h"
 
 typedef struct {

@@ -1,16 +1,16 @@
 /*
- * sweep_cell.c -- one (mu, delay) cell of a sweep and the flags the sweeps share
- * (see sweep_cell.h).
+ * sweep_cli.c -- the shared flags, progress line, SIGINT handler and status mapping of the
+ * sweep commands (see sweep_cli.h).
  */
-#include "sweep_cell.h"
+#include "sweep_cli.h"
 
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../studies/am_sweep.h"
 #include "cli_common.h"
 
 const cli_opt OPT_SW_TIME = {"time", "T", "20", "horizon in continuous time t = k eta"};
@@ -30,10 +30,19 @@ const cli_opt OPT_GAMMA = {
 const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", "1",
                                  "constant in front of the paper's delay bound"};
 
-void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)
+static am_delay_kind delay_kind(const cli_args *a)
 {
-    memset(s, 0, sizeof *s);
-    s->p = p;
+    const char *k = cli_str(a, "delay-model");
+    if (strcmp(k, "const") == 0) return AM_DELAY_CONST;
+    if (strcmp(k, "uniform") == 0) return AM_DELAY_UNIFORM;
+    if (strcmp(k, "geometric") == 0) return AM_DELAY_GEOMETRIC;
+    cli_usage_error("--delay-model must be const, uniform or geometric, got '%s'", k);
+}
+
+void sweep_cli_cell_params(am_sweep_cell_params *s, const cli_args *a, const am_problem *p)
+{
+    *s = am_sweep_cell_params_default();
+    s->problem = p;
     am_msgd_params m = am_msgd_params_default();
     char err[256];
     m.eta = cli_double(a, "eta", 0, 1e6, 1, 0);
@@ -45,93 +54,42 @@ void sweep_setup_init(sweep_setup *s, const cli_args *a, am_problem *p)
     m.burnin = cli_double(a, "burnin", 0, 1, 0, 1);
     m.eps = cli_has_opt(a, "eps") ? cli_double(a, "eps", 0, 1, 1, 0) : 0.01;
     if (am_msgd_params_check(p, &m, err, sizeof err)) cli_usage_error("%s", err);
-    s->base = m;
+    s->msgd = m;
     s->horizon = cli_double(a, "time", 0, 1e12, 1, 0);
     if (s->horizon / m.eta > 1e15)
         cli_usage_error("--time / --eta = %.3g steps is more than 1e15", s->horizon / m.eta);
     am_grid g = cli_grid(a, s->horizon);
     if (g.n < 2) cli_usage_error("--grid must be >= 2, got %zu", g.n);
     s->ngrid = g.n;
-    s->k = malloc(g.n * sizeof *s->k);
-    if (!s->k) cli_runtime_error("out of memory");
-    if (am_grid_steps(&g, m.eta, s->k)) cli_usage_error("--time / --eta gives too many steps");
-    s->ep = cli_ensemble_params(a);
-    s->kind = sweep_delay_kind(a);
+    am_ensemble_params ep = cli_ensemble_params(a);
+    s->replicas = ep.replicas;
+    s->threads = ep.threads;
+    s->delay_kind = delay_kind(a);
+    if (am_sweep_cell_params_check(s, err, sizeof err))
+        cli_usage_error("--time / --eta gives too many steps");
 }
 
-void sweep_setup_free(sweep_setup *s)
-{
-    free(s->k);
-    s->k = NULL;
-}
-
-am_delay_kind sweep_delay_kind(const cli_args *a)
-{
-    const char *k = cli_str(a, "delay-model");
-    if (strcmp(k, "const") == 0) return AM_DELAY_CONST;
-    if (strcmp(k, "uniform") == 0) return AM_DELAY_UNIFORM;
-    if (strcmp(k, "geometric") == 0) return AM_DELAY_GEOMETRIC;
-    cli_usage_error("--delay-model must be const, uniform or geometric, got '%s'", k);
-}
-
-am_status sweep_delay(const sweep_setup *s, double x, am_delay *d)
-{
-    if (x == 0) return am_delay_make(AM_DELAY_NONE, 0, d);
-    return am_delay_make(s->kind, x, d);
-}
-
-am_status sweep_cell_run(const sweep_setup *s, double mu, double x, double *v, double **per_replica)
-{
-    am_msgd_params m = s->base;
-    m.mu = mu;
-    am_status st = sweep_delay(s, x, &m.delay);
-    if (st) return st;
-    am_msgd *eng = am_msgd_alloc(s->p, &m, &st, NULL, 0);
-    if (!eng) return st;
-    am_ensemble_params ep = s->ep;
-    ep.keep_summary = per_replica != NULL;
-    am_ensemble_result *res = NULL;
-    st = am_ensemble_run(am_msgd_model(eng), s->k, s->ngrid, &ep, &res);
-    am_msgd_free(eng);
-    if (st) return st;
-    double R = (double)res->replicas;
-    const am_stats *ss = res->summary_stats;
-    v[SV_ERR] = ss[0].n > 0 ? ss[0].mean : NAN;
-    v[SV_ERR_SEM] = am_stats_sem(&ss[0]);
-    v[SV_DIVERGED] = (double)res->diverged / R;
-    v[SV_TIME] = ss[1].n > 0 ? ss[1].mean * s->horizon : NAN;
-    v[SV_TIME_SEM] = am_stats_sem(&ss[1]) * s->horizon;
-    v[SV_REACHED] = ss[1].n / R;
-    if (per_replica) {
-        *per_replica = res->summary;
-        res->summary = NULL;
-    }
-    am_ensemble_result_free(res);
-    return AM_OK;
-}
-
-void sweep_params_json(json_t *params, const sweep_setup *s)
+void sweep_cli_params_json(json_t *params, const am_sweep_cell_params *s)
 {
     char buf[64];
-    cli_params_problem(params, s->p);
-    json_object_set_new(params, "eta", json_real(s->base.eta));
-    am_msgd_init_format(&s->base.init, buf, sizeof buf);
+    cli_params_problem(params, s->problem);
+    json_object_set_new(params, "eta", json_real(s->msgd.eta));
+    am_msgd_init_format(&s->msgd.init, buf, sizeof buf);
     json_object_set_new(params, "init", json_string(buf));
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->base.seed);
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->msgd.seed);
     json_object_set_new(params, "seed", json_string(buf));
-    json_object_set_new(params, "blowup", json_real(s->base.blowup));
+    json_object_set_new(params, "blowup", json_real(s->msgd.blowup));
     json_object_set_new(params, "time", json_real(s->horizon));
     json_object_set_new(params, "grid", json_integer((json_int_t)s->ngrid));
-    json_object_set_new(params, "burnin", json_real(s->base.burnin));
-    json_object_set_new(params, "eps", json_real(s->base.eps));
-    json_object_set_new(params, "replicas", json_integer((json_int_t)s->ep.replicas));
+    json_object_set_new(params, "burnin", json_real(s->msgd.burnin));
+    json_object_set_new(params, "eps", json_real(s->msgd.eps));
+    json_object_set_new(params, "replicas", json_integer((json_int_t)s->replicas));
     static const char *kinds[] = {"none", "const", "uniform", "geometric"};
-    json_object_set_new(params, "delay_model", json_string(kinds[s->kind]));
+    json_object_set_new(params, "delay_model", json_string(kinds[s->delay_kind]));
 }
 
-double *sweep_parse_grid(const cli_args *a, const char *flag, const char *spec, size_t *n)
+double *sweep_cli_parse_grid(const char *flag, const char *spec, size_t *n)
 {
-    (void)a;
     double *x = NULL;
     const char *c1 = strchr(spec, ':');
     if (c1) {
@@ -170,7 +128,7 @@ double *sweep_parse_grid(const cli_args *a, const char *flag, const char *spec, 
     return x;
 }
 
-void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed, double elapsed)
+void sweep_cli_progress_print(void *ctx, size_t done, size_t total, size_t computed, double elapsed)
 {
     FILE *f = ctx;
     size_t left = total - done;
@@ -184,46 +142,51 @@ void sweep_progress_print(void *ctx, size_t done, size_t total, size_t computed,
     fflush(f);
 }
 
-/* SIGINT asks the sweep to stop after the cell in progress (the library polls the flag). */
+int sweep_cli_show_progress(int quiet)
+{
+    return !quiet && isatty(STDERR_FILENO) && am_sweep_rank() == 0;
+}
+
+/* SIGINT asks the sweep to stop (the library polls the flag between cells and inside them);
+ * the checkpoint keeps every finished cell. */
 static volatile sig_atomic_t sweep_stop_flag = 0;
+static struct sigaction sweep_old_action;
+
 static void sweep_on_sigint(int sig)
 {
     (void)sig;
     sweep_stop_flag = 1;
 }
 
-int sweep_run_cli(const am_sweep_problem *prob, const char *checkpoint, int resume,
-                  const char *fingerprint, int quiet, const char *cmd, const char *units,
-                  double *values, unsigned char *done)
+const volatile sig_atomic_t *sweep_cli_sigint_install(void)
 {
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = checkpoint;
-    sp.resume = resume;
-    sp.fingerprint = fingerprint;
-    sp.stop = &sweep_stop_flag;
-    if (!quiet && isatty(STDERR_FILENO) && am_sweep_rank() == 0) {
-        sp.progress = sweep_progress_print;
-        sp.progress_ctx = stderr;
-    }
-    struct sigaction sa, old;
+    struct sigaction sa;
     sweep_stop_flag = 0; /* a second sweep in one process (libamsgd-cli.so) starts afresh */
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sweep_on_sigint;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
-    size_t ndone = 0;
-    char err[512] = "";
-    am_status st = am_sweep_run(prob, &sp, values, done, &ndone, err, sizeof err);
-    sigaction(SIGINT, &old, NULL);
-    if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
-    if (st) cli_runtime_error("%s: %s", cmd, err[0] ? err : am_strerror(st));
-    if (ndone < prob->ncells) {
-        if (am_sweep_rank() == 0) {
-            if (sp.progress) fputc('\n', stderr);
-            fprintf(stderr, "amsgd: interrupted after %zu of %zu %s%s\n", ndone, prob->ncells,
-                    units, checkpoint ? "; rerun with --resume to continue" : "");
-        }
-        return 0;
+    sigaction(SIGINT, &sa, &sweep_old_action);
+    return &sweep_stop_flag;
+}
+
+void sweep_cli_sigint_restore(void)
+{
+    sigaction(SIGINT, &sweep_old_action, NULL);
+}
+
+int sweep_cli_status(am_status st, const char *err, const char *cmd, const char *units, size_t done,
+                     size_t total, const char *checkpoint, int progress_shown)
+{
+    if (st == AM_OK) return 0;
+    if (st == AM_ECANCELED) {
+        if (am_sweep_rank() != 0) return 0;
+        if (progress_shown) fputc('\n', stderr);
+        fprintf(stderr, "amsgd: interrupted after %zu of %zu %s%s\n", done, total, units,
+                checkpoint ? "; rerun with --resume to continue" : "");
+        return 130;
     }
-    return 1;
+    /* under MPI every rank has rank 0's status and message: rank 0 prints it */
+    if (am_sweep_rank() != 0) exit(st == AM_EINVAL && err[0] ? 2 : 3);
+    if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
+    cli_runtime_error("%s: %s", cmd, err[0] ? err : am_strerror(st));
 }

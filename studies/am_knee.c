@@ -1,0 +1,491 @@
+/*
+ * am_knee.c -- the critical delay per momentum, its bootstrap over replicas and the exponent
+ * of tau_c ∝ (1-mu)^p (see am_knee.h): log tau_c = log c + p log(1-mu) by least squares,
+ * tau_c(mu) = min { tau : err(mu, tau) > F err(mu, 0) or a replica diverges }.
+ */
+#include "am_knee.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "../core/am_rng.h"
+#include "am_sweep.h"
+#include "am_sweep_cell_impl.h"
+
+/* Values of one momentum cell: fixed part, then the bootstrap replicates. */
+enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_NFIXED };
+
+am_knee_params am_knee_params_default(void)
+{
+    am_knee_params p;
+    memset(&p, 0, sizeof p);
+    p.cell = am_sweep_cell_params_default();
+    p.factor = 2;
+    p.tau_max = 4096;
+    p.bootstrap = 200;
+    p.refine = 3;
+    p.gamma = 0.001;
+    p.bound_constant = 1;
+    return p;
+}
+
+/* Most delays one momentum evaluates: tau = 0, the bracketing (at most floor(log2 N) + 2
+ * doublings up to N = tau_max), the bisection (at most ceil(log2 N)) and 2 K neighbours. */
+static double max_evaluations(const am_knee_params *p)
+{
+    double l = log2((double)p->tau_max);
+    return 1 + (floor(l) + 2) + ceil(l) + 2 * (double)p->refine;
+}
+
+double am_knee_memory(const am_knee_params *p)
+{
+    return max_evaluations(p) * (double)p->cell.replicas * AM_MSGD_NSUMMARY * sizeof(double);
+}
+
+am_status am_knee_params_check(const am_knee_params *p, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!p) return AM_EINVAL;
+    am_status st = am_sweep_cell_params_check(&p->cell, err, errlen);
+    if (st) return st;
+    if (p->cell.delay_kind != AM_DELAY_CONST && p->cell.delay_kind != AM_DELAY_UNIFORM) {
+        snprintf(err, errlen, "the delay axis must be const or uniform (integer delays)");
+        return AM_EINVAL;
+    }
+    if (!p->mu || p->nmu == 0 || p->nmu > 1000000) {
+        snprintf(err, errlen, "the momenta must hold between 1 and 1e6 values");
+        return AM_EINVAL;
+    }
+    for (size_t i = 0; i < p->nmu; i++)
+        if (!(p->mu[i] >= 0 && p->mu[i] < 1)) {
+            snprintf(err, errlen, "mu values must be in [0, 1), got %g", p->mu[i]);
+            return AM_EINVAL;
+        }
+    if (!(p->factor > 1) || !isfinite(p->factor)) {
+        snprintf(err, errlen, "factor must be a finite number > 1, got %g", p->factor);
+        return AM_EINVAL;
+    }
+    if (p->tau_max < 1 || p->tau_max > 1000000) {
+        snprintf(err, errlen, "tau_max must be in [1, 1000000], got %llu",
+                 (unsigned long long)p->tau_max);
+        return AM_EINVAL;
+    }
+    char why[256];
+    if (am_sweep_cell_check(&p->cell, 0.0, (double)p->tau_max, why, sizeof why)) {
+        snprintf(err, errlen, "tau_max %llu is too large a delay", (unsigned long long)p->tau_max);
+        return AM_EINVAL;
+    }
+    if (p->bootstrap > 100000) {
+        snprintf(err, errlen, "bootstrap must be in [0, 100000], got %zu", p->bootstrap);
+        return AM_EINVAL;
+    }
+    if (p->refine > 1000) {
+        snprintf(err, errlen, "refine must be in [0, 1000], got %llu",
+                 (unsigned long long)p->refine);
+        return AM_EINVAL;
+    }
+    if (!(p->gamma > 0 && p->gamma <= 1)) {
+        snprintf(err, errlen, "gamma must be in (0, 1], got %g", p->gamma);
+        return AM_EINVAL;
+    }
+    if (!(p->bound_constant > 0) || !isfinite(p->bound_constant)) {
+        snprintf(err, errlen, "bound_constant must be a finite number > 0, got %g",
+                 p->bound_constant);
+        return AM_EINVAL;
+    }
+    if (p->resume && !p->checkpoint) {
+        snprintf(err, errlen, "resume needs a checkpoint file");
+        return AM_EINVAL;
+    }
+    if (am_knee_memory(p) > (double)AM_MEMORY_LIMIT) {
+        snprintf(err, errlen,
+                 "the replicas' summaries kept for up to %.0f delays per momentum need %.3g "
+                 "bytes, above the limit of %.3g",
+                 max_evaluations(p), am_knee_memory(p), (double)AM_MEMORY_LIMIT);
+        return AM_ENOMEM;
+    }
+    return AM_OK;
+}
+
+typedef struct {
+    uint64_t tau;
+    double *rep; /* R * AM_MSGD_NSUMMARY */
+    double err;
+    double div;
+} knee_eval;
+
+typedef struct {
+    const am_knee_params *p;
+    /* per momentum, during the search */
+    double cur_mu, base;
+    knee_eval *ev;
+    size_t nev, cap;
+} knee_ctx;
+
+static am_status knee_eval_cell(knee_ctx *c, uint64_t tau, knee_eval **out)
+{
+    for (size_t i = 0; i < c->nev; i++)
+        if (c->ev[i].tau == tau) {
+            *out = &c->ev[i];
+            return AM_OK;
+        }
+    if (c->nev == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 32;
+        knee_eval *e = realloc(c->ev, cap * sizeof *e);
+        if (!e) return AM_ENOMEM;
+        c->ev = e;
+        c->cap = cap;
+    }
+    double v[AM_SWEEP_CELL_NVALUES];
+    knee_eval *e = &c->ev[c->nev];
+    am_status st = am_sweep_cell_run(&c->p->cell, c->cur_mu, (double)tau, c->p->cancel, v, &e->rep);
+    if (st) return st;
+    e->tau = tau;
+    e->err = v[AM_SWEEP_CELL_ERR];
+    e->div = v[AM_SWEEP_CELL_DIVERGED];
+    c->nev++;
+    *out = e;
+    return AM_OK;
+}
+
+static am_status knee_pred(void *ctx, uint64_t tau, int *out)
+{
+    knee_ctx *c = ctx;
+    knee_eval *e;
+    am_status st = knee_eval_cell(c, tau, &e);
+    if (st) return st;
+    *out = e->div > 0 || !(e->err <= c->p->factor * c->base);
+    return AM_OK;
+}
+
+/* Resampled mean of the time-averaged error and whether a resampled replica diverged. */
+static double resampled(const knee_eval *e, const size_t *idx, size_t R, int *diverged)
+{
+    double s = 0, n = 0;
+    *diverged = 0;
+    for (size_t i = 0; i < R; i++) {
+        const double *r = e->rep + idx[i] * AM_MSGD_NSUMMARY;
+        if (r[2] != 0) {
+            *diverged = 1;
+            continue;
+        }
+        s += r[0];
+        n += 1;
+    }
+    return n > 0 ? s / n : NAN;
+}
+
+static int cmp_eval(const void *a, const void *b)
+{
+    const knee_eval *x = a, *y = b;
+    return x->tau < y->tau ? -1 : x->tau > y->tau;
+}
+
+static void drop_evals(knee_ctx *c)
+{
+    for (size_t i = 0; i < c->nev; i++)
+        free(c->ev[i].rep);
+    c->nev = 0;
+}
+
+/* One momentum: the search, the refinement and the bootstrap replicates into v. */
+static am_status knee_cell(void *ctx, size_t cell, double *v)
+{
+    knee_ctx *c = ctx;
+    const am_knee_params *p = c->p;
+    drop_evals(c);
+    c->cur_mu = p->mu[cell];
+    knee_eval *e0;
+    am_status st = knee_eval_cell(c, 0, &e0);
+    if (st) return st;
+    c->base = e0->err;
+    double base_sem;
+    {
+        /* SEM of the base cell from its replicas */
+        double s = 0, s2 = 0, n = 0;
+        for (size_t r = 0; r < p->cell.replicas; r++) {
+            double x = e0->rep[r * AM_MSGD_NSUMMARY];
+            if (!isfinite(x)) continue;
+            s += x;
+            s2 += x * x;
+            n += 1;
+        }
+        base_sem = n > 1 ? sqrt((s2 - s * s / n) / (n - 1) / n) : NAN;
+    }
+    uint64_t tau_c;
+    int found = 0;
+    if (e0->div > 0) {
+        tau_c = 0;
+        found = 1;
+    } else {
+        st = am_sweep_search_int(knee_pred, c, 0, p->tau_max, &tau_c, &found);
+        if (st) return st;
+    }
+    /* refinement: the neighbours of tau_c, for the bootstrap's resolution */
+    for (uint64_t d = 1; found && d <= p->refine; d++) {
+        knee_eval *e;
+        if (tau_c + d <= p->tau_max && (st = knee_eval_cell(c, tau_c + d, &e))) return st;
+        if (tau_c > d && (st = knee_eval_cell(c, tau_c - d, &e))) return st;
+    }
+    v[KV_TAU_C] = found ? (double)tau_c : NAN;
+    v[KV_BASE] = c->base;
+    v[KV_BASE_SEM] = base_sem;
+    v[KV_EVALS] = (double)c->nev;
+    v[KV_ERR_AT] = NAN;
+    qsort(c->ev, c->nev, sizeof *c->ev, cmp_eval);
+    for (size_t i = 0; i < c->nev; i++)
+        if (found && c->ev[i].tau == tau_c) v[KV_ERR_AT] = c->ev[i].err;
+    /* bootstrap: ev[0] is tau = 0 after sorting */
+    size_t R = p->cell.replicas;
+    size_t *idx = malloc(R * sizeof *idx);
+    if (!idx) return AM_ENOMEM;
+    for (size_t b = 0; b < p->bootstrap; b++) {
+        am_rng rng;
+        am_rng_init(&rng, p->cell.msgd.seed, b, AM_STREAM_KNEE_BOOT, 0);
+        for (size_t i = 0; i < R; i++)
+            idx[i] = (size_t)(((unsigned __int128)am_rng_u64(&rng) * R) >> 64);
+        int d0;
+        double base = resampled(&c->ev[0], idx, R, &d0);
+        double tb = NAN;
+        if (d0)
+            tb = 0;
+        else
+            for (size_t i = 1; i < c->nev; i++) {
+                int d;
+                double m = resampled(&c->ev[i], idx, R, &d);
+                if (d || !(m <= p->factor * base)) {
+                    tb = (double)c->ev[i].tau;
+                    break;
+                }
+            }
+        v[KV_NFIXED + b] = tb;
+    }
+    free(idx);
+    return AM_OK;
+}
+
+/* 1 if x is NaN or an integer in [0, hi]. */
+static int nan_or_count(double x, double hi)
+{
+    return isnan(x) || (x >= 0 && x <= hi && x == floor(x));
+}
+
+/* Checks the values of a momentum read from a checkpoint. */
+static int knee_check_cell(void *ctx, size_t cell, const double *v, char *why, size_t whylen)
+{
+    (void)cell;
+    const am_knee_params *p = ((const knee_ctx *)ctx)->p;
+    double tmax = (double)p->tau_max, tol = 1e-9;
+    if (!nan_or_count(v[KV_TAU_C], tmax))
+        snprintf(why, whylen, "tau_c %g is not an integer delay in [0, %g]", v[KV_TAU_C], tmax);
+    else if (!(isnan(v[KV_BASE]) || (v[KV_BASE] >= -tol && v[KV_BASE] <= 1 + tol)))
+        snprintf(why, whylen, "error at tau = 0 %g is outside [0, 1]", v[KV_BASE]);
+    else if (!(isnan(v[KV_BASE_SEM]) || v[KV_BASE_SEM] >= 0))
+        snprintf(why, whylen, "standard error %g is negative", v[KV_BASE_SEM]);
+    else if (isnan(v[KV_EVALS]) || v[KV_EVALS] < 1 ||
+             !nan_or_count(v[KV_EVALS], max_evaluations(p)))
+        snprintf(why, whylen, "cells evaluated %g is not a count in [1, %.0f]", v[KV_EVALS],
+                 max_evaluations(p));
+    else if (!(isnan(v[KV_ERR_AT]) || (v[KV_ERR_AT] >= -tol && v[KV_ERR_AT] <= 1 + tol)))
+        snprintf(why, whylen, "error at tau_c %g is outside [0, 1]", v[KV_ERR_AT]);
+    else {
+        for (size_t b = 0; b < p->bootstrap; b++)
+            if (!nan_or_count(v[KV_NFIXED + b], tmax)) {
+                snprintf(why, whylen, "bootstrap value %zu (%g) is not an integer delay in [0, %g]",
+                         b, v[KV_NFIXED + b], tmax);
+                return 1;
+            }
+        return 0;
+    }
+    return 1;
+}
+
+/* Percentile interval and standard deviation of the finite values of x[0..n-1]. */
+static am_status interval(const double *x, size_t n, double *lo, double *hi, double *sd)
+{
+    double *y = malloc((n ? n : 1) * sizeof *y);
+    if (!y) return AM_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(x[i])) y[m++] = x[i];
+    *lo = *hi = *sd = NAN;
+    if (m >= 2) {
+        gsl_sort(y, 1, m);
+        *lo = gsl_stats_quantile_from_sorted_data(y, 1, m, 0.025);
+        *hi = gsl_stats_quantile_from_sorted_data(y, 1, m, 0.975);
+        *sd = gsl_stats_sd(y, 1, m);
+    }
+    free(y);
+    return AM_OK;
+}
+
+void am_knee_result_free(am_knee_result *r)
+{
+    if (!r) return;
+    free(r->done);
+    free(r->mu);
+    free(r->one_minus_mu);
+    free(r->tau_c);
+    free(r->tau_c_sem);
+    free(r->tau_c_lo);
+    free(r->tau_c_hi);
+    free(r->tau_c_fit);
+    free(r->tau_c_boot);
+    free(r->tau_c_linear);
+    free(r->tau_c_dde);
+    free(r->tau_bound_paper);
+    free(r->err_tau0);
+    free(r->err_tau0_sem);
+    free(r->err_at_tau_c);
+    free(r->cells_evaluated);
+    free(r);
+}
+
+static am_knee_result *result_alloc(size_t nmu, size_t B)
+{
+    am_knee_result *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->nmu = nmu;
+    r->bootstrap = B;
+    size_t d = nmu * sizeof(double);
+    r->done = malloc(nmu);
+    r->mu = malloc(d);
+    r->one_minus_mu = malloc(d);
+    r->tau_c = malloc(d);
+    r->tau_c_sem = malloc(d);
+    r->tau_c_lo = malloc(d);
+    r->tau_c_hi = malloc(d);
+    r->tau_c_fit = malloc(d);
+    r->tau_c_boot = malloc((nmu * B > 0 ? nmu * B : 1) * sizeof(double));
+    r->tau_c_linear = malloc(d);
+    r->tau_c_dde = malloc(d);
+    r->tau_bound_paper = malloc(d);
+    r->err_tau0 = malloc(d);
+    r->err_tau0_sem = malloc(d);
+    r->err_at_tau_c = malloc(d);
+    r->cells_evaluated = malloc(nmu * sizeof(size_t));
+    if (!r->done || !r->mu || !r->one_minus_mu || !r->tau_c || !r->tau_c_sem || !r->tau_c_lo ||
+        !r->tau_c_hi || !r->tau_c_fit || !r->tau_c_boot || !r->tau_c_linear || !r->tau_c_dde ||
+        !r->tau_bound_paper || !r->err_tau0 || !r->err_tau0_sem || !r->err_at_tau_c ||
+        !r->cells_evaluated) {
+        am_knee_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* The per-momentum table, the exponent fit and its bootstrap, from the sweep's values. */
+static am_status knee_tables(const am_knee_params *p, const double *values, am_knee_result *r)
+{
+    size_t nmu = p->nmu, B = p->bootstrap, nv = KV_NFIXED + B;
+    am_status st = AM_OK;
+    for (size_t i = 0; i < nmu && !st; i++) {
+        const double *v = values + i * nv;
+        r->mu[i] = p->mu[i];
+        r->one_minus_mu[i] = 1 - p->mu[i];
+        r->tau_c[i] = v[KV_TAU_C];
+        r->err_tau0[i] = v[KV_BASE];
+        r->err_tau0_sem[i] = v[KV_BASE_SEM];
+        r->err_at_tau_c[i] = v[KV_ERR_AT];
+        r->cells_evaluated[i] = isfinite(v[KV_EVALS]) ? (size_t)v[KV_EVALS] : 0;
+        memcpy(r->tau_c_boot + i * B, v + KV_NFIXED, B * sizeof(double));
+        st = interval(v + KV_NFIXED, B, &r->tau_c_lo[i], &r->tau_c_hi[i], &r->tau_c_sem[i]);
+    }
+    if (st) return st;
+    r->exponent = r->log_c = NAN;
+    st = am_sweep_fit_power(r->one_minus_mu, r->tau_c, nmu, &r->exponent, &r->log_c);
+    if (st == AM_ENOMEM) return st;
+    st = AM_OK; /* an undefined exponent is a result (NaN), not an error */
+    for (size_t i = 0; i < nmu; i++)
+        r->tau_c_fit[i] = exp(r->log_c) * pow(r->one_minus_mu[i], r->exponent);
+    double *boot = malloc((B ? B : 1) * sizeof *boot), *yb = malloc(nmu * sizeof *yb);
+    if (!boot || !yb) {
+        free(boot);
+        free(yb);
+        return AM_ENOMEM;
+    }
+    for (size_t b = 0; b < B && !st; b++) {
+        for (size_t i = 0; i < nmu; i++)
+            yb[i] = values[i * nv + KV_NFIXED + b];
+        double pb, cb;
+        st = am_sweep_fit_power(r->one_minus_mu, yb, nmu, &pb, &cb);
+        boot[b] = st ? NAN : pb;
+        if (st != AM_ENOMEM) st = AM_OK;
+    }
+    if (!st) st = interval(boot, B, &r->exponent_lo, &r->exponent_hi, &r->exponent_sd);
+    free(boot);
+    free(yb);
+    if (st) return st;
+    double zero = 0, implicit;
+    st = am_sweep_cell_overlays(&p->cell, p->mu, nmu, &zero, 1, p->gamma, p->bound_constant,
+                                r->tau_c_linear, r->tau_c_dde, r->tau_bound_paper, &implicit);
+    if (st) return st;
+    r->exponent_paper = 2.0;
+    double c;
+    r->exponent_linear = r->exponent_dde = NAN;
+    if (am_sweep_fit_power(r->one_minus_mu, r->tau_c_linear, nmu, &r->exponent_linear, &c) ==
+        AM_ENOMEM)
+        return AM_ENOMEM;
+    if (am_sweep_fit_power(r->one_minus_mu, r->tau_c_dde, nmu, &r->exponent_dde, &c) == AM_ENOMEM)
+        return AM_ENOMEM;
+    return AM_OK;
+}
+
+am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *err, size_t errlen)
+{
+    if (err && errlen) err[0] = 0;
+    if (!result) return AM_EINVAL;
+    *result = NULL;
+    am_status st = am_knee_params_check(p, err, errlen);
+    if (st) return st;
+
+    json_t *fp = NULL;
+    st = am_sweep_cell_fingerprint_base(&p->cell, &fp);
+    if (st) return st;
+    json_object_set_new(fp, "mus", am_sweep_cell_json_doubles(p->mu, p->nmu));
+    json_object_set_new(fp, "factor", json_real(p->factor));
+    json_object_set_new(fp, "tau_max", json_integer((json_int_t)p->tau_max));
+    json_object_set_new(fp, "bootstrap", json_integer((json_int_t)p->bootstrap));
+    json_object_set_new(fp, "refine", json_integer((json_int_t)p->refine));
+    char *fps = am_sweep_cell_fingerprint(fp);
+    json_decref(fp);
+
+    size_t nv = KV_NFIXED + p->bootstrap;
+    am_knee_result *r = fps ? result_alloc(p->nmu, p->bootstrap) : NULL;
+    double *values = r ? malloc(p->nmu * nv * sizeof *values) : NULL;
+    if (!values) {
+        free(fps);
+        am_knee_result_free(r);
+        return AM_ENOMEM;
+    }
+    knee_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.p = p;
+    am_sweep_problem prob = {p->nmu, nv, knee_cell, &ctx};
+    am_sweep_params sp = am_sweep_params_default();
+    sp.checkpoint = p->checkpoint;
+    sp.resume = p->resume;
+    sp.fingerprint = fps;
+    sp.stop = p->cancel;
+    sp.progress = p->progress;
+    sp.progress_ctx = p->progress_ctx;
+    sp.check_cell = knee_check_cell;
+    st = am_sweep_run(&prob, &sp, values, r->done, &r->cells_done, err, errlen);
+    free(fps);
+    drop_evals(&ctx);
+    free(ctx.ev);
+    if (!st) st = knee_tables(p, values, r);
+    free(values);
+    if (st) {
+        am_knee_result_free(r);
+        return st;
+    }
+    *result = r;
+    if (r->cells_done < r->nmu && p->cancel && *p->cancel) return AM_ECANCELED;
+    return AM_OK;
+}

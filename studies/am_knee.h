@@ -1,0 +1,99 @@
+/*
+ * am_knee.h -- the critical delay tau_c(mu) of Async-MSGD per momentum and the exponent p of
+ * tau_c ∝ (1-mu)^p.
+ *
+ * tau_c(mu) is the smallest integer delay at which the stationary error of the cell
+ * (am_sweep_cell.h) exceeds F times its tau = 0 value or a replica diverges, found by
+ * bracketing (doubling) and integer bisection (am_sweep_search_int); the K delays on each
+ * side of tau_c are also evaluated. Its uncertainty comes from a bootstrap over replicas:
+ * replicate b draws R replica indices with replacement from the Philox stream
+ * (seed, b, AM_STREAM_KNEE_BOOT) only, the same indices in every cell and every momentum, which
+ * keeps the common-random-number correlation between cells (replica r of every cell uses the
+ * same data stream). Within one momentum, replicate b recomputes the threshold from the
+ * resampled tau = 0 cell and takes the smallest evaluated delay whose resampled cell exceeds
+ * it (resolution 1 around tau_c, where the evaluated delays are dense). tau_c_sem is the
+ * standard deviation of the replicates, [tau_c_lo, tau_c_hi] their 2.5 % and 97.5 %
+ * quantiles. The exponent is the least-squares slope of log tau_c on log (1-mu)
+ * (am_sweep_fit_power), its interval the quantiles of the slopes refitted per replicate;
+ * the same fit of the linear-stability and delay-equation curves gives their exponents, next
+ * to the paper's p = 2. Each momentum is one cell of the checkpointed, resumable,
+ * cancellable (in the MPI build distributed) sweep of am_sweep.h.
+ */
+#ifndef AM_KNEE_H
+#define AM_KNEE_H
+
+#include <signal.h>
+
+#include "am_sweep_cell.h"
+
+typedef struct {
+    am_sweep_cell_params cell; /* delay_kind AM_DELAY_CONST or AM_DELAY_UNIFORM */
+    const double *mu;          /* [nmu] momenta in [0, 1) */
+    size_t nmu;
+    double factor;          /* F > 1 */
+    uint64_t tau_max;       /* largest delay searched, in [1, 1000000] */
+    size_t bootstrap;       /* replicates B (0 = none), at most 100000 */
+    uint64_t refine;        /* K neighbours of tau_c on each side, at most 1000 */
+    double gamma;           /* gamma in (0, 1] of the paper's bound */
+    double bound_constant;  /* C > 0 of the paper's bound */
+    const char *checkpoint; /* checkpoint file, or NULL */
+    int resume;             /* continue from the checkpoint (needs checkpoint) */
+    /* nonzero: stop; the delay in evaluation stops at its replicas' next saved time and the
+       momentum in progress is dropped (recomputed on resume), finished momenta are kept */
+    const volatile sig_atomic_t *cancel;
+    /* Called on rank 0 after each finished momentum (see am_sweep_params); may be NULL. */
+    void (*progress)(void *ctx, size_t done, size_t total, size_t computed, double elapsed);
+    void *progress_ctx;
+} am_knee_params;
+
+typedef struct {
+    size_t nmu, bootstrap;
+    size_t cells_done;           /* finished momenta (< nmu after a cancel) */
+    unsigned char *done;         /* [nmu] */
+    double *mu;                  /* [nmu] copy of the momenta */
+    double *one_minus_mu;        /* [nmu] 1 - mu */
+    double *tau_c;               /* [nmu] critical delay (NaN if none up to tau_max) */
+    double *tau_c_sem;           /* [nmu] standard deviation of the bootstrap replicates */
+    double *tau_c_lo, *tau_c_hi; /* [nmu] 95 % percentile interval */
+    double *tau_c_fit;           /* [nmu] exp(log_c) (1-mu)^exponent */
+    double *tau_c_boot;          /* [nmu * bootstrap] replicate b of momentum i at i * B + b */
+    double *tau_c_linear;        /* [nmu] linear-stability critical delay (axis units) */
+    double *tau_c_dde;           /* [nmu] its delay-equation approximation */
+    double *tau_bound_paper;     /* [nmu] the paper's bound */
+    double *err_tau0;            /* [nmu] stationary error at tau = 0 */
+    double *err_tau0_sem;        /* [nmu] its standard error */
+    double *err_at_tau_c;        /* [nmu] stationary error at tau_c (NaN if none) */
+    size_t *cells_evaluated;     /* [nmu] delays evaluated by the search and refinement */
+    double exponent, log_c;      /* fit tau_c = exp(log_c) (1-mu)^exponent (NaN if undefined) */
+    double exponent_lo, exponent_hi, exponent_sd; /* bootstrap interval and sd of the slope */
+    double exponent_paper;                        /* 2 */
+    double exponent_linear, exponent_dde;         /* slopes of the theory curves */
+} am_knee_result;
+
+/* Defaults: am_sweep_cell_params_default(), no momenta (must be set), factor 2, tau_max 4096,
+ * 200 bootstrap replicates, refine 3, gamma 0.001, bound constant 1, no checkpoint, no
+ * cancel flag, no progress. */
+am_knee_params am_knee_params_default(void);
+
+/* Bytes of the replicas' summaries one momentum keeps at most (replicas x 3 doubles per
+ * evaluated delay, over the most delays the search and the refinement evaluate). */
+double am_knee_memory(const am_knee_params *params);
+
+/* Checks the parameters; AM_EINVAL with a reason in err, AM_ENOMEM when am_knee_memory
+ * exceeds AM_MEMORY_LIMIT. */
+am_status am_knee_params_check(const am_knee_params *params, char *err, size_t errlen);
+
+/* Runs the search for every momentum into *result (free with am_knee_result_free). Returns
+ * AM_OK when every momentum is finished; AM_ECANCELED when the cancel flag stopped the run
+ * (*result holds the finished momenta, which the checkpoint keeps); AM_EINVAL with a reason
+ * in err for bad parameters or a checkpoint of other parameters; AM_ENOMEM when the
+ * replicas' summaries kept per evaluated delay exceed the memory limit; AM_EIO on a
+ * checkpoint file error; or the first failure of a cell. In the MPI build ranks other than
+ * 0 hold only their own momenta. */
+am_status am_knee_run(const am_knee_params *params, am_knee_result **result, char *err,
+                      size_t errlen);
+
+/* Frees a result; NULL is safe. */
+void am_knee_result_free(am_knee_result *result);
+
+#endif
