@@ -144,6 +144,28 @@ static char *expand(const char *cmd, const char *self)
     return out;
 }
 
+/* The gnuplot script a step runs (the word ending in ".gp"), copied into buf; 0 if none. */
+static int script_of(const char *cmd, char *buf, size_t size)
+{
+    if (strncmp(cmd, "gnuplot ", 8) != 0) return 0;
+    for (const char *p = strstr(cmd, ".gp"); p; p = strstr(p + 1, ".gp")) {
+        if (p[3] && p[3] != ' ') continue;
+        const char *b = p;
+        while (b > cmd && b[-1] != ' ')
+            b--;
+        snprintf(buf, size, "%.*s", (int)(p + 3 - b), b);
+        return 1;
+    }
+    return 0;
+}
+
+/* Exits 3 if stdout could not take what was printed (a full disk, /dev/full). */
+static int stdout_ok(void)
+{
+    if (fflush(stdout) || ferror(stdout)) cli_runtime_error("cannot write to stdout");
+    return 0;
+}
+
 int cmd_figures(int argc, char **argv)
 {
     cli_args a;
@@ -155,7 +177,7 @@ int cmd_figures(int argc, char **argv)
     if (cli_flag(&a, "list")) {
         for (size_t i = 0; i < nfigures; i++)
             printf("%-10s %s\n", figures[i].name, figures[i].what);
-        return 0;
+        return stdout_ok();
     }
     const char *only = cli_str(&a, "only");
     if (only) {
@@ -175,6 +197,17 @@ int cmd_figures(int argc, char **argv)
         cli_usage_error("--dir: cannot enter '%s' (run from the source tree or give the folder of "
                         "the .gp scripts)",
                         dir);
+    /* every script first: a folder without them must not compute anything */
+    for (size_t i = 0; i < nfigures && !dry; i++) {
+        if (only && strcmp(figures[i].name, only) != 0) continue;
+        for (size_t s = 0; s < sizeof figures[i].steps / sizeof figures[i].steps[0]; s++) {
+            char gp[256];
+            if (figures[i].steps[s].cmd && script_of(figures[i].steps[s].cmd, gp, sizeof gp) &&
+                access(gp, R_OK) != 0)
+                cli_usage_error("--dir: '%s' has no gnuplot script %s (needed by %s)", dir, gp,
+                                figures[i].name);
+        }
+    }
     for (size_t i = 0; i < nfigures; i++) {
         const fig_entry *f = &figures[i];
         if (only && strcmp(f->name, only) != 0) continue;
@@ -197,5 +230,5 @@ int cmd_figures(int argc, char **argv)
         if (!dry)
             fprintf(stderr, "amsgd figures: %s done (%ld s)\n", f->name, (long)(time(NULL) - t0));
     }
-    return 0;
+    return stdout_ok();
 }
