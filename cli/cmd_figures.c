@@ -59,11 +59,16 @@ static const fig_entry figures[] = {
        0},
       {"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --resume -o liu2018.csv", 0},
       {"rm -f .liu2018.ckpt", 0},
-      {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
-       "delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4)\"",
+      /* the tau = 0 prediction of the OU limit per simulated momentum (amsgd theory) */
+      {"for m in $(tail -n +2 liu2018.csv | cut -d, -f1 | sort -u -g); do @A theory --mu $m "
+       "--eta 5e-4 | sed -n \"s/^stationary_error,,/$m,/p\"; done > liu2018_ou.csv",
        0},
-      {"gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.png \"liu2018: stationary error "
-       "(white: every replica diverged)\" log",
+      {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
+       "delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)\" liu2018_ou.csv",
+       0},
+      {"gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.png \"liu2018: stationary error per "
+       "momentum and delay (d = 4, eta = 5e-4, 200 replicas)\" log \"stationary error 1 - "
+       "(v1.v)^2/|v|^2\" \"delay tau (steps)\"",
        0}}},
     {"knee",
      "critical delay against 1 - mu with the three laws (docs/knee.md)",
@@ -83,7 +88,8 @@ static const fig_entry figures[] = {
        0},
       {"rm -f .geo.ckpt", 0},
       {"gnuplot -c phase_heatmap.gp geo.csv geo_heat.png \"geometric staleness: error ratio to no "
-       "delay\"",
+       "delay (d = 4, eta = 5e-4, 100 replicas)\" lin \"stationary error / its value at mean "
+       "staleness 0\" \"mean staleness (steps)\"",
        0}}},
     {"runtime",
      "time per iteration against K per parameter-server variant (docs/runtime.md)",
