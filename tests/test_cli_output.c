@@ -245,3 +245,16 @@ Test(cli_output, symlinked_checkpoint_resumes_through_its_target)
     test_run_free(&r);
     rm_scratch(d);
 }
+
+/* A --dir without the gnuplot scripts: exit 2 at once, nothing computed or written. */
+Test(cli_output, figures_dir_without_scripts_exits_2_before_computing)
+{
+    char d[64], args[256];
+    scratch(d);
+    snprintf(args, sizeof args, "figures --only runtime --dir %s", d);
+    test_expect_usage_error(args, "runtime.gp");
+    snprintf(args, sizeof args, "figures --dir %s", d);
+    test_expect_usage_error(args, ".gp");
+    cr_assert_eq(count_names(d, "csv"), 0, "figures wrote data into %s", d);
+    rm_scratch(d);
+}
