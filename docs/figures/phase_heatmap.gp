@@ -44,8 +44,8 @@ ix(t) = sum [i = 1:nx] (abs(t - tv(i)) < 1e-9 ? i - 1 : 0)
 # the ends with the end spacing)
 dx1 = (nx > 1 ? tv(2) - tv(1) : 1)
 dxn = (nx > 1 ? tv(nx) - tv(nx - 1) : 1)
-dy1 = (ny > 1 ? mv(2) - mv(1) : 1)
-dyn = (ny > 1 ? mv(ny) - mv(ny - 1) : 1)
+dy1 = (ny > 1 ? mv(2) - mv(1) : 0.05)
+dyn = (ny > 1 ? mv(ny) - mv(ny - 1) : 0.05)
 colr(t, i) = (i >= nx) ? (nx - 1) + (t - tv(nx)) / dxn : \
              (t <= tv(i + 1) ? (i - 1) + (t - tv(i)) / (tv(i + 1) - tv(i)) : colr(t, i + 1))
 col(t) = (t < tv(1)) ? (t - tv(1)) / dx1 : colr(t, 1)
@@ -92,19 +92,26 @@ if (!vis_lin) { note = note . " linear-stability boundary beyond the map;" }
 if (!vis_dde) { note = note . " delay-equation boundary beyond the map;" }
 if (!vis_pap) { note = note . " paper bound beyond the map;" }
 if (strlen(note) > 0) {
-    set label 1 "(" . note[2:strlen(note) - 1] . ")" at screen 0.5, screen 0.015 center font ",9"
+    set label 1 "(" . note[2:strlen(note) - 1] . ")" at graph 0.5, graph -0.15 center font ",9"
 }
 
 set key bmargin horizontal center box opaque samplen 4 spacing 1.1 font ",10" maxrows 2
 set bmargin 8
 set xlabel offset 0, 0.3
 set style fill solid 1.0 noborder
+if (!(nall > 0 || npart > 0 || vis_lin || vis_dde || vis_pap || has_implicit)) { unset key }
 set samples 400
 # a curve with nothing to draw: one point far outside the map (keeps the plot list fixed)
 off = -1e9
 t0 = (tv(1) > 0 ? tv(1) : 0)
 mf(t) = mlo + (mhi - mlo) * t
-plot in skip 1 using (ix($2)):(iy($1)):(finite($3)) with image notitle, \
+# cells: an image (no seams) for a grid of at least 2 x 2, boxes otherwise
+if (nx >= 2 && ny >= 2) {
+    CELLS = "in skip 1 using (ix($2)):(iy($1)):(finite($3)) with image notitle"
+} else {
+    CELLS = "in skip 1 using (ix($2)):(iy($1)):(0.5):(0.5):(finite($3)) with boxxy fs solid 1.0 noborder palette notitle"
+}
+plot @CELLS, \
      in using ($5 >= 1 ? ix($2) : 1/0):(iy($1)):(0.5):(0.5) with boxxy \
          fs pattern 4 border lc rgb "#999999" lc rgb "#bbbbbb" \
          title (nall > 0 ? "every replica diverged" : ""), \
