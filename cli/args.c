@@ -157,14 +157,18 @@ const char *const CLI_HELP_FOOTER =
     "usage or an unwritable output path (found before computing), 3 a runtime failure.";
 
 /* The target a path names once every symbolic link is followed (the link itself for a
- * dangling one's missing final target). Writes into out; returns 0, or -1 (errno set). */
-static int resolve_links(const char *path, char *out, size_t size)
+ * dangling one's missing final target). Writes into out; *magic is set when a link on the
+ * way lives in /proc or /dev/fd (an open descriptor such as /dev/stdout: its text is no
+ * path to rename over). Returns 0, or -1 (errno set). */
+static int resolve_links(const char *path, char *out, size_t size, int *magic)
 {
+    *magic = 0;
     if (strlen(path) >= size) return errno = ENAMETOOLONG, -1;
     strcpy(out, path);
     for (int hop = 0; hop < 40; hop++) {
         struct stat st;
         if (lstat(out, &st) || !S_ISLNK(st.st_mode)) return 0;
+        if (strncmp(out, "/proc/", 6) == 0 || strncmp(out, "/dev/fd/", 8) == 0) *magic = 1;
         char link[PATH_MAX];
         ssize_t n = readlink(out, link, sizeof link - 1);
         if (n < 0) return -1;
@@ -182,11 +186,6 @@ static int resolve_links(const char *path, char *out, size_t size)
     return errno = ELOOP, -1;
 }
 
-int cli_path_resolve(const char *path, char *out, size_t size)
-{
-    return resolve_links(path, out, size);
-}
-
 /* The folder of a path ("." when it has none) into dir. */
 static void dir_of(const char *path, char *dir, size_t size)
 {
@@ -200,26 +199,38 @@ static void dir_of(const char *path, char *dir, size_t size)
         *slash = 0;
 }
 
-int cli_path_probe(const char *path, int regular_only, char *resolved, size_t size, char *why,
-                   size_t why_size)
+int cli_path_probe(const char *path, int regular_only, char *resolved, size_t size, int *through,
+                   char *why, size_t why_size)
 {
+    *through = 0;
     if (!*path) return snprintf(why, why_size, "empty file name"), -1;
-    if (resolve_links(path, resolved, size))
-        return snprintf(why, why_size, "cannot follow the link: %s", strerror(errno)), -1;
+    if (strlen(path) >= size) return snprintf(why, why_size, "%s", strerror(ENAMETOOLONG)), -1;
     struct stat st;
-    if (stat(resolved, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return snprintf(why, why_size, "is a directory"), -1;
-        if (!S_ISREG(st.st_mode)) {
-            if (regular_only) return snprintf(why, why_size, "is not a regular file"), -1;
-            if (access(resolved, W_OK))
-                return snprintf(why, why_size, "not writable: %s", strerror(errno)), -1;
-            return 0;
-        }
-        /* root passes access(W_OK) on any file: a file without write bits is read-only */
-        if ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(resolved, W_OK))
-            return snprintf(why, why_size, "is read-only"), -1;
-    } else if (errno != ENOENT) {
-        return snprintf(why, why_size, "%s", strerror(errno)), -1;
+    int exists = stat(path, &st) == 0; /* through every link, /proc's included */
+    if (!exists && errno != ENOENT) return snprintf(why, why_size, "%s", strerror(errno)), -1;
+    if (exists && S_ISDIR(st.st_mode)) return snprintf(why, why_size, "is a directory"), -1;
+    if (exists && !S_ISREG(st.st_mode)) {
+        /* a device, FIFO or socket: written through, never replaced */
+        if (regular_only) return snprintf(why, why_size, "is not a regular file"), -1;
+        if (access(path, W_OK))
+            return snprintf(why, why_size, "not writable: %s", strerror(errno)), -1;
+        strcpy(resolved, path);
+        *through = 1;
+        return 0;
+    }
+    /* root passes access(W_OK) on any file: a file without write bits is read-only */
+    if (exists && ((st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(path, W_OK)))
+        return snprintf(why, why_size, "is read-only"), -1;
+    int magic;
+    if (resolve_links(path, resolved, size, &magic))
+        return snprintf(why, why_size, "cannot follow the link: %s", strerror(errno)), -1;
+    if (magic) {
+        /* an open descriptor (/dev/stdout redirected to a file): written through in place */
+        if (regular_only) return snprintf(why, why_size, "names an open file descriptor"), -1;
+        if (!exists) return snprintf(why, why_size, "%s", strerror(ENOENT)), -1;
+        strcpy(resolved, path);
+        *through = 1;
+        return 0;
     }
     /* a new or regular file is written through a temporary in its folder and renamed */
     char dir[PATH_MAX];
@@ -238,14 +249,15 @@ static void probe_outputs(cli_args *a)
 {
     static char ckpt_target[PATH_MAX];
     char out_target[PATH_MAX] = "", why[PATH_MAX + 64];
+    int through;
     int ko = find(a, "output", 6), kc = find(a, "checkpoint", 10);
     const char *out = ko >= 0 && a->given[ko] ? a->values[ko] : NULL;
     const char *ckpt = kc >= 0 && a->given[kc] ? a->values[kc] : NULL;
     if (out && strcmp(out, "-") != 0 &&
-        cli_path_probe(out, 0, out_target, sizeof out_target, why, sizeof why))
+        cli_path_probe(out, 0, out_target, sizeof out_target, &through, why, sizeof why))
         cli_usage_error("--output: cannot write '%s': %s", out, why);
     if (ckpt) {
-        if (cli_path_probe(ckpt, 1, ckpt_target, sizeof ckpt_target, why, sizeof why))
+        if (cli_path_probe(ckpt, 1, ckpt_target, sizeof ckpt_target, &through, why, sizeof why))
             cli_usage_error("--checkpoint: cannot write '%s': %s", ckpt, why);
         if (out_target[0] && strcmp(out_target, ckpt_target) == 0)
             cli_usage_error("--checkpoint and --output name the same file '%s'", ckpt);

@@ -72,17 +72,16 @@ extern const cli_example cli_examples[];
 /* Prints the "examples:" section of cmd (NULL: the top-level help); nothing if none. */
 void cli_print_examples(FILE *f, const char *cmd);
 
-/* Follows every symbolic link of path (a dangling link gives its missing target) into
- * out; returns 0, or -1 with errno set. */
-int cli_path_resolve(const char *path, char *out, size_t size);
-
-/* Whether an output path can be written, without creating anything: an existing regular
- * file must have write permission (mode bits too, as root passes access()), a new or
- * regular file needs a writable folder (temporary file and rename), a device or FIFO
- * must be writable (written through); regular_only refuses anything else. Links are
- * followed: resolved receives the target. Returns 0, or -1 with the reason in why. */
-int cli_path_probe(const char *path, int regular_only, char *resolved, size_t size, char *why,
-                   size_t why_size);
+/* Whether an output path can be written, without creating anything. An existing device,
+ * FIFO or socket (also through links such as /dev/stdout) must be writable and is written
+ * through (*through = 1; regular_only refuses it). An existing regular file must have write
+ * permission (mode bits too, as root passes access()); named through an open descriptor
+ * (/dev/stdout redirected to a file) it is written through in place; otherwise every link is
+ * followed and resolved receives the target, whose folder must be writable (a temporary
+ * file and rename; a dangling link names its missing target). Returns 0, or -1 with the
+ * reason in why. */
+int cli_path_probe(const char *path, int regular_only, char *resolved, size_t size, int *through,
+                   char *why, size_t why_size);
 
 /* The option's value (given or default), or NULL. Exits 2 if the name is not an option. */
 const char *cli_str(const cli_args *a, const char *name);

@@ -218,15 +218,15 @@ static int write_all(int fd, const char *buf, size_t len)
 
 void cli_out_write_file(const char *path, const char *buf, size_t len)
 {
-    char target[PATH_MAX];
-    if (cli_path_resolve(path, target, sizeof target))
-        cli_runtime_error("cannot write '%s': %s", path, strerror(errno));
+    char target[PATH_MAX], why[PATH_MAX + 64];
+    int through;
+    if (cli_path_probe(path, 0, target, sizeof target, &through, why, sizeof why))
+        cli_runtime_error("cannot write '%s': %s", path, why);
     struct stat st;
     int exists = stat(target, &st) == 0;
-    if (exists && S_ISDIR(st.st_mode)) cli_runtime_error("cannot write '%s': is a directory", path);
-    if (exists && !S_ISREG(st.st_mode)) {
-        /* a device or a FIFO is written through, never replaced */
-        int fd = open(target, O_WRONLY | O_CLOEXEC);
+    if (through) {
+        /* a device, a FIFO or an open descriptor is written through, never replaced */
+        int fd = open(target, O_WRONLY | O_CLOEXEC | (exists && S_ISREG(st.st_mode) ? O_TRUNC : 0));
         if (fd < 0) cli_runtime_error("cannot open '%s' for writing: %s", path, strerror(errno));
         int bad = write_all(fd, buf, len);
         int err = errno;

@@ -258,3 +258,21 @@ Test(cli_output, figures_dir_without_scripts_exits_2_before_computing)
     cr_assert_eq(count_names(d, "csv"), 0, "figures wrote data into %s", d);
     rm_scratch(d);
 }
+
+/* /dev/stdout (a link into /proc) to a file, to a pipe: written through, the link kept. */
+Test(cli_output, dev_stdout_is_written_through)
+{
+    test_run want = test_amsgd(THEORY);
+    const char *forms[] = {"theory --mu 0.5 --eta 1e-3 -o /dev/stdout",
+                           "theory --mu 0.5 --eta 1e-3 -o /dev/stdout | cat"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        test_run r = test_amsgd(forms[i]);
+        cr_assert_eq(r.status, 0, "amsgd %s: %s", forms[i], r.err);
+        cr_assert_str_eq(r.out, want.out, "amsgd %s: stdout differs", forms[i]);
+        test_run_free(&r);
+    }
+    struct stat st;
+    cr_assert_eq(lstat("/dev/stdout", &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "/dev/stdout is no longer a link");
+    test_run_free(&want);
+}
