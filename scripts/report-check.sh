@@ -27,7 +27,7 @@ import struct, sys, zlib
 html, shot, min_fig = sys.argv[1], sys.argv[2], int(sys.argv[3])
 text = open(html, encoding="utf-8").read()
 nsvg = text.count("<svg")
-nfig = text.count("<figure")
+nfig = text.count("<figure id=")
 
 def png_pixels(path):
     """Width, height, channels and the unfiltered rows of an 8-bit RGB/RGBA PNG."""

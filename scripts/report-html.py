@@ -132,7 +132,8 @@ def figure_list(out_dir):
     seen = {b for b, _, _ in listed}
     bases = sorted({os.path.splitext(n)[0] for n in os.listdir(out_dir)
                     if n.endswith((".svg", ".png"))})
-    listed += [(b, "", "") for b in bases if b not in seen]
+    # the report's own screenshot (scripts/report-check.sh) is no figure
+    listed += [(b, "", "") for b in bases if b not in seen and not b.startswith("report")]
     return listed
 
 
@@ -204,13 +205,15 @@ def main():
         "<title>%s</title><style>%s</style></head><body>" % (esc(a.title), STYLE),
         "<h1>%s</h1>" % esc(a.title),
         "<p>%s</p>" % esc(a.intro) if a.intro else "",
-        "<h2>Theorem checks (amsgd validate)</h2>",
+        "<p><a href='#figures'>Figures</a> &middot; <a href='#checks'>Theorem checks</a> "
+        "&middot; <a href='#params'>Parameters</a></p>",
+        "<h2 id='figures'>Figures</h2>",
+        figures_section(a.out_dir),
+        "<h2 id='checks'>Theorem checks (amsgd validate)</h2>",
         "<p>Every row: the measured value with its standard error, the prediction, the "
         "tolerance and the verdict. Click a column head to sort.</p>",
         verdict_table(v),
-        "<h2>Figures</h2>",
-        figures_section(a.out_dir),
-        "<h2>Parameters of every run</h2>",
+        "<h2 id='params'>Parameters of every run</h2>",
         params_section(a.out_dir),
         "<script>%s</script></body></html>" % SORT,
     ]

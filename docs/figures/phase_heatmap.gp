@@ -17,7 +17,9 @@ xlab = (ARGC >= 6 ? ARG6 : "delay tau (steps)")
 # (gnuplot substrings are 1-based: the last three characters start at strlen - 2)
 if (strlen(out) > 4 && out[strlen(out)-2:] eq "svg") {
     set terminal svg size 960,680 font ",11" noenhanced background "white"
+    IMG = "image pixels"
 } else {
+    IMG = "image"
     set terminal pngcairo size 960,680 font ",11" noenhanced
 }
 set output out
@@ -105,9 +107,10 @@ set samples 400
 off = -1e9
 t0 = (tv(1) > 0 ? tv(1) : 0)
 mf(t) = mlo + (mhi - mlo) * t
-# cells: an image (no seams) for a grid of at least 2 x 2, boxes otherwise
+# cells: an image for a grid of at least 2 x 2 (no seams; in SVG drawn pixel by pixel, so a
+# viewer that scales it does not smooth the cells together), boxes otherwise
 if (nx >= 2 && ny >= 2) {
-    CELLS = "in skip 1 using (ix($2)):(iy($1)):(finite($3)) with image notitle"
+    CELLS = "in skip 1 using (ix($2)):(iy($1)):(finite($3)) with " . IMG . " notitle"
 } else {
     CELLS = "in skip 1 using (ix($2)):(iy($1)):(0.5):(0.5):(finite($3)) with boxxy fs solid 1.0 noborder palette notitle"
 }
