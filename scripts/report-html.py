@@ -6,6 +6,7 @@ that made it. Python standard library only.
 
 Usage: scripts/report-html.py OUT_DIR [--title TEXT] > OUT_DIR/report.html
        scripts/report-html.py OUT_DIR -o OUT_DIR/report.html
+       scripts/report-html.py OUT_DIR --text-table   (the verdicts as a plain-text table)
 
 OUT_DIR holds validate.json, the other results (*.json) and the figures (*.svg, *.png). An
 optional OUT_DIR/figures.txt lists the figures in order, one per line:
@@ -97,6 +98,24 @@ def verdict_table(v):
         "<th>measured &plusmn; SE</th><th>predicted</th><th>tolerance</th><th>verdict</th>"
         "<th>note</th></tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>"
     )
+
+
+def text_table(v):
+    """The verdicts as aligned plain text (for report.md), one row per check."""
+    lines = ["%-18s %-12s %-26s %-12s %-11s %s" % ("check", "verdict", "measured +- sem",
+                                                  "predicted", "tolerance", "parameters")]
+    for c in v.get("checks", []):
+        lines.append("%-18s %-12s %-26s %-12s %-11s %s" % (
+            c.get("name", ""), c.get("verdict", ""),
+            "%s +- %s" % (fmt(c.get("measured")), fmt(c.get("measured_sem"))),
+            fmt(c.get("predicted")), fmt(c.get("tolerance")), c.get("params", "")))
+        if c.get("note"):
+            lines.append("    " + c["note"])
+    lines.append("")
+    lines.append("%d rows: %s PASS, %s FAIL, %s INCONCLUSIVE" % (
+        len(v.get("checks", [])), v.get("pass", "?"), v.get("fail", "?"),
+        v.get("inconclusive", "?")))
+    return "\n".join(lines) + "\n"
 
 
 def params_section(out_dir):
@@ -198,8 +217,16 @@ def main():
     ap.add_argument("--title", default="amsgd demo report")
     ap.add_argument("--intro", default="")
     ap.add_argument("-o", "--output")
+    ap.add_argument("--text-table", action="store_true",
+                    help="print the verdicts of validate.json as plain text and exit")
     a = ap.parse_args()
     v = load_json(os.path.join(a.out_dir, "validate.json"))
+    if a.text_table:
+        if not v:
+            print("report-html: %s/validate.json is missing" % a.out_dir, file=sys.stderr)
+            return 1
+        sys.stdout.write(text_table(v))
+        return 0
     page = [
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
         "<title>%s</title><style>%s</style></head><body>" % (esc(a.title), STYLE),
