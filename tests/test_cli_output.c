@@ -276,3 +276,15 @@ Test(cli_output, dev_stdout_is_written_through)
     cr_assert(S_ISLNK(st.st_mode), "/dev/stdout is no longer a link");
     test_run_free(&want);
 }
+
+/* A full device is written through and its failure reported with the reason (exit 3). */
+Test(cli_output, full_device_reports_the_reason)
+{
+    test_run r = test_amsgd("theory --mu 0.5 --eta 1e-3 -o /dev/full");
+    cr_assert_eq(r.status, 3, "-o /dev/full: exit %d (%s)", r.status, r.err);
+    cr_assert(strstr(r.err, "No space left on device"), "-o /dev/full: '%s'", r.err);
+    test_run_free(&r);
+    struct stat st;
+    cr_assert_eq(stat("/dev/full", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode), "/dev/full was replaced");
+}
