@@ -242,6 +242,23 @@ int cli_path_probe(const char *path, int regular_only, char *resolved, size_t si
     return 0;
 }
 
+/* Whether an existing file may be used as a checkpoint: empty, a torn first line, or a first
+ * line that names itself "amsgd_checkpoint"; anything else (a data file given by mistake)
+ * would be overwritten, so it is refused. A missing file passes. */
+static int looks_like_checkpoint(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 1;
+    char buf[4097];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *nl = memchr(buf, '\n', n);
+    if (!nl) return n < sizeof buf - 1 || strstr(buf, "amsgd_checkpoint") != NULL;
+    *nl = 0;
+    return strstr(buf, "amsgd_checkpoint") != NULL;
+}
+
 /* Output paths probed before any computation: --output and --checkpoint when the command
  * has them. A symbolic checkpoint is replaced by its target, so that its rewrites (temporary
  * file and rename) update the target and keep the link. */
@@ -259,6 +276,10 @@ static void probe_outputs(cli_args *a)
     if (ckpt) {
         if (cli_path_probe(ckpt, 1, ckpt_target, sizeof ckpt_target, &through, why, sizeof why))
             cli_usage_error("--checkpoint: cannot write '%s': %s", ckpt, why);
+        if (!looks_like_checkpoint(ckpt_target))
+            cli_usage_error("--checkpoint: '%s' exists and is not an amsgd checkpoint (remove it "
+                            "or choose another name)",
+                            ckpt);
         if (out_target[0] && strcmp(out_target, ckpt_target) == 0)
             cli_usage_error("--checkpoint and --output name the same file '%s'", ckpt);
         if (strcmp(ckpt_target, ckpt) != 0) a->values[kc] = ckpt_target;

@@ -288,3 +288,31 @@ Test(cli_output, full_device_reports_the_reason)
     cr_assert_eq(stat("/dev/full", &st), 0);
     cr_assert(S_ISCHR(st.st_mode), "/dev/full was replaced");
 }
+
+/* --checkpoint naming a data file: refused before computing, the file kept. */
+Test(cli_output, checkpoint_over_a_data_file_refused)
+{
+    char d[64], file[128], args[512];
+    scratch(d);
+    snprintf(file, sizeof file, "%s/mydata.csv", d);
+    FILE *f = fopen(file, "w");
+    fputs("x,y\n1,2\n", f);
+    fclose(f);
+    const char *A = "phase --mu-grid 0.5 --tau-grid 0,2 --replicas 4 --time 0.2 --grid 3 "
+                    "--eta 1e-2 --quiet";
+    snprintf(args, sizeof args, "%s --checkpoint %s", A, file);
+    test_expect_usage_error(args, "not an amsgd checkpoint");
+    cr_assert_str_eq(slurp(file), "x,y\n1,2\n", "the data file was overwritten");
+    /* an empty file and a real checkpoint are accepted */
+    snprintf(args, sizeof args, ": > %s/empty.ckpt", d);
+    cr_assert_eq(system(args), 0);
+    snprintf(args, sizeof args, "%s --checkpoint %s/empty.ckpt -o %s/a.csv", A, d, d);
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "an empty checkpoint file: %s", r.err);
+    test_run_free(&r);
+    snprintf(args, sizeof args, "%s --checkpoint %s/empty.ckpt -o %s/b.csv", A, d, d);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "a checkpoint written by amsgd: %s", r.err);
+    test_run_free(&r);
+    rm_scratch(d);
+}
