@@ -2,11 +2,13 @@
  * args.c -- option parsing, validation and help for the amsgd subcommands.
  */
 #include "args.h"
+#include "embed.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +18,21 @@
 
 #include "../core/am_common.h"
 
-/* Prints "amsgd: error: <message>" as one line on stderr and exits with code. */
+_Thread_local cli_embed_frame *cli_embed_active = NULL;
+
+/* The one exit of the subcommands: prints "amsgd: error: <message>" (msg != NULL) as one line
+ * on stderr and exits with code; inside an embedded call (embed.c) records code and message
+ * and returns to am_cli_call instead. */
 static _Noreturn void fail(int code, const char *msg)
 {
+    cli_embed_frame *e = cli_embed_active;
+    if (e) {
+        e->status = code;
+        if (msg && e->errlen) snprintf(e->err, e->errlen, "%s", msg);
+        longjmp(e->jump, 1);
+    }
     fflush(stdout);
-    fprintf(stderr, "amsgd: error: %s\n", msg);
+    if (msg) fprintf(stderr, "amsgd: error: %s\n", msg);
     exit(code);
 }
 
@@ -56,7 +68,7 @@ static int find(const cli_args *a, const char *name, size_t len)
 static _Noreturn void exit_after_print(void)
 {
     if (fflush(stdout) || ferror(stdout)) cli_runtime_error("cannot write to stdout");
-    exit(0);
+    fail(0, NULL); /* exits 0, or returns to an embedded call (embed.c) */
 }
 
 void cli_print_wrapped(FILE *f, size_t indent, size_t first, const char *text)
@@ -127,7 +139,20 @@ void cli_print_examples(FILE *f, const char *cmd)
 void cli_print_help(const cli_args *a)
 {
     printf("usage: amsgd %s [options]\n\n", a->cmd);
-    cli_print_wrapped(stdout, 0, 0, a->summary);
+    /* the summary is reflowed: a single newline is a space, a blank line a paragraph */
+    char summary[4096];
+    size_t n = 0;
+    for (const char *p = a->summary; *p && n + 2 < sizeof summary; p++) {
+        if (*p == '\n' && p[1] == '\n') {
+            summary[n++] = '\n';
+            summary[n++] = '\n';
+            p++;
+        } else {
+            summary[n++] = *p == '\n' ? ' ' : *p;
+        }
+    }
+    summary[n] = 0;
+    cli_print_wrapped(stdout, 0, 0, summary);
     printf("\noptions:\n");
     char text[1024];
     for (int i = 0; a->opts[i]; i++) {

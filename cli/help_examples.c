@@ -29,6 +29,11 @@ const cli_example cli_examples[] = {
     {"ode", "amsgd ode --dim 100 --rotate 7 --time 5 --format json -o ode.json",
      "d = 100 in a random eigenbasis, as JSON"},
 
+    {"dde", "amsgd dde --lag 0.04 --init angle:1.3 --time 4 --grid 5",
+     "the delay-differential limit at lag s = tau eta = 0.04 (tau = 80 at eta = 5e-4)"},
+    {"dde", "amsgd dde --lag 0.5 --mu 0.5 --time 4 --grid 5 --format json -o dde.json",
+     "with momentum 0.5, as JSON"},
+
     {"compare", "amsgd compare --eta 1e-3 --mu 0.5 --time 2 --grid 21 --replicas 500",
      "mc, sde and ode on one grid, with their gaps"},
 

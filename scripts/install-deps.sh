@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
-      librandom123-dev libjansson-dev gnuplot-nox pkg-config)
+      librandom123-dev libjansson-dev gnuplot-nox pkg-config python3-numpy)
 for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
