@@ -144,7 +144,7 @@ int cmd_converge(int argc, char **argv)
                 fputc(',', f);
             }
             fprintf(f, "%zu,", r->diverged[l]);
-            cli_csv_double(f, exp(fit_a + fit_p * log(r->eta[l])));
+            cli_csv_double(f, r->fit_curve[l]);
             fputc('\n', f);
         }
     } else {

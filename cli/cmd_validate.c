@@ -79,23 +79,12 @@ int cmd_validate(int argc, char **argv)
         return 0;
     }
 
-    size_t cap = 0;
-    for (size_t i = 0; i < am_validate_checks_len; i++)
-        cap += am_validate_checks[i].max_rows;
-    am_check_result *rows = calloc(cap, sizeof *rows);
-    if (!rows) cli_runtime_error("out of memory");
-    size_t n = 0;
-    for (size_t i = 0; i < am_validate_checks_len; i++) {
-        const am_validate_check *c = &am_validate_checks[i];
-        if (only && only != c) continue;
-        size_t got = 0;
-        am_status st = am_validate_run(c, &o, rows + n, &got);
-        if (st) cli_runtime_error("validate: check %s: %s", c->name, am_strerror(st));
-        n += got;
-    }
-    size_t count[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; i++)
-        count[rows[i].verdict]++;
+    am_validate_report *rep = NULL;
+    const char *failed = NULL;
+    am_status st = am_validate_run_all(&o, only, &rep, &failed);
+    if (st) cli_runtime_error("validate: check %s: %s", failed ? failed : "?", am_strerror(st));
+    const size_t n = rep->n, *count = rep->count;
+    const am_check_result *rows = rep->rows;
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
@@ -112,19 +101,13 @@ int cmd_validate(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             const am_check_result *r = &rows[i];
             json_t *c = json_object();
-            json_object_set_new(c, "name", json_string(r->name));
-            json_object_set_new(c, "params", json_string(r->params));
-            json_object_set_new(c, "measured", num(r->measured));
-            json_object_set_new(c, "measured_sem", num(r->measured_sem));
-            json_object_set_new(c, "predicted", num(r->predicted));
-            json_object_set_new(c, "predicted_sem", num(r->predicted_sem));
-            json_object_set_new(c, "z", num(r->z));
-            json_object_set_new(c, "model_error", num(r->model_error));
-            json_object_set_new(c, "tolerance", num(r->tolerance));
-            json_object_set_new(c, "verdict", json_string(am_check_verdict_name(r->verdict)));
-            json_object_set_new(c, "replicas_used", num(r->replicas_used));
-            json_object_set_new(c, "replicas_needed", num(r->replicas_needed));
-            json_object_set_new(c, "note", json_string(r->note));
+            for (size_t k = 0; k < am_validate_columns_len; k++) {
+                const am_validate_column *col = &am_validate_columns[k];
+                json_object_set_new(c, col->key,
+                                    col->kind == AM_VALIDATE_COL_NUM
+                                        ? num(am_validate_column_num(col, r))
+                                        : json_string(am_validate_column_text(col, r)));
+            }
             json_array_append_new(checks, c);
         }
         json_object_set_new(root, "checks", checks);
@@ -134,25 +117,21 @@ int cmd_validate(int argc, char **argv)
                             json_integer((json_int_t)count[AM_CHECK_INCONCLUSIVE]));
         cli_out_json(f, root);
     } else if (format == 2) {
-        fputs("name,params,measured,measured_sem,predicted,predicted_sem,z,model_error,"
-              "tolerance,verdict,replicas_used,replicas_needed,note\n",
-              f);
+        for (size_t k = 0; k < am_validate_columns_len; k++)
+            fprintf(f, "%s%s", k ? "," : "", am_validate_columns[k].key);
+        fputc('\n', f);
         for (size_t i = 0; i < n; i++) {
             const am_check_result *r = &rows[i];
-            fprintf(f, "%s,", r->name);
-            csv_text(f, r->params);
-            double v[7] = {r->measured, r->measured_sem, r->predicted, r->predicted_sem,
-                           r->z,        r->model_error,  r->tolerance};
-            for (size_t j = 0; j < 7; j++) {
-                fputc(',', f);
-                cli_csv_double(f, v[j]);
+            for (size_t k = 0; k < am_validate_columns_len; k++) {
+                const am_validate_column *col = &am_validate_columns[k];
+                if (k) fputc(',', f);
+                if (col->kind == AM_VALIDATE_COL_NUM)
+                    cli_csv_double(f, am_validate_column_num(col, r));
+                else if (col->kind == AM_VALIDATE_COL_TEXT)
+                    csv_text(f, am_validate_column_text(col, r));
+                else
+                    fputs(am_validate_column_text(col, r), f);
             }
-            fprintf(f, ",%s,", am_check_verdict_name(r->verdict));
-            cli_csv_double(f, r->replicas_used);
-            fputc(',', f);
-            cli_csv_double(f, r->replicas_needed);
-            fputc(',', f);
-            csv_text(f, r->note);
             fputc('\n', f);
         }
     } else {
@@ -174,6 +153,7 @@ int cmd_validate(int argc, char **argv)
                 count[2]);
     }
     cli_out_commit(&out);
-    free(rows);
-    return count[AM_CHECK_FAIL] ? 1 : 0;
+    int status = count[AM_CHECK_FAIL] ? 1 : 0;
+    am_validate_report_free(rep);
+    return status;
 }

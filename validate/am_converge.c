@@ -194,6 +194,7 @@ void am_converge_result_free(am_converge_result *r)
     free(r->ode);
     free(r->mean);
     free(r->sem);
+    free(r->fit_curve);
     free(r);
 }
 
@@ -215,9 +216,10 @@ static am_converge_result *result_alloc(size_t n, size_t ngrid)
     r->ode = calloc(ngrid, sizeof(double));
     r->mean = calloc(n * ngrid, sizeof(double));
     r->sem = calloc(n * ngrid, sizeof(double));
+    r->fit_curve = calloc(n, sizeof(double));
     if (!r->eta || !r->tau || !r->weak_error || !r->weak_error_sem || !r->t_max ||
         !r->weak_error_sde || !r->weak_error_sde_sem || !r->diverged || !r->t || !r->ode ||
-        !r->mean || !r->sem) {
+        !r->mean || !r->sem || !r->fit_curve) {
         am_converge_result_free(r);
         return NULL;
     }
@@ -414,6 +416,10 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     if (div) am_check_add_note(&r->check, "%zu diverged replicas over the ladder", div);
     *out = r;
 ok:
+    for (size_t l = 0; l < n; l++) {
+        double fa = r->fitted ? r->fit.intercept : NAN, fp = r->fitted ? r->fit.slope : NAN;
+        r->fit_curve[l] = exp(fa + fp * log(r->eta[l]));
+    }
     free(v0);
     free(h0);
     free(col);

@@ -94,6 +94,7 @@ typedef struct {
     am_fit_result fit;     /* valid if check.verdict != INCONCLUSIVE from the noise floor */
     int fitted;            /* 1 if a fit was made */
     double order_ci[2];    /* bootstrap percentile interval (OLS t interval if deterministic) */
+    double *fit_curve;     /* [n] the fitted C eta_l^p at each step size (NaN if not fitted) */
     am_check_result check; /* order check: measured order vs predicted */
 } am_converge_result;
 

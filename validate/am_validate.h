@@ -34,14 +34,16 @@ typedef struct {
 /* quick, all cores, seed 1. */
 am_validate_opts am_validate_opts_default(void);
 
-/* A check: runs its variants and writes up to max_rows results into rows, *nrows of them. */
-typedef am_status (*am_validate_fn)(const am_validate_opts *o, am_check_result *rows,
+/* A check family: runs its variants and writes at most cap results into rows, *nrows of them;
+ * AM_EINVAL if it would need more than cap rows. */
+typedef am_status (*am_validate_fn)(const am_validate_opts *o, am_check_result *rows, size_t cap,
                                     size_t *nrows);
 
+/* A row of the registry: one check family. */
 typedef struct {
     const char *name;        /* identifier (--only NAME) */
     const char *description; /* one line: the claim it tests */
-    size_t max_rows;         /* most rows it writes */
+    size_t max_rows;         /* capacity: the most rows it writes */
     am_validate_fn run;
 } am_validate_check;
 
@@ -55,5 +57,45 @@ const am_validate_check *am_validate_find(const char *name);
  * arguments; engine failures as returned by the engines. */
 am_status am_validate_run(const am_validate_check *c, const am_validate_opts *o,
                           am_check_result *rows, size_t *nrows);
+
+/* The rows of a run of the table: a buffer of cap = the sum of the families' max_rows. */
+typedef struct {
+    am_check_result *rows; /* [cap], n written */
+    size_t n, cap;
+    size_t
+        count[3]; /* rows by verdict: count[AM_CHECK_PASS], [AM_CHECK_FAIL], [..._INCONCLUSIVE] */
+} am_validate_report;
+
+/* Runs every family of the table in order, or only the family only (if not NULL), into a new
+ * report *out (free with am_validate_report_free). On a family's failure returns its status,
+ * *out = NULL and, if failed is not NULL, *failed = the family's name. */
+am_status am_validate_run_all(const am_validate_opts *o, const am_validate_check *only,
+                              am_validate_report **out, const char **failed);
+
+/* Frees a report; NULL is safe. */
+void am_validate_report_free(am_validate_report *r);
+
+/* The writer's column table: every field of a row, in output order, with how it is written. */
+typedef enum {
+    AM_VALIDATE_COL_ID = 0, /* identifier text, written bare in CSV */
+    AM_VALIDATE_COL_TEXT,   /* free text, quoted in CSV */
+    AM_VALIDATE_COL_NUM,    /* a double; null (JSON) or empty (CSV) when not finite */
+    AM_VALIDATE_COL_VERDICT /* the verdict's name, written bare */
+} am_validate_col_kind;
+
+typedef struct {
+    const char *key; /* JSON key and CSV header */
+    am_validate_col_kind kind;
+    size_t offset; /* offsetof(am_check_result, field) */
+} am_validate_column;
+
+extern const am_validate_column am_validate_columns[];
+extern const size_t am_validate_columns_len;
+
+/* The text of column c of row r (ID, TEXT, VERDICT columns; NULL for NUM). */
+const char *am_validate_column_text(const am_validate_column *c, const am_check_result *r);
+
+/* The value of column c of row r (NUM columns; NaN otherwise). */
+double am_validate_column_num(const am_validate_column *c, const am_check_result *r);
 
 #endif
