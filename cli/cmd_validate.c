@@ -12,7 +12,7 @@
 #include "commands.h"
 
 static const cli_opt OPT_QUICK = {"quick", NULL, NULL,
-                                  "reduced sizes (under 3 minutes on 2 cores; CI runs this)"};
+                                  "reduced sizes (under 30 s on 2 cores; CI runs this)"};
 static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "run one check (see --list)"};
 static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the checks and exit"};
 static const cli_opt OPT_FORMAT_V = {"format", "FMT", "table", "output: table, json or csv"};
@@ -41,8 +41,13 @@ int cmd_validate(int argc, char **argv)
     cli_args a;
     cli_parse(&a, "validate",
               "Run the numerical checks of the theorems (docs/validate.md): each row gives the\n"
-              "measured value with its standard error, the prediction, the tolerance and the\n"
-              "verdict PASS, FAIL or INCONCLUSIVE. Exit status 1 if any check fails.",
+              "measured value with its interval, the prediction with its tolerance band and the\n"
+              "verdict: PASS if the interval lies inside the band, FAIL if it lies entirely\n"
+              "outside, INCONCLUSIVE otherwise (with the replicas that would decide it), and the\n"
+              "minimum detectable deviation (mdd). Exit status 1 if any check fails.\n\n"
+              "Examples:\n"
+              "  amsgd validate --quick\n"
+              "  amsgd validate --only stationary --format json -o stationary.json",
               v_opts, argc, argv);
     am_validate_opts o = am_validate_opts_default();
     o.level = cli_flag(&a, "quick") ? AM_VALIDATE_QUICK : AM_VALIDATE_FULL;
@@ -137,14 +142,15 @@ int cmd_validate(int argc, char **argv)
     } else {
         fprintf(f, "amsgd validate (%s, seed %llu)\n\n", o.level ? "full" : "quick",
                 (unsigned long long)o.seed);
-        fprintf(f, "%-13s %-12s %-26s %-12s %-11s %s\n", "check", "verdict", "measured +- sem",
-                "predicted", "tolerance", "parameters");
+        fprintf(f, "%-13s %-12s %-26s %-12s %-11s %-11s %s\n", "check", "verdict", "measured +- h",
+                "predicted", "tolerance", "mdd", "parameters");
         for (size_t i = 0; i < n; i++) {
             const am_check_result *r = &rows[i];
             char m[64];
-            snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->measured_sem);
-            fprintf(f, "%-13s %-12s %-26s %-12.5g %-11.3g %s\n", r->name,
-                    am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->params);
+            snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->halfwidth);
+            fprintf(f, "%-13s %-12s %-26s %-12.5g %-11.3g %-11.3g %s\n", r->name,
+                    am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->mdd,
+                    r->params);
             if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
                 fprintf(f, "%-13s   replicas needed: %.0f\n", "", r->replicas_needed);
             if (r->note[0]) fprintf(f, "%-13s   %s\n", "", r->note);

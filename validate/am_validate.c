@@ -15,7 +15,7 @@
 
 am_validate_opts am_validate_opts_default(void)
 {
-    am_validate_opts o = {AM_VALIDATE_QUICK, 0, 1};
+    am_validate_opts o = {AM_VALIDATE_QUICK, 0, 1, 1.0, 0.0};
     return o;
 }
 
@@ -23,20 +23,21 @@ am_validate_opts am_validate_opts_default(void)
 
 const am_validate_check am_validate_checks[] = {
     {"ode-order", "weak error to the ODE limit is O(eta), mu in {0, 0.5, 0.9}, with/without delay",
-     12, am_vf_ode_order_run},
+     12, 0.25, am_vf_ode_order_run},
     {"stationary", "time-averaged error near v^1 equals the OU prediction (gaussian, rademacher)",
-     6, am_vf_stationary_run},
+     6, 0.10, am_vf_stationary_run},
     {"relaxation", "autocorrelation time of h_i near v^1 equals (1-mu)/(lambda_1-lambda_i)", 6,
-     am_vf_relaxation_run},
-    {"escape", "quartiles of the escape time from e_2 match the unstable OU", 6, am_vf_escape_run},
-    {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 3,
+     0.10, am_vf_relaxation_run},
+    {"escape", "quartiles of the escape time from e_2 match the unstable OU", 6, 0.10,
+     am_vf_escape_run},
+    {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 3, 0.5,
      am_vf_sde_run},
     {"delay", "gap to the ODE vanishes under paper delay scaling, not under inverse scaling", 2,
-     am_vf_delay_run},
-    {"asyncmom", "stale gradients with M workers act as momentum 1 - 1/M and step eta/M", 6,
+     0.25, am_vf_delay_run},
+    {"asyncmom", "stale gradients with M workers act as momentum 1 - 1/M and step eta/M", 6, 0.10,
      am_vf_asyncmom_run},
     {"runtime", "time per iteration and mean staleness of the six variants match their formulas",
-     12, am_vf_runtime_run},
+     12, 0.05, am_vf_runtime_run},
 };
 
 const size_t am_validate_checks_len = sizeof am_validate_checks / sizeof am_validate_checks[0];
@@ -54,7 +55,7 @@ am_status am_validate_run(const am_validate_check *c, const am_validate_opts *o,
 {
     if (!c || !o || !rows || !nrows) return AM_EINVAL;
     *nrows = 0;
-    return c->run(o, rows, c->max_rows, nrows);
+    return c->run(c, o, rows, nrows);
 }
 
 am_status am_validate_run_all(const am_validate_opts *o, const am_validate_check *only,
@@ -118,6 +119,10 @@ const am_validate_column am_validate_columns[] = {
     AV_COL("replicas_used", AM_VALIDATE_COL_NUM, replicas_used),
     AV_COL("replicas_needed", AM_VALIDATE_COL_NUM, replicas_needed),
     AV_COL("note", AM_VALIDATE_COL_TEXT, note),
+    AV_COL("rule", AM_VALIDATE_COL_ID, rule),
+    AV_COL("margin", AM_VALIDATE_COL_NUM, margin),
+    AV_COL("halfwidth", AM_VALIDATE_COL_NUM, halfwidth),
+    AV_COL("mdd", AM_VALIDATE_COL_NUM, mdd),
 };
 
 const size_t am_validate_columns_len = sizeof am_validate_columns / sizeof am_validate_columns[0];

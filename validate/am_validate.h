@@ -29,21 +29,29 @@ typedef struct {
     am_validate_level level; /* quick: reduced sizes (CI); full: the sizes the docs quote */
     int threads;             /* 0 = all cores */
     uint64_t seed;           /* seed of every engine */
+    /* power tests: every row is decided against the prediction p' = predict_scale p +
+       predict_shift instead of p (a deliberately wrong prediction must FAIL); 1 and 0 */
+    double predict_scale;
+    double predict_shift;
 } am_validate_opts;
 
-/* quick, all cores, seed 1. */
+/* quick, all cores, seed 1, the predictions unperturbed (scale 1, shift 0). */
 am_validate_opts am_validate_opts_default(void);
 
-/* A check family: runs its variants and writes at most cap results into rows, *nrows of them;
- * AM_EINVAL if it would need more than cap rows. */
-typedef am_status (*am_validate_fn)(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                                    size_t *nrows);
+struct am_validate_check;
+
+/* A check family: runs its variants and writes at most c->max_rows results into rows, *nrows
+ * of them; AM_EINVAL if it would need more. */
+typedef am_status (*am_validate_fn)(const struct am_validate_check *c, const am_validate_opts *o,
+                                    am_check_result *rows, size_t *nrows);
 
 /* A row of the registry: one check family. */
-typedef struct {
+typedef struct am_validate_check {
     const char *name;        /* identifier (--only NAME) */
     const char *description; /* one line: the claim it tests */
     size_t max_rows;         /* capacity: the most rows it writes */
+    double margin;           /* the claim's precision, part of every row's band (docs/validate.md):
+                                absolute for orders, else relative to the row's scale */
     am_validate_fn run;
 } am_validate_check;
 

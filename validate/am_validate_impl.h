@@ -18,28 +18,26 @@
 #include "am_converge.h"
 #include "am_validate.h"
 
-/* Confidence level of every Monte Carlo tolerance: two-sided z = 4. */
-#define AM_VF_Z 4.0
-/* A check resolves its claim only if z sem is below this fraction of the prediction. */
-#define AM_VF_RESOLVE 0.25
+/* Half-width of every Monte Carlo interval: z = 3 standard errors (two-sided level 0.9973). */
+#define AM_VF_Z 3.0
 
-/* ---- the families (one entry each; am_validate_fn) ---- */
-am_status am_vf_ode_order_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                              size_t *nrows);
-am_status am_vf_stationary_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                               size_t *nrows);
-am_status am_vf_relaxation_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                               size_t *nrows);
-am_status am_vf_escape_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                           size_t *nrows);
-am_status am_vf_sde_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                        size_t *nrows);
-am_status am_vf_delay_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                          size_t *nrows);
-am_status am_vf_asyncmom_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                             size_t *nrows);
-am_status am_vf_runtime_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                            size_t *nrows);
+/* ---- the families (one entry each, am_validate_fn; c is the family's row of the table) ---- */
+am_status am_vf_ode_order_run(const am_validate_check *c, const am_validate_opts *o,
+                              am_check_result *rows, size_t *nrows);
+am_status am_vf_stationary_run(const am_validate_check *c, const am_validate_opts *o,
+                               am_check_result *rows, size_t *nrows);
+am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opts *o,
+                               am_check_result *rows, size_t *nrows);
+am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o,
+                           am_check_result *rows, size_t *nrows);
+am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
+                        am_check_result *rows, size_t *nrows);
+am_status am_vf_delay_run(const am_validate_check *c, const am_validate_opts *o,
+                          am_check_result *rows, size_t *nrows);
+am_status am_vf_asyncmom_run(const am_validate_check *c, const am_validate_opts *o,
+                             am_check_result *rows, size_t *nrows);
+am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *o,
+                            am_check_result *rows, size_t *nrows);
 
 /* ---- shared helpers (am_vf_util.c) ---- */
 
@@ -54,9 +52,11 @@ am_problem *am_vf_util_problem(am_dist_kind kind);
  * and counted; NULL if the buffer is full (the table's max_rows is too small). */
 am_check_result *am_vf_util_row(am_check_result *rows, size_t cap, size_t *n, const char *name);
 
-/* PASS that cannot resolve the claim (random part above AM_VF_RESOLVE |scale|) becomes
- * INCONCLUSIVE with the replicas that would resolve it. */
-void am_vf_util_resolve(am_check_result *r, double scale);
+/* The prediction the row is decided against: scale p + shift (o->predict_scale, _shift). */
+double am_vf_util_predict(const am_validate_opts *o, double predicted);
+
+/* Copies a decided check into row, keeping row's name and params. */
+void am_vf_util_take_check(am_check_result *row, const am_check_result *check);
 
 /* Steps of a stationary run: burn-in, then n samples every s steps (malloc'd; NULL on failure). */
 uint64_t *am_vf_util_steps(uint64_t burn, uint64_t s, size_t n);
@@ -72,9 +72,9 @@ am_status am_vf_util_run_wrapped(const am_problem *p, const am_msgd_params *mp, 
                                  const double *times, const uint64_t *k, size_t n, size_t replicas,
                                  int threads, am_ensemble_result **res);
 
-/* A deterministic order row: runs the noise-free ladder cp on p with one replica, measured = the
- * finest local slope, model error = 2x its Richardson bias estimate (next term eta^r_exp). */
-am_status am_vf_util_order_deterministic(am_converge_params *cp, const am_problem *p, double r_exp,
+/* A deterministic order row: runs the noise-free ladder cp on p with one replica; the row is
+ * am_converge's decision (finest local slope +- 2x its Richardson bias estimate). */
+am_status am_vf_util_order_deterministic(am_converge_params *cp, const am_problem *p,
                                          am_check_result *row);
 
 #endif

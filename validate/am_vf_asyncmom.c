@@ -15,8 +15,8 @@
 /* Stale gradient descent on a quadratic with geometric staleness of mean M - 1: the mean
  * iterate follows heavy ball with momentum 1 - 1/M and step eta/M (montecarlo/am_asyncmom.h).
  * Jackknife standard errors over batches of replicas; tolerance z = 4 standard errors. */
-am_status am_vf_asyncmom_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                             size_t *nrows)
+am_status am_vf_asyncmom_run(const am_validate_check *c, const am_validate_opts *o,
+                             am_check_result *rows, size_t *nrows)
 {
     static const double workers[3] = {2, 4, 8};
     size_t nr = 0;
@@ -29,8 +29,8 @@ am_status am_vf_asyncmom_run(const am_validate_opts *o, am_check_result *rows, s
         am_status st = am_asyncmom_measure(&ap, &r);
         if (st) return st;
         for (int which = 0; which < 2; which++) {
-            am_check_result *row =
-                am_vf_util_row(rows, cap, &nr, which ? "asyncmom-step" : "asyncmom-momentum");
+            am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr,
+                                                  which ? "asyncmom-step" : "asyncmom-momentum");
             if (!row) return AM_EINVAL; /* max_rows of the table too small */
             am_check_set_params(row,
                                 "M=%g geometric staleness (mean %g) d=%zu eta=%g K=%llu R=%zu "
@@ -39,12 +39,12 @@ am_status am_vf_asyncmom_run(const am_validate_opts *o, am_check_result *rows, s
                                 (unsigned long long)ap.steps, ap.replicas, ap.batches);
             row->measured = which ? r.step : r.momentum;
             row->measured_sem = which ? r.step_sem : r.momentum_sem;
-            row->predicted = which ? r.step_pred : r.momentum_pred;
+            row->predicted = am_vf_util_predict(o, which ? r.step_pred : r.momentum_pred);
             row->replicas_used = (double)ap.replicas;
             am_check_add_note(row, "%s; Mitliagkas et al.: momentum 1 - 1/M, step eta/M",
                               which ? "fitted step -c of D_k = m D_{k-1} + c A x_k"
                                     : "fitted m of D_k = m D_{k-1} + c A x_k");
-            am_check_decide(row, 4.0, 0.0);
+            am_check_decide_equiv(row, AM_VF_Z, 0, 0, c->margin * fabs(row->predicted));
         }
     }
     *nrows = nr;

@@ -12,8 +12,8 @@
 
 #include "am_converge.h"
 
-am_status am_vf_delay_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                          size_t *nrows)
+am_status am_vf_delay_run(const am_validate_check *c, const am_validate_opts *o,
+                          am_check_result *rows, size_t *nrows)
 {
     /* quartering ladder: tau = C' eta^-(1-GAMMA) doubles (GAMMA = 1/2) or quadruples
        (inverse) at each rung, so every tau is an integer and rounding adds nothing */
@@ -33,7 +33,7 @@ am_status am_vf_delay_run(const am_validate_opts *o, am_check_result *rows, size
         cp.msgd.seed = o->seed;
         cp.ens.threads = o->threads;
         am_check_result *row =
-            am_vf_util_row(rows, cap, &nr, inverse ? "delay-inverse" : "delay-paper");
+            am_vf_util_row(rows, c->max_rows, &nr, inverse ? "delay-inverse" : "delay-paper");
         if (!row) {
             st = AM_EINVAL; /* max_rows of the table too small */
             break;
@@ -46,17 +46,20 @@ am_status am_vf_delay_run(const am_validate_opts *o, am_check_result *rows, size
                                 "j=0..3 tau=5..320 T=2",
                                 c_inv, mu);
         } else {
-            double c = tau0 * p->lambda[0] * pow(etas[0], 1 - gamma) / ((1 - mu) * (1 - mu));
+            double cpap = tau0 * p->lambda[0] * pow(etas[0], 1 - gamma) / ((1 - mu) * (1 - mu));
             cp.scaling.kind = AM_SCALING_PAPER;
             cp.scaling.gamma = gamma;
-            cp.scaling.c = c;
+            cp.scaling.c = cpap;
             am_check_set_params(row,
                                 "scaling=paper:%g:%.6g mu=%g dist=expected etas=4e-3/4^j "
                                 "j=0..3 tau=10..80 T=2",
-                                gamma, c, mu);
+                                gamma, cpap, mu);
         }
-        /* next term relative to the leading one: eta^(1-GAMMA) (paper), eta (inverse) */
-        st = am_vf_util_order_deterministic(&cp, p, inverse ? 1.0 : 1 - gamma, row);
+        /* am_converge: finest local slope, next term eta^(1-GAMMA) (paper), eta (inverse) */
+        cp.fit.level = am_vf_util_level();
+        cp.fit.margin = c->margin;
+        cp.predicted_order = am_vf_util_predict(o, am_scaling_order(&cp.scaling));
+        st = am_vf_util_order_deterministic(&cp, p, row);
     }
     am_problem_free(p);
     *nrows = nr;

@@ -45,13 +45,13 @@ static void av_ou_first_passage(double g, double sigma, double D, double dt, siz
     }
 }
 
-am_status am_vf_escape_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                           size_t *nrows)
+am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o,
+                           am_check_result *rows, size_t *nrows)
 {
     static const double mus[2] = {0, 0.9};
     static const double qs[3] = {0.25, 0.5, 0.75};
     int full = o->level == AM_VALIDATE_FULL;
-    size_t R = full ? 4000 : 400, R_ou = 4 * R;
+    size_t R = full ? 4000 : 2000, R_ou = 4 * R;
     const double delta = 0.2;
     am_problem *p = am_vf_util_problem(AM_DIST_GAUSSIAN);
     am_status st = p ? AM_OK : AM_ENOMEM;
@@ -105,7 +105,7 @@ am_status am_vf_escape_run(const am_validate_opts *o, am_check_result *rows, siz
         for (size_t r = 0; r < R_ou; r++)
             ou_censored += isinf(y[r]);
         for (size_t iq = 0; iq < 3; iq++) {
-            am_check_result *row = am_vf_util_row(rows, cap, &nr, "escape");
+            am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr, "escape");
             if (!row) {
                 st = AM_EINVAL; /* max_rows of the table too small */
                 break;
@@ -120,12 +120,12 @@ am_status am_vf_escape_run(const am_validate_opts *o, am_check_result *rows, siz
             row->measured = ci.estimate;
             /* the order-statistic intervals at z = 4, expressed as equivalent sems */
             row->measured_sem = (ci.hi - ci.lo) / (2 * AM_VF_Z);
-            row->predicted = cp.estimate;
-            row->predicted_sem = (cp.hi - cp.lo) / (2 * AM_VF_Z);
+            row->predicted = am_vf_util_predict(o, cp.estimate);
+            row->predicted_sem = fabs(o->predict_scale) * (cp.hi - cp.lo) / (2 * AM_VF_Z);
             /* neglected: saturation of the drift (1 - h_1^2) up to h_1^2 = delta^2, and the
                discrete growth rate (relative |g_d - g| / g on the escape time) */
-            double em = -log(1 - delta * delta) / (2 * g) + row->predicted * fabs(gd - g) / g;
-            am_check_decide(row, AM_VF_Z, em);
+            double em = -log(1 - delta * delta) / (2 * g) + cp.estimate * fabs(gd - g) / g;
+            am_check_decide_equiv(row, AM_VF_Z, 0, em, c->margin * fabs(row->predicted));
             double t1 = am_theory_escape_time(p, eta, mu, delta, 1 - qs[iq], NULL);
             am_check_add_note(row,
                               "interval [%.4g, %.4g]; %zu + %zu censored; closed-form T1 "
@@ -133,7 +133,6 @@ am_status am_vf_escape_run(const am_validate_opts *o, am_check_result *rows, siz
                               "measured %+.1f%%",
                               ci.lo, ci.hi, censored, ou_censored, t1, 100 * (cp.estimate / t1 - 1),
                               100 * (ci.estimate / t1 - 1));
-            am_vf_util_resolve(row, row->predicted);
         }
         am_ensemble_result_free(er);
     }

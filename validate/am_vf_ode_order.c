@@ -15,8 +15,8 @@
 #include "../theory/am_theory.h"
 #include "am_converge.h"
 
-am_status am_vf_ode_order_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                              size_t *nrows)
+am_status am_vf_ode_order_run(const am_validate_check *c, const am_validate_opts *o,
+                              am_check_result *rows, size_t *nrows)
 {
     static const double mus[3] = {0, 0.5, 0.9};
     static const double base_q[4] = {4e-3, 2e-3, 1e-3, 5e-4};
@@ -44,7 +44,8 @@ am_status am_vf_ode_order_run(const am_validate_opts *o, am_check_result *rows, 
             cp.msgd.seed = o->seed;
             cp.ens.threads = o->threads;
             cp.fit.level = am_vf_util_level();
-            cp.predicted_order = 1.0;
+            cp.fit.margin = c->margin;
+            cp.predicted_order = am_vf_util_predict(o, 1.0);
             double c_paper = 0;
             if (delayed) {
                 /* tau = C (1-mu)^2 / lambda_1 (GAMMA = 1): the constant delay tau_delay */
@@ -54,7 +55,7 @@ am_status am_vf_ode_order_run(const am_validate_opts *o, am_check_result *rows, 
                 cp.scaling.c = c_paper;
             }
             /* stochastic (gaussian data) */
-            am_check_result *row = am_vf_util_row(rows, cap, &nr, "ode-order");
+            am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr, "ode-order");
             if (!row) {
                 st = AM_EINVAL; /* max_rows of the table too small */
                 break;
@@ -66,20 +67,13 @@ am_status am_vf_ode_order_run(const am_validate_opts *o, am_check_result *rows, 
             am_converge_result *res = NULL;
             st = am_converge_run(pg, &cp, &res);
             if (st) break;
-            *row = res->check;
-            strcpy(row->name, "ode-order");
-            /* the fit labels its interval with the level rounded to a percentage */
-            char *lab = strstr(row->note, "100% CI");
-            if (lab) memcpy(lab, "z=4 CI ", 7);
-            am_check_set_params(row, "mu=%g delay=%s dist=gaussian etas=(1-mu)*[%g..%g] T=%g R=%zu",
-                                mu, delayed ? "paper:1:C(tau=8)" : "none", base[0], base[neta - 1],
-                                cp.horizon, R);
+            am_vf_util_take_check(row, &res->check);
             am_check_add_note(row, "gaps %.4g .. %.4g (sem %.2g .. %.2g)", res->weak_error[0],
                               res->weak_error[neta - 1], res->weak_error_sem[0],
                               res->weak_error_sem[neta - 1]);
             am_converge_result_free(res);
             /* noise-free (expected data): the pure discretisation order */
-            row = am_vf_util_row(rows, cap, &nr, "ode-order");
+            row = am_vf_util_row(rows, c->max_rows, &nr, "ode-order");
             if (!row) {
                 st = AM_EINVAL; /* max_rows of the table too small */
                 break;
@@ -87,7 +81,7 @@ am_status am_vf_ode_order_run(const am_validate_opts *o, am_check_result *rows, 
             am_check_set_params(row, "mu=%g delay=%s dist=expected etas=(1-mu)*[%g..%g] T=%g", mu,
                                 delayed ? "paper:1:C(tau=8)" : "none", base[0], base[neta - 1],
                                 cp.horizon);
-            st = am_vf_util_order_deterministic(&cp, pe, 1.0, row);
+            st = am_vf_util_order_deterministic(&cp, pe, row);
         }
     }
     am_problem_free(pg);

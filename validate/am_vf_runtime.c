@@ -15,8 +15,8 @@
 /* P = 8 learners with exp:1 runtimes: the simulated time per iteration and mean staleness of
  * every variant (K = 4 for the K-variants) against the closed forms of theory/am_runtime.h;
  * the mean over replicas of per-replica averages, tolerance z = 4 standard errors. */
-am_status am_vf_runtime_run(const am_validate_opts *o, am_check_result *rows, size_t cap,
-                            size_t *nrows)
+am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *o,
+                            am_check_result *rows, size_t *nrows)
 {
     static const char *const specs[6] = {"sync",  "k-sync:4",  "k-batch-sync:4",
                                          "async", "k-async:4", "k-batch-async:4"};
@@ -41,20 +41,20 @@ am_status am_vf_runtime_run(const am_validate_opts *o, am_check_result *rows, si
                        : am_runtime_time_per_iter(&pp.runtime, pp.variant, P, pp.k, &pred);
             if (st == AM_EDOM) continue; /* no closed form: nothing to check */
             if (st) return st;
-            am_check_result *row =
-                am_vf_util_row(rows, cap, &nr, which ? "runtime-staleness" : "runtime-time");
+            am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr,
+                                                  which ? "runtime-staleness" : "runtime-time");
             if (!row) return AM_EINVAL; /* max_rows of the table too small */
             am_check_set_params(row, "%s P=%zu runtime=exp:1 updates %llu..%llu R=%zu", specs[i], P,
                                 (unsigned long long)burnin, (unsigned long long)(burnin + n), R);
             const am_stats *sv = &stats[which ? 2 : 0];
             row->measured = sv->mean;
             row->measured_sem = am_stats_sem(sv);
-            row->predicted = pred;
+            row->predicted = am_vf_util_predict(o, pred);
             row->replicas_used = (double)R;
             am_check_add_note(row, which ? "mean staleness of the gradients (Little's law)"
                                          : "mean time per server update (order statistics, "
                                            "renewal)");
-            am_check_decide(row, 4.0, 0.0);
+            am_check_decide_equiv(row, AM_VF_Z, 0, 0, c->margin * fabs(row->predicted));
         }
     }
     *nrows = nr;

@@ -16,7 +16,8 @@
 #include "../solvers/am_sde.h"
 #include "../theory/am_theory.h"
 
-am_status am_vf_sde_run(const am_validate_opts *o, am_check_result *rows, size_t cap, size_t *nrows)
+am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
+                        am_check_result *rows, size_t *nrows)
 {
     static const double mus[3] = {0, 0.5, 0.9};
     int full = o->level == AM_VALIDATE_FULL;
@@ -27,7 +28,7 @@ am_status am_vf_sde_run(const am_validate_opts *o, am_check_result *rows, size_t
     size_t nr = 0;
     for (size_t im = 0; im < 3 && !st; im++) {
         double mu = mus[im], eta = 5e-4 * (1 - mu);
-        am_check_result *row = am_vf_util_row(rows, cap, &nr, "sde");
+        am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr, "sde");
         if (!row) {
             st = AM_EINVAL; /* max_rows of the table too small */
             break;
@@ -80,7 +81,7 @@ am_status am_vf_sde_run(const am_validate_opts *o, am_check_result *rows, size_t
            mu/(1-mu) steps (velocity eta f (1 - mu^(k+1))/(1-mu)); the SDE has no such lag.
            Systematic allowance at t: |err_ODE(t) - err_ODE(t - lag)|. */
         double lag = eta * mu / (1 - mu);
-        /* Bonferroni over the ngrid - 1 compared times at the family level of z = 4 */
+        /* Bonferroni over the ngrid - 1 compared times at the family level of z = AM_VF_Z */
         double zb = gsl_cdf_ugaussian_Qinv(gsl_cdf_ugaussian_Q(AM_VF_Z) / (double)(ngrid - 1));
         double worst = -INFINITY, gap = NAN, sem = NAN, em = 0, zmax = 0;
         for (size_t g = 1; g < ngrid; g++) {
@@ -99,16 +100,15 @@ am_status am_vf_sde_run(const am_validate_opts *o, am_check_result *rows, size_t
         }
         row->measured = gap;
         row->measured_sem = sem;
-        row->predicted = 0;
+        row->predicted = am_vf_util_predict(o, 0.0);
         row->replicas_used = (double)R;
-        am_check_decide(row, zb, em);
+        /* band: the start-up lag + the claim's precision, a fraction of the gap to the ODE
+           (the O(eta) term the SDE is meant to carry) */
+        am_check_decide_equiv(row, zb, 0, em, c->margin * ode_gap);
         am_check_add_note(row,
                           "worst time of %zu (Bonferroni z = %.2f); largest |z| = %.2f; "
                           "start-up lag %.3g in t; gap to the ODE at this eta %.4g",
                           ngrid - 1, zb, zmax, lag, ode_gap);
-        /* resolved only if z sem is below half the gap to the ODE (the O(eta) noise term the
-           SDE is meant to carry): AM_VF_RESOLVE of 2 ode_gap */
-        am_vf_util_resolve(row, 2 * ode_gap);
         free(h0);
         free(tk);
         free(mm);

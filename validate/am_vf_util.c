@@ -35,18 +35,6 @@ am_check_result *am_vf_util_row(am_check_result *rows, size_t cap, size_t *n, co
     return r;
 }
 
-void am_vf_util_resolve(am_check_result *r, double scale)
-{
-    double target = AM_VF_RESOLVE * fabs(scale) / r->z;
-    double se = hypot(r->measured_sem, r->predicted_sem);
-    if (r->verdict == AM_CHECK_PASS && r->z * se > AM_VF_RESOLVE * fabs(scale)) {
-        r->verdict = AM_CHECK_INCONCLUSIVE;
-        r->replicas_needed = am_check_replicas_for(se, r->replicas_used, target, 1.5);
-        am_check_add_note(r, "not resolved: z sem = %.3g above %.0f%% of %.3g", r->z * se,
-                          100 * AM_VF_RESOLVE, fabs(scale));
-    }
-}
-
 /* ---- a model wrapper: selected observables, and per-replica series or first passage ---- */
 
 typedef struct {
@@ -143,40 +131,30 @@ am_status am_vf_util_run_wrapped(const am_problem *p, const am_msgd_params *mp, 
     return st;
 }
 
-static double av_richardson(const double *eta, const double *err, size_t n, double r,
-                            double *s_fine)
+double am_vf_util_predict(const am_validate_opts *o, double predicted)
 {
-    double s[2], m[2];
-    for (size_t j = 0; j < 2; j++) {
-        size_t a = n - 3 + j, b = n - 2 + j;
-        s[j] = log(err[b] / err[a]) / log(eta[b] / eta[a]);
-        m[j] = sqrt(eta[a] * eta[b]);
-    }
-    *s_fine = s[1];
-    double d = (s[0] - s[1]) / (pow(m[0], r) - pow(m[1], r));
-    return 2.0 * fabs(d * pow(m[1], r));
+    return predicted * o->predict_scale + o->predict_shift;
 }
 
-/* A deterministic order row: noise-free data, one replica. */
-am_status am_vf_util_order_deterministic(am_converge_params *cp, const am_problem *p, double r_exp,
+void am_vf_util_take_check(am_check_result *row, const am_check_result *check)
+{
+    char name[AM_CHECK_NAME_MAX], params[AM_CHECK_TEXT_MAX];
+    memcpy(name, row->name, sizeof name);
+    memcpy(params, row->params, sizeof params);
+    *row = *check;
+    memcpy(row->name, name, sizeof name);
+    memcpy(row->params, params, sizeof params);
+}
+
+am_status am_vf_util_order_deterministic(am_converge_params *cp, const am_problem *p,
                                          am_check_result *row)
 {
     am_converge_result *res = NULL;
     cp->ens.replicas = 1;
     am_status st = am_converge_run(p, cp, &res);
     if (st) return st;
-    double s_fine;
-    double em = av_richardson(res->eta, res->weak_error, res->n, r_exp, &s_fine);
-    row->measured = s_fine;
-    row->measured_sem = 0;
-    row->predicted =
-        isnan(cp->predicted_order) ? am_scaling_order(&cp->scaling) : cp->predicted_order;
-    row->replicas_used = 1;
-    am_check_decide(row, AM_VF_Z, em);
-    am_check_add_note(row,
-                      "finest local slope; gaps %.4g .. %.4g; model error = 2x the "
-                      "Richardson bias estimate",
-                      res->weak_error[0], res->weak_error[res->n - 1]);
+    am_vf_util_take_check(row, &res->check);
+    am_check_add_note(row, "gaps %.4g .. %.4g", res->weak_error[0], res->weak_error[res->n - 1]);
     if (res->fitted) am_check_add_note(row, "OLS slope over the ladder %.4f", res->fit.slope);
     am_converge_result_free(res);
     return AM_OK;
