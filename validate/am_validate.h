@@ -30,7 +30,8 @@ typedef struct {
     int threads;             /* 0 = all cores */
     uint64_t seed;           /* seed of every engine */
     /* power tests: every row is decided against the prediction p' = predict_scale p +
-       predict_shift instead of p (a deliberately wrong prediction must FAIL); 1 and 0 */
+       predict_shift S instead of p, S the row's scale (|p| for magnitudes, 1 for orders, the
+       gap to the ODE for sde), so that a deliberately wrong prediction must FAIL; 1 and 0 */
     double predict_scale;
     double predict_shift;
 } am_validate_opts;

@@ -52,8 +52,9 @@ am_problem *am_vf_util_problem(am_dist_kind kind);
  * and counted; NULL if the buffer is full (the table's max_rows is too small). */
 am_check_result *am_vf_util_row(am_check_result *rows, size_t cap, size_t *n, const char *name);
 
-/* The prediction the row is decided against: scale p + shift (o->predict_scale, _shift). */
-double am_vf_util_predict(const am_validate_opts *o, double predicted);
+/* The prediction the row is decided against: predict_scale p + predict_shift S, S the row's
+ * scale (|p| for magnitudes, 1 for orders, the gap to the ODE for sde). */
+double am_vf_util_predict(const am_validate_opts *o, double predicted, double scale);
 
 /* Copies a decided check into row, keeping row's name and params. */
 void am_vf_util_take_check(am_check_result *row, const am_check_result *check);

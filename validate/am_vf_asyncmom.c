@@ -39,7 +39,8 @@ am_status am_vf_asyncmom_run(const am_validate_check *c, const am_validate_opts 
                                 (unsigned long long)ap.steps, ap.replicas, ap.batches);
             row->measured = which ? r.step : r.momentum;
             row->measured_sem = which ? r.step_sem : r.momentum_sem;
-            row->predicted = am_vf_util_predict(o, which ? r.step_pred : r.momentum_pred);
+            row->predicted = am_vf_util_predict(o, which ? r.step_pred : r.momentum_pred,
+                                                fabs(which ? r.step_pred : r.momentum_pred));
             row->replicas_used = (double)ap.replicas;
             am_check_add_note(row, "%s; Mitliagkas et al.: momentum 1 - 1/M, step eta/M",
                               which ? "fitted step -c of D_k = m D_{k-1} + c A x_k"

@@ -120,7 +120,7 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             row->measured = ci.estimate;
             /* the order-statistic intervals at z = 4, expressed as equivalent sems */
             row->measured_sem = (ci.hi - ci.lo) / (2 * AM_VF_Z);
-            row->predicted = am_vf_util_predict(o, cp.estimate);
+            row->predicted = am_vf_util_predict(o, cp.estimate, cp.estimate);
             row->predicted_sem = fabs(o->predict_scale) * (cp.hi - cp.lo) / (2 * AM_VF_Z);
             /* neglected: saturation of the drift (1 - h_1^2) up to h_1^2 = delta^2, and the
                discrete growth rate (relative |g_d - g| / g on the escape time) */

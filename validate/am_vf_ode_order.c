@@ -45,7 +45,7 @@ am_status am_vf_ode_order_run(const am_validate_check *c, const am_validate_opts
             cp.ens.threads = o->threads;
             cp.fit.level = am_vf_util_level();
             cp.fit.margin = c->margin;
-            cp.predicted_order = am_vf_util_predict(o, 1.0);
+            cp.predicted_order = am_vf_util_predict(o, 1.0, 1.0);
             double c_paper = 0;
             if (delayed) {
                 /* tau = C (1-mu)^2 / lambda_1 (GAMMA = 1): the constant delay tau_delay */

@@ -105,7 +105,7 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
             row->measured = ci.estimate;
             row->measured_sem = ci.se;
             double theory = am_theory_relaxation_time(p, mu, i);
-            row->predicted = am_vf_util_predict(o, theory);
+            row->predicted = am_vf_util_predict(o, theory, theory);
             double a = p->lambda[0] - p->lambda[i];
             double disc = av_relax_discrete(mu, eta * a, eta);
             /* band: the discrete chain's own relaxation time (an O(eta) correction) + margin */

@@ -49,7 +49,7 @@ am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *
             const am_stats *sv = &stats[which ? 2 : 0];
             row->measured = sv->mean;
             row->measured_sem = am_stats_sem(sv);
-            row->predicted = am_vf_util_predict(o, pred);
+            row->predicted = am_vf_util_predict(o, pred, fabs(pred));
             row->replicas_used = (double)R;
             am_check_add_note(row, which ? "mean staleness of the gradients (Little's law)"
                                          : "mean time per server update (order statistics, "

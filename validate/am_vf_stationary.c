@@ -95,7 +95,8 @@ am_status am_vf_stationary_run(const am_validate_check *c, const am_validate_opt
             /* leading order in eta: m(eta) = A eta + B eta^2  =>  A eta = 2 m(eta) - m(2eta)/2 */
             row->measured = 2 * m[0] - 0.5 * m[1];
             row->measured_sem = sqrt(4 * se[0] * se[0] + 0.25 * se[1] * se[1]);
-            row->predicted = am_vf_util_predict(o, am_theory_stationary_error(p, eta, mu));
+            double theory = am_theory_stationary_error(p, eta, mu);
+            row->predicted = am_vf_util_predict(o, theory, theory);
             /* band: the claim's precision alone (the extrapolation leaves O(eta^2) relative) */
             am_check_decide_equiv(row, AM_VF_Z, 0, 0, c->margin * fabs(row->predicted));
             am_check_add_note(row,

@@ -131,9 +131,9 @@ am_status am_vf_util_run_wrapped(const am_problem *p, const am_msgd_params *mp, 
     return st;
 }
 
-double am_vf_util_predict(const am_validate_opts *o, double predicted)
+double am_vf_util_predict(const am_validate_opts *o, double predicted, double scale)
 {
-    return predicted * o->predict_scale + o->predict_shift;
+    return predicted * o->predict_scale + o->predict_shift * scale;
 }
 
 void am_vf_util_take_check(am_check_result *row, const am_check_result *check)
