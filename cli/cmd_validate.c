@@ -44,7 +44,8 @@ int cmd_validate(int argc, char **argv)
               "measured value with its interval, the prediction with its tolerance band and the\n"
               "verdict: PASS if the interval lies inside the band, FAIL if it lies entirely\n"
               "outside, INCONCLUSIVE otherwise (with the replicas that would decide it), and the\n"
-              "minimum detectable deviation (mdd). Exit status 1 if any check fails.\n\n"
+              "minimum detectable deviation (mdd). Exit status 1 if any row fails, unless the\n"
+              "row reports a documented finding (column finding, docs/validate.md).\n\n"
               "Examples:\n"
               "  amsgd validate --quick\n"
               "  amsgd validate --only stationary --format json -o stationary.json",
@@ -120,6 +121,7 @@ int cmd_validate(int argc, char **argv)
         json_object_set_new(root, "fail", json_integer((json_int_t)count[AM_CHECK_FAIL]));
         json_object_set_new(root, "inconclusive",
                             json_integer((json_int_t)count[AM_CHECK_INCONCLUSIVE]));
+        json_object_set_new(root, "fail_findings", json_integer((json_int_t)rep->fail_findings));
         cli_out_json(f, root);
     } else if (format == 2) {
         for (size_t k = 0; k < am_validate_columns_len; k++)
@@ -154,12 +156,16 @@ int cmd_validate(int argc, char **argv)
             if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
                 fprintf(f, "%-13s   replicas needed: %.0f\n", "", r->replicas_needed);
             if (r->note[0]) fprintf(f, "%-13s   %s\n", "", r->note);
+            if (r->finding[0]) fprintf(f, "%-13s   finding: %s\n", "", r->finding);
         }
-        fprintf(f, "\n%zu rows: %zu PASS, %zu FAIL, %zu INCONCLUSIVE\n", n, count[0], count[1],
-                count[2]);
+        fprintf(f,
+                "\n%zu rows: %zu PASS, %zu FAIL (%zu of them documented findings), %zu "
+                "INCONCLUSIVE\n",
+                n, count[0], count[1], rep->fail_findings, count[2]);
     }
     cli_out_commit(&out);
-    int status = count[AM_CHECK_FAIL] ? 1 : 0;
+    /* exit 1 on a FAIL that no documented finding explains */
+    int status = count[AM_CHECK_FAIL] > rep->fail_findings ? 1 : 0;
     am_validate_report_free(rep);
     return status;
 }

@@ -57,6 +57,8 @@ typedef struct {
     double halfwidth; /* h = z sqrt(s_m^2 + s_p^2) + bias: the interval is measured +- h */
     double mdd;       /* minimum detectable deviation tol + h */
     char rule[16];    /* "equivalence" or "difference" */
+    char finding[AM_CHECK_NAME_MAX]; /* a documented finding this row reports (e.g. a FAIL of
+                                        a theorem's prediction), "" if none */
 } am_check_result;
 
 /* Returns "PASS", "FAIL" or "INCONCLUSIVE" (a static string; "?" for other values). */

@@ -72,7 +72,7 @@ typedef struct {
     am_ensemble_params ens; /* replicas, threads */
     int sde;                /* 1: also the gap to the global SDE (am_sde_pca_global_error) */
     double predicted_order; /* NAN: am_scaling_order(scaling) */
-    am_fit_params fit;      /* order fit, noise floor, bootstrap */
+    am_fit_params fit;      /* order fit, noise floor, level, band (model_error + margin) */
 } am_converge_params;
 
 /* Defaults: no ladder, T = 2, 41 saved times, no scaling, am_msgd_params_default,

@@ -34,6 +34,9 @@ const am_validate_check am_validate_checks[] = {
      am_vf_sde_run},
     {"delay", "gap to the ODE vanishes under paper delay scaling, not under inverse scaling", 2,
      0.25, am_vf_delay_run},
+    {"delay-scaling",
+     "noise-free gap between delayed and undelayed trajectories ~ tau eta/(1-mu)^2 (Liu's lemma)",
+     3, 0.25, am_vf_delay_scaling_run},
     {"asyncmom", "stale gradients with M workers act as momentum 1 - 1/M and step eta/M", 6, 0.10,
      am_vf_asyncmom_run},
     {"runtime", "time per iteration and mean staleness of the six variants match their formulas",
@@ -85,8 +88,10 @@ am_status am_validate_run_all(const am_validate_opts *o, const am_validate_check
         }
         r->n += got;
     }
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < r->n; i++) {
         r->count[r->rows[i].verdict]++;
+        r->fail_findings += r->rows[i].verdict == AM_CHECK_FAIL && r->rows[i].finding[0];
+    }
     *out = r;
     return AM_OK;
 }
@@ -123,6 +128,7 @@ const am_validate_column am_validate_columns[] = {
     AV_COL("margin", AM_VALIDATE_COL_NUM, margin),
     AV_COL("halfwidth", AM_VALIDATE_COL_NUM, halfwidth),
     AV_COL("mdd", AM_VALIDATE_COL_NUM, mdd),
+    AV_COL("finding", AM_VALIDATE_COL_TEXT, finding),
 };
 
 const size_t am_validate_columns_len = sizeof am_validate_columns / sizeof am_validate_columns[0];

@@ -9,6 +9,7 @@
  *   escape       quantiles of the time to reach h_1^2 >= delta^2 from e_2 (unstable OU)
  *   sde          the discrete ensemble and the global SDE have the same mean error
  *   delay        the gap to the ODE vanishes under paper delay scaling, not under inverse
+ *   delay-scaling  noise-free gap between delayed and undelayed runs ~ tau eta/(1-mu)^2
  *   asyncmom     stale gradients with M workers act as momentum 1 - 1/M, step eta/M (section 6)
  *   runtime      parameter-server time per iteration and staleness match theory (section 7)
  *
@@ -71,8 +72,8 @@ am_status am_validate_run(const am_validate_check *c, const am_validate_opts *o,
 typedef struct {
     am_check_result *rows; /* [cap], n written */
     size_t n, cap;
-    size_t
-        count[3]; /* rows by verdict: count[AM_CHECK_PASS], [AM_CHECK_FAIL], [..._INCONCLUSIVE] */
+    size_t count[3];      /* rows by verdict: [AM_CHECK_PASS], [_FAIL], [_INCONCLUSIVE] */
+    size_t fail_findings; /* FAIL rows that carry a documented finding (row.finding) */
 } am_validate_report;
 
 /* Runs every family of the table in order, or only the family only (if not NULL), into a new
