@@ -12,11 +12,13 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 
 #include "../validate/am_check.h"
 #include "../validate/am_converge.h"
 #include "../validate/am_validate.h"
 #include "../validate/am_validate_impl.h"
+#include "test_util.h"
 
 /* ---- the rule itself, against hand-computed intervals ---- */
 
@@ -270,4 +272,68 @@ Test(converge_power, monte_carlo_default)
     cr_expect_eq(r->check.verdict, AM_CHECK_FAIL, "order 0.5: measured %g [%g, %g]", r->order,
                  r->order_ci[0], r->order_ci[1]);
     am_converge_result_free(r);
+}
+
+/* Liu's lemma, directly: the tau and eta exponents of the delayed-undelayed gap are 1 (PASS)
+ * and a predicted exponent 2 FAILs. The (1-mu) exponent measures -1, not the lemma's -2: that
+ * row FAILs against the lemma (a documented finding, so it carries row.finding) and PASSes
+ * against -1, i.e. the run resolves the exponent to better than the one that separates them. */
+Test(validate_power, delay_scaling)
+{
+    const am_validate_check *c = am_validate_find("delay-scaling");
+    cr_assert_not_null(c);
+    am_check_result right[4], wrong[4];
+    size_t nr = 0, nw = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 1;
+    cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK);
+    o.predict_shift = 1.0; /* tau^2, eta^2; (1-mu)^-1 */
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK);
+    cr_assert_eq(nr, 3);
+    cr_assert_eq(nw, 3);
+    cr_assert_str_eq(right[0].name, "delay-scaling-mu");
+    cr_expect_eq(right[0].verdict, AM_CHECK_FAIL,
+                 "(1-mu) exponent %g +- %g against the lemma's -2: %s (the finding changed?)",
+                 right[0].measured, right[0].halfwidth, am_check_verdict_name(right[0].verdict));
+    cr_expect(right[0].finding[0], "the FAIL of the lemma's (1-mu) exponent is a finding");
+    cr_expect_eq(wrong[0].verdict, AM_CHECK_PASS, "(1-mu) exponent %g +- %g against -1: %s",
+                 wrong[0].measured, wrong[0].halfwidth, am_check_verdict_name(wrong[0].verdict));
+    for (size_t i = 1; i < 3; i++) {
+        cr_expect_eq(right[i].verdict, AM_CHECK_PASS, "%s: exponent %g +- %g against 1: %s",
+                     right[i].name, right[i].measured, right[i].halfwidth,
+                     am_check_verdict_name(right[i].verdict));
+        cr_expect_eq(wrong[i].verdict, AM_CHECK_FAIL, "%s: exponent %g +- %g against 2: %s",
+                     wrong[i].name, wrong[i].measured, wrong[i].halfwidth,
+                     am_check_verdict_name(wrong[i].verdict));
+        cr_expect_eq(right[i].finding[0], 0);
+    }
+}
+
+/* The command: new keys per row, the rule, and the exit status of a FAIL that is a finding. */
+Test(validate_power, cli_keys_and_finding_exit)
+{
+    test_run r = test_amsgd("validate --only delay-scaling --threads 1 --format json");
+    cr_assert_eq(r.status, 0, "a FAIL that is a documented finding exits 0 (stderr %s)", r.err);
+    json_error_t e;
+    json_t *root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "invalid JSON: %s", e.text);
+    cr_expect_eq(json_integer_value(json_object_get(root, "fail")), 1);
+    cr_expect_eq(json_integer_value(json_object_get(root, "fail_findings")), 1);
+    json_t *checks = json_object_get(root, "checks");
+    static const char *keys[] = {"tolerance",       "mdd",    "halfwidth", "margin", "rule",
+                                 "replicas_needed", "finding"};
+    for (size_t i = 0; i < json_array_size(checks); i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_expect_not_null(json_object_get(json_array_get(checks, i), keys[k]),
+                               "row %zu lacks '%s'", i, keys[k]);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "rule")),
+                     "equivalence");
+    json_decref(root);
+    test_run_free(&r);
+    /* a FAIL without a finding exits 1: the delay family against a wrong order via converge */
+    r = test_amsgd("converge --dist expected --replicas 1 --mu 0.5 --time 2 --etas "
+                   "4e-3,1e-3,2.5e-4,6.25e-5 --delay-scaling inverse:0.02 --order 0.5");
+    cr_expect_eq(r.status, 1, "converge against a wrong order must exit 1");
+    cr_expect(strstr(r.err, "local-slope interval") && strstr(r.err, "FAIL"), "stderr: %s", r.err);
+    test_run_free(&r);
 }
