@@ -1,7 +1,8 @@
 /*
- * cmd_validate.c -- `amsgd validate`: runs the theorem checks of validate/am_validate.h and
- * prints one row per check variant (check, parameters, measured +- error, predicted,
- * tolerance, verdict). Exit status 1 when any row fails.
+ * cmd_validate.c -- `amsgd validate`: parses the flags, runs the theorem checks of
+ * validate/am_validate.h in one library call (am_validate_run_all) and writes one row per
+ * check variant, the JSON and CSV columns from the library's column table. Exit status 1
+ * when a row fails that no documented finding explains.
  */
 #include <math.h>
 #include <stdlib.h>

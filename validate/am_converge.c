@@ -336,7 +336,7 @@ am_status am_converge_local_slope(const double *eta, const double *err, size_t n
         for (size_t j = 0; j < l; j++)
             if (eta[j] == eta[l]) return AM_EINVAL;
     }
-    size_t pick[3]; /* finest first */
+    size_t pick[3] = {0, 0, 0}; /* finest first */
     for (size_t k = 0; k < 3; k++) {
         size_t best = SIZE_MAX;
         for (size_t l = 0; l < n; l++) {
