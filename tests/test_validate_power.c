@@ -197,6 +197,37 @@ Test(validate_power, runtime, .timeout = 300)
     vp_power("runtime", 0.8, 0.0, 12);
 }
 
+/* ---- the finest local slope and its Richardson bound (am_converge_local_slope) ---- */
+
+Test(converge_power, local_slope_closed_form)
+{
+    /* exact power law 3 eta^2: slope 2, no bias left */
+    double eta[4] = {0.4, 0.2, 0.1, 0.05}, err[4];
+    for (int i = 0; i < 4; i++)
+        err[i] = 3 * eta[i] * eta[i];
+    double s, b;
+    cr_assert_eq(am_converge_local_slope(eta, err, 4, 1.0, &s, &b), AM_OK);
+    cr_expect(fabs(s - 2) < 1e-12 && b < 1e-12, "slope %.17g bias %.17g", s, b);
+    /* err = eta (1 + eta): order 1 with an O(eta) correction; the finest local slope is
+       1 + log(1.05/1.1)/log(1/2) = 0.9329 and the bound must cover its distance to 1 */
+    for (int i = 0; i < 4; i++)
+        err[i] = eta[i] * (1 + eta[i]);
+    cr_assert_eq(am_converge_local_slope(eta, err, 4, 1.0, &s, &b), AM_OK);
+    double want = 1 + log(1.05 / 1.1) / log(0.5);
+    cr_expect(fabs(s - want) < 1e-12, "finest local slope %.17g want %.17g", s, want);
+    cr_expect(fabs(s - 1) <= b && b < 0.5, "|s - 1| = %g must lie within the bound %g", fabs(s - 1),
+              b);
+    /* any order of the ladder gives the same */
+    double eta2[4] = {0.1, 0.4, 0.05, 0.2}, err2[4], s2, b2;
+    for (int i = 0; i < 4; i++)
+        err2[i] = eta2[i] * (1 + eta2[i]);
+    cr_assert_eq(am_converge_local_slope(eta2, err2, 4, 1.0, &s2, &b2), AM_OK);
+    cr_expect(s2 == s && b2 == b, "order of the ladder changed the result: %g %g", s2, b2);
+    cr_expect_eq(am_converge_local_slope(eta, err, 2, 1.0, &s, &b), AM_EINVAL);
+    err[1] = 0;
+    cr_expect_eq(am_converge_local_slope(eta, err, 4, 1.0, &s, &b), AM_EINVAL);
+}
+
 /* ---- converge: the examples of docs/converge.md ---- */
 
 static am_converge_result *vp_converge(const char *scaling, double order, am_dist_kind kind,
