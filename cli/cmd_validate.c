@@ -145,19 +145,19 @@ int cmd_validate(int argc, char **argv)
     } else {
         fprintf(f, "amsgd validate (%s, seed %llu)\n\n", o.level ? "full" : "quick",
                 (unsigned long long)o.seed);
-        fprintf(f, "%-13s %-12s %-26s %-12s %-11s %-11s %s\n", "check", "verdict", "measured +- h",
+        fprintf(f, "%-17s %-12s %-26s %-12s %-11s %-11s %s\n", "check", "verdict", "measured +- h",
                 "predicted", "tolerance", "mdd", "parameters");
         for (size_t i = 0; i < n; i++) {
             const am_check_result *r = &rows[i];
             char m[64];
             snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->halfwidth);
-            fprintf(f, "%-13s %-12s %-26s %-12.5g %-11.3g %-11.3g %s\n", r->name,
+            fprintf(f, "%-17s %-12s %-26s %-12.5g %-11.3g %-11.3g %s\n", r->name,
                     am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->mdd,
                     r->params);
             if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
-                fprintf(f, "%-13s   replicas needed: %.0f\n", "", r->replicas_needed);
-            if (r->note[0]) fprintf(f, "%-13s   %s\n", "", r->note);
-            if (r->finding[0]) fprintf(f, "%-13s   finding: %s\n", "", r->finding);
+                fprintf(f, "%-17s   replicas needed: %.0f\n", "", r->replicas_needed);
+            if (r->note[0]) fprintf(f, "%-17s   %s\n", "", r->note);
+            if (r->finding[0]) fprintf(f, "%-17s   finding: %s\n", "", r->finding);
         }
         fprintf(f,
                 "\n%zu rows: %zu PASS, %zu FAIL (%zu of them documented findings), %zu "
