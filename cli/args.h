@@ -2,15 +2,19 @@
  * args.h -- table-driven option parsing for the amsgd subcommands.
  *
  * A subcommand lists its options (shared ones from cli_common.h plus its own) as a
- * NULL-terminated array of cli_opt. cli_parse accepts "--name value", "--name=value"
- * and "-o FILE"; boolean flags take no value. Getters validate and, on bad input,
- * print one line "amsgd: error: ..." on stderr and exit with status 2.
+ * NULL-terminated array of cli_opt. cli_parse follows the GNU conventions: "--name value",
+ * "--name=value", "-o FILE" and "-oFILE"; boolean flags take no value; "--" ends the
+ * options; a repeated option: the last one wins; a value that starts with "--" only in the
+ * "=" form. Getters validate and, on bad input, print one line "amsgd: error: ..." on
+ * stderr and exit with status 2. The output paths (--output, --checkpoint) are probed right
+ * after parsing, before any computation (exit 2 when they cannot be written).
  */
 #ifndef AM_CLI_ARGS_H
 #define AM_CLI_ARGS_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct {
     const char *name;    /* long name without the leading "--" */
@@ -35,12 +39,49 @@ void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), 
 /* Prints "amsgd: error: <message>" on stderr and exits with status 3. */
 void cli_runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-/* Parses argv (after the subcommand name). Prints help and exits 0 on --help/-h. */
+/* Parses argv (after the subcommand name). Prints help and exits 0 on --help/-h, the
+ * version on --version/-V (exit 3 when stdout cannot take it). Then probes --output and
+ * --checkpoint (cli_path_probe) and exits 2 if either cannot be written; a --checkpoint
+ * that is a symbolic link is replaced by the path of its target. */
 void cli_parse(cli_args *a, const char *cmd, const char *summary, const cli_opt *const *opts,
                int argc, char **argv);
 
-/* Prints the subcommand's usage with every flag and its default. */
+/* Prints the subcommand's usage with every flag and its default, wrapped at
+ * CLI_HELP_WIDTH columns, its examples (cli_examples) and the conventions footer. */
 void cli_print_help(const cli_args *a);
+
+enum { CLI_HELP_WIDTH = 80 };
+
+/* The help footer: option syntax, last-one-wins, exit statuses. */
+extern const char *const CLI_HELP_FOOTER;
+
+/* Prints text word-wrapped at CLI_HELP_WIDTH columns: the cursor is at column first, and
+ * continuation lines (and lines after an explicit newline) start at column indent. */
+void cli_print_wrapped(FILE *f, size_t indent, size_t first, const char *text);
+
+/* One example of the help texts: a command line that runs as printed, and what it does. */
+typedef struct {
+    const char *cmd; /* the subcommand, or NULL for 'amsgd --help' */
+    const char *line;
+    const char *what;
+} cli_example;
+
+/* The examples of every help text (help_examples.c), ended by {NULL, NULL, NULL}. */
+extern const cli_example cli_examples[];
+
+/* Prints the "examples:" section of cmd (NULL: the top-level help); nothing if none. */
+void cli_print_examples(FILE *f, const char *cmd);
+
+/* Whether an output path can be written, without creating anything. An existing device,
+ * FIFO or socket (also through links such as /dev/stdout) must be writable and is written
+ * through (*through = 1; regular_only refuses it). An existing regular file must have write
+ * permission (mode bits too, as root passes access()); named through an open descriptor
+ * (/dev/stdout redirected to a file) it is written through in place; otherwise every link is
+ * followed and resolved receives the target, whose folder must be writable (a temporary
+ * file and rename; a dangling link names its missing target). Returns 0, or -1 with the
+ * reason in why. */
+int cli_path_probe(const char *path, int regular_only, char *resolved, size_t size, int *through,
+                   char *why, size_t why_size);
 
 /* The option's value (given or default), or NULL. Exits 2 if the name is not an option. */
 const char *cli_str(const cli_args *a, const char *name);

@@ -3,9 +3,13 @@
  */
 #include "cli_common.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const cli_opt OPT_DIM = {"dim", "D", "4", "dimension d >= 2"};
@@ -200,6 +204,63 @@ FILE *cli_out_begin(cli_out *o, const cli_args *a)
     return o->mem;
 }
 
+/* Writes len bytes to fd; returns 0, or -1 with errno set. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+void cli_out_write_file(const char *path, const char *buf, size_t len)
+{
+    char target[PATH_MAX], why[PATH_MAX + 64];
+    int through;
+    if (cli_path_probe(path, 0, target, sizeof target, &through, why, sizeof why))
+        cli_runtime_error("cannot write '%s': %s", path, why);
+    struct stat st;
+    int exists = stat(target, &st) == 0;
+    if (through) {
+        /* a device, a FIFO or an open descriptor is written through, never replaced */
+        int fd = open(target, O_WRONLY | O_CLOEXEC | (exists && S_ISREG(st.st_mode) ? O_TRUNC : 0));
+        if (fd < 0) cli_runtime_error("cannot open '%s' for writing: %s", path, strerror(errno));
+        int bad = write_all(fd, buf, len);
+        int err = errno;
+        if (close(fd) && !bad) bad = -1, err = errno;
+        if (bad) cli_runtime_error("cannot write '%s': %s", path, strerror(err));
+        return;
+    }
+    /* a regular or new file: a temporary of this process beside the target, renamed over it,
+     * so that readers see the old or the new file, never a partial one */
+    size_t n = strlen(target) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) cli_runtime_error("out of memory");
+    snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int err = errno;
+        free(tmp);
+        cli_runtime_error("cannot open '%s' for writing: %s", path, strerror(err));
+    }
+    int bad = write_all(fd, buf, len);
+    if (!bad && exists) bad = fchmod(fd, st.st_mode & 07777);
+    if (!bad) bad = fsync(fd);
+    int err = errno;
+    if (close(fd) && !bad) bad = -1, err = errno;
+    if (!bad && rename(tmp, target)) bad = -1, err = errno;
+    if (bad) {
+        remove(tmp);
+        free(tmp);
+        cli_runtime_error("cannot write '%s': %s", path, strerror(err));
+    }
+    free(tmp);
+}
+
 void cli_out_commit(cli_out *o)
 {
     if (fclose(o->mem)) cli_runtime_error("cannot finish the output buffer");
@@ -209,20 +270,7 @@ void cli_out_commit(cli_out *o)
         free(o->buf);
         return;
     }
-    size_t n = strlen(o->path) + 32;
-    char *tmp = malloc(n);
-    snprintf(tmp, n, "%s.tmp.%ld", o->path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) cli_runtime_error("cannot open '%s' for writing", o->path);
-    int bad = fwrite(o->buf, 1, o->len, f) != o->len;
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, o->path)) {
-        remove(tmp);
-        cli_runtime_error("cannot write '%s'", o->path);
-    }
-    free(tmp);
+    cli_out_write_file(o->path, o->buf, o->len);
     free(o->buf);
 }
 

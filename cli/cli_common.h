@@ -51,7 +51,7 @@ json_t *cli_json_doubles(const double *x, size_t n);
 json_t *cli_json_number(double x);
 
 /* Buffered output: everything goes to memory and reaches stdout or the file only when
- * complete, the file through a temporary name and rename(). */
+ * complete (cli_out_write_file). A path "-" is stdout. */
 typedef struct {
     const char *path; /* NULL = stdout */
     char *buf;
@@ -64,6 +64,12 @@ FILE *cli_out_begin(cli_out *o, const cli_args *a);
 
 /* Writes the buffered output to its destination (exits 3 on I/O failure). */
 void cli_out_commit(cli_out *o);
+
+/* Writes buf to path: links are followed to their target; an existing device or FIFO is
+ * written through (never replaced); a regular or new file is written to a temporary
+ * PATH.tmp.PID beside it, fsync'd and renamed over it (the mode of an existing file kept).
+ * Exits 3 with the reason on failure. */
+void cli_out_write_file(const char *path, const char *buf, size_t len);
 
 /* Writes a JSON value (and frees it) to the output stream. */
 void cli_out_json(FILE *f, json_t *root);

@@ -2,7 +2,8 @@
  * cmd_converge.c -- `amsgd converge`: weak error of the discrete Async-MSGD ensemble
  * against the ODE limit (and optionally the global SDE) over a ladder of step sizes,
  *   e(eta) = max_g | mean err_eta(t_g) - err_ODE(t_g) |,
- * and the fitted order p of e ~ C eta^p with a bootstrap interval (validate/am_converge.h).
+ * and the order p of e ~ C eta^p with one interval (WLS, or the finest local slope for a
+ * noise-free ladder), decided by the equivalence rule (validate/am_converge.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -55,7 +56,13 @@ int cmd_converge(int argc, char **argv)
     cli_parse(&a, "converge",
               "Weak error between the discrete Async-MSGD ensemble and the ODE limit (and the\n"
               "global SDE with --sde) over a ladder of step sizes at a fixed horizon, and the\n"
-              "fitted order with a bootstrap interval. Exit status 1 if the order check fails.",
+              "measured order with one interval (WLS; the finest local slope with its Richardson\n"
+              "bound for noise-free data), decided by the equivalence rule: PASS if the interval\n"
+              "lies inside predicted +- 0.25, FAIL if entirely outside. Exit status 1 on FAIL.\n\n"
+              "Examples:\n"
+              "  amsgd converge --mu 0.5 --threads 2\n"
+              "  amsgd converge --dist expected --replicas 1 --mu 0.5 --time 2 \\\n"
+              "      --etas 4e-3,1e-3,2.5e-4,6.25e-5 --delay-scaling inverse:0.02 --order 0",
               cv_opts, argc, argv);
     am_problem *p = cli_problem(&a);
     am_converge_params cp = am_converge_params_default();
@@ -126,7 +133,7 @@ int cmd_converge(int argc, char **argv)
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     size_t n = r->n;
-    double fit_a = r->fitted ? r->fit.intercept : NAN, fit_p = r->fitted ? r->fit.slope : NAN;
+    double fit_a = r->fitted ? r->fit.intercept : NAN;
     if (!json) {
         fputs("eta,tau,weak_error,weak_error_sem,t_max,weak_error_sde,weak_error_sde_sem,"
               "diverged,fit\n",
@@ -144,7 +151,7 @@ int cmd_converge(int argc, char **argv)
                 fputc(',', f);
             }
             fprintf(f, "%zu,", r->diverged[l]);
-            cli_csv_double(f, exp(fit_a + fit_p * log(r->eta[l])));
+            cli_csv_double(f, r->fit_curve[l]);
             fputc('\n', f);
         }
     } else {
@@ -172,14 +179,22 @@ int cmd_converge(int argc, char **argv)
         json_object_set_new(root, "weak_error_sde", cli_json_doubles(r->weak_error_sde, n));
         json_object_set_new(root, "weak_error_sde_sem", cli_json_doubles(r->weak_error_sde_sem, n));
         json_object_set_new(root, "diverged", json_sizes(r->diverged, n));
-        json_object_set_new(root, "order", json_num(fit_p));
-        json_object_set_new(root, "order_se", json_num(r->fitted ? r->fit.slope_se : NAN));
+        int by_fit = strcmp(r->order_method, "local-slope") != 0;
+        json_object_set_new(root, "order", json_num(r->order));
+        json_object_set_new(root, "order_se",
+                            json_num(r->fitted && by_fit ? r->fit.slope_se : NAN));
         json_object_set_new(root, "order_ci", cli_json_doubles(r->order_ci, 2));
+        json_object_set_new(root, "order_method",
+                            r->order_method[0] ? json_string(r->order_method) : json_null());
         json_object_set_new(root, "intercept", json_num(fit_a));
         json_object_set_new(root, "predicted_order", json_num(r->check.predicted));
         json_object_set_new(root, "tolerance", json_num(r->check.tolerance));
         json_object_set_new(root, "verdict", json_string(am_check_verdict_name(r->check.verdict)));
         json_object_set_new(root, "replicas_needed", json_num(r->check.replicas_needed));
+        json_object_set_new(root, "rule", json_string(r->check.rule));
+        json_object_set_new(root, "margin", json_num(r->check.margin));
+        json_object_set_new(root, "halfwidth", json_num(r->check.halfwidth));
+        json_object_set_new(root, "mdd", json_num(r->check.mdd));
         json_object_set_new(root, "note", json_string(r->check.note));
         json_object_set_new(root, "t", cli_json_doubles(r->t, r->ngrid));
         json_object_set_new(root, "ode_error", cli_json_doubles(r->ode, r->ngrid));
@@ -195,10 +210,13 @@ int cmd_converge(int argc, char **argv)
     cli_out_commit(&out);
     int status = r->check.verdict == AM_CHECK_FAIL ? 1 : 0;
     if (!json)
-        fprintf(stderr, "converge: order %.4g (95%% CI [%.4g, %.4g]), predicted %.4g: %s%s%s\n",
-                fit_p, r->order_ci[0], r->order_ci[1], r->check.predicted,
-                am_check_verdict_name(r->check.verdict), r->check.note[0] ? " -- " : "",
-                r->check.note);
+        fprintf(stderr,
+                "converge: order %.4g, %s interval [%.4g, %.4g], predicted %.4g +- %.3g: %s "
+                "(mdd %.3g)%s%s\n",
+                r->order, r->order_method[0] ? r->order_method : "no", r->order_ci[0],
+                r->order_ci[1], r->check.predicted, r->check.tolerance,
+                am_check_verdict_name(r->check.verdict), r->check.mdd,
+                r->check.note[0] ? " -- " : "", r->check.note);
     am_converge_result_free(r);
     free(etas);
     am_problem_free(p);

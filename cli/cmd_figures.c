@@ -60,11 +60,16 @@ static const fig_entry figures[] = {
        0},
       {"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --resume -o liu2018.csv", 0},
       {"rm -f .liu2018.ckpt", 0},
-      {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
-       "delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4)\"",
+      /* the tau = 0 prediction of the OU limit per simulated momentum (amsgd theory) */
+      {"for m in $(tail -n +2 liu2018.csv | cut -d, -f1 | sort -u -g); do @A theory --mu $m "
+       "--eta 5e-4 | sed -n \"s/^stationary_error,,/$m,/p\"; done > liu2018_ou.csv",
        0},
-      {"gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.png \"liu2018: stationary error "
-       "(white: every replica diverged)\" log",
+      {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
+       "delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)\" liu2018_ou.csv",
+       0},
+      {"gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.png \"liu2018: stationary error per "
+       "momentum and delay (d = 4, eta = 5e-4, 200 replicas)\" log \"stationary error 1 - "
+       "(v1.v)^2/|v|^2\" \"delay tau (steps)\"",
        0}}},
     {"knee",
      "critical delay against 1 - mu with the three laws (docs/knee.md)",
@@ -84,7 +89,8 @@ static const fig_entry figures[] = {
        0},
       {"rm -f .geo.ckpt", 0},
       {"gnuplot -c phase_heatmap.gp geo.csv geo_heat.png \"geometric staleness: error ratio to no "
-       "delay\"",
+       "delay (d = 4, eta = 5e-4, 100 replicas)\" lin \"stationary error / its value at mean "
+       "staleness 0\" \"mean staleness (steps)\"",
        0}}},
     {"runtime",
      "time per iteration against K per parameter-server variant (docs/runtime.md)",
@@ -157,6 +163,28 @@ static char *expand(const char *cmd, const char *self)
     return out;
 }
 
+/* The gnuplot script a step runs (the word ending in ".gp"), copied into buf; 0 if none. */
+static int script_of(const char *cmd, char *buf, size_t size)
+{
+    if (strncmp(cmd, "gnuplot ", 8) != 0) return 0;
+    for (const char *p = strstr(cmd, ".gp"); p; p = strstr(p + 1, ".gp")) {
+        if (p[3] && p[3] != ' ') continue;
+        const char *b = p;
+        while (b > cmd && b[-1] != ' ')
+            b--;
+        snprintf(buf, size, "%.*s", (int)(p + 3 - b), b);
+        return 1;
+    }
+    return 0;
+}
+
+/* Exits 3 if stdout could not take what was printed (a full disk, /dev/full). */
+static int stdout_ok(void)
+{
+    if (fflush(stdout) || ferror(stdout)) cli_runtime_error("cannot write to stdout");
+    return 0;
+}
+
 int cmd_figures(int argc, char **argv)
 {
     cli_args a;
@@ -168,7 +196,7 @@ int cmd_figures(int argc, char **argv)
     if (cli_flag(&a, "list")) {
         for (size_t i = 0; i < nfigures; i++)
             printf("%-10s %s\n", figures[i].name, figures[i].what);
-        return 0;
+        return stdout_ok();
     }
     const char *only = cli_str(&a, "only");
     if (only) {
@@ -195,6 +223,17 @@ int cmd_figures(int argc, char **argv)
                         dir);
     if (!dry && access(".", W_OK) != 0)
         cli_usage_error("--dir: cannot write in '%s' (copy the folder and give --dir COPY)", dir);
+    /* every script first: a folder without them must not compute anything */
+    for (size_t i = 0; i < nfigures && !dry; i++) {
+        if (only && strcmp(figures[i].name, only) != 0) continue;
+        for (size_t s = 0; s < sizeof figures[i].steps / sizeof figures[i].steps[0]; s++) {
+            char gp[256];
+            if (figures[i].steps[s].cmd && script_of(figures[i].steps[s].cmd, gp, sizeof gp) &&
+                access(gp, R_OK) != 0)
+                cli_usage_error("--dir: '%s' has no gnuplot script %s (needed by %s)", dir, gp,
+                                figures[i].name);
+        }
+    }
     for (size_t i = 0; i < nfigures; i++) {
         const fig_entry *f = &figures[i];
         if (only && strcmp(f->name, only) != 0) continue;
@@ -217,5 +256,5 @@ int cmd_figures(int argc, char **argv)
         if (!dry)
             fprintf(stderr, "amsgd figures: %s done (%ld s)\n", f->name, (long)(time(NULL) - t0));
     }
-    return 0;
+    return stdout_ok();
 }

@@ -21,14 +21,34 @@ static void mpi_end(void)
 }
 #endif
 
-static void usage(FILE *f)
+static void usage(void)
 {
-    fprintf(f, "usage: amsgd COMMAND [options]\n\n"
-               "Numerical checks of asynchronous momentum SGD (streaming PCA).\n\ncommands:\n");
+    printf("usage: amsgd COMMAND [options]\n"
+           "       amsgd help COMMAND\n\n"
+           "Numerical checks of asynchronous momentum SGD (streaming PCA).\n\ncommands:\n");
+    for (const cli_command *c = cli_commands; c->name; c++) {
+        printf("  %-10s ", c->name);
+        cli_print_wrapped(stdout, 13, 13, c->summary);
+    }
+    printf("\n'amsgd COMMAND --help' (or 'amsgd help COMMAND') lists the options of a command\n"
+           "with their defaults and examples; 'amsgd --version' (-V) prints the version.\n");
+    cli_print_examples(stdout, NULL);
+    putchar('\n');
+    cli_print_wrapped(stdout, 0, 0, CLI_HELP_FOOTER);
+}
+
+/* Exits 0 after a help or version text, 3 if stdout could not take it (a full disk). */
+static int printed(void)
+{
+    if (fflush(stdout) || ferror(stdout)) cli_runtime_error("cannot write to stdout");
+    return 0;
+}
+
+static const cli_command *command(const char *name)
+{
     for (const cli_command *c = cli_commands; c->name; c++)
-        fprintf(f, "  %-10s %s\n", c->name, c->summary);
-    fprintf(f, "\n'amsgd COMMAND --help' lists the flags of a command with their defaults.\n"
-               "'amsgd --version' prints the version.\n");
+        if (strcmp(name, c->name) == 0) return c;
+    cli_usage_error("unknown command '%s' (see amsgd --help)", name);
 }
 
 int main(int argc, char **argv)
@@ -41,20 +61,22 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     atexit(mpi_end);
 #endif
-    if (argc < 2) {
-        usage(stderr);
-        return 2;
+    if (argc < 2) cli_usage_error("no command given (see amsgd --help for the commands)");
+    const char *first = argv[1];
+    if (strcmp(first, "--help") == 0 || strcmp(first, "-h") == 0 ||
+        (strcmp(first, "help") == 0 && argc == 2)) {
+        usage();
+        return printed();
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        usage(stdout);
-        return 0;
+    if (strcmp(first, "help") == 0) {
+        if (argc > 3) cli_usage_error("'amsgd help' takes one command, got %d", argc - 2);
+        char help[] = "--help";
+        char *args[] = {help, NULL};
+        return command(argv[2])->run(1, args);
     }
-    if (strcmp(argv[1], "--version") == 0) {
+    if (strcmp(first, "--version") == 0 || strcmp(first, "-V") == 0) {
         printf("amsgd %s\n", am_version());
-        return 0;
+        return printed();
     }
-    for (const cli_command *c = cli_commands; c->name; c++)
-        if (strcmp(argv[1], c->name) == 0) return c->run(argc - 2, argv + 2);
-    cli_usage_error("unknown command '%s' (see amsgd --help)", argv[1]);
+    return command(first)->run(argc - 2, argv + 2);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The amsgd demo: the theorem checks at reduced size, the streaming-PCA experiment of
 # Liu et al. (2018) as a momentum x delay sweep, a convergence study as eta -> 0, and the three
-# engines on one grid. Writes data, figures (PNG and SVG) and report.md into OUT.
+# engines on one grid. Writes data, figures (PNG and SVG), report.md and report.html (the
+# verdict table, the parameters and every figure inline, scripts/report-html.py) into OUT.
 # About 2-5 minutes on 2 cores. Usage: scripts/demo.sh BUILD/amsgd OUT
 # The full-size runs are described in docs/validate.md, docs/phase.md and docs/converge.md.
 set -euo pipefail
@@ -22,16 +23,27 @@ start=$(date +%s)
 log "1/4 theorem checks (amsgd validate --quick)"
 set +e
 "$bin" validate --quick --format json -o "$out/validate.json"
-"$bin" validate --quick -o "$out/validate.txt"
 vstatus=$?
 set -e
+# the same verdicts as a text table (one validate run, not two)
+python3 "$(dirname "$0")/report-html.py" "$out" --text-table > "$out/validate.txt"
 
 log "2/4 momentum x delay sweep (amsgd phase --preset liu2018)"
-"$bin" phase --preset liu2018 --quiet -o "$out/liu2018.csv"
+"$bin" phase --preset liu2018 --quiet --checkpoint "$out/.liu2018.ckpt" --format json \
+    -o "$out/liu2018.json"
+"$bin" phase --preset liu2018 --quiet --checkpoint "$out/.liu2018.ckpt" --resume \
+    -o "$out/liu2018.csv"
+rm -f "$out/.liu2018.ckpt"
+# the OU prediction at tau = 0 of every simulated momentum
+for m in $(tail -n +2 "$out/liu2018.csv" | cut -d, -f1 | sort -u -g); do
+    "$bin" theory --mu "$m" --eta 5e-4 | sed -n "s/^stationary_error,,/$m,/p"
+done > "$out/liu2018_ou.csv"
 both phase_lines.gp "$out/liu2018.csv" "$out/liu2018_lines" \
-    "liu2018: stationary error versus delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4)"
+    "liu2018: stationary error versus delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)" \
+    "$out/liu2018_ou.csv"
 both phase_heatmap.gp "$out/liu2018.csv" "$out/liu2018_heat" \
-    "liu2018: stationary error (white: every replica diverged)" log
+    "liu2018: stationary error per momentum and delay (d = 4, eta = 5e-4, 200 replicas)" log \
+    "stationary error 1 - (v1.v)^2/|v|^2" "delay tau (steps)"
 
 log "3/4 convergence to the ODE and the SDE as eta -> 0 (amsgd converge)"
 set +e
@@ -79,4 +91,14 @@ verdict=$(sed -n 's/^ "verdict": *"\([A-Z]*\)".*/\1/p' "$out/converge.json" | he
     echo
     echo "mc, sde and ode with mu = 0.5, eta = 1e-3: compare.png/.svg, compare.csv."
 } > "$out/report.md"
-log "done in $(( $(date +%s) - start )) s: report $out/report.md, figures and data in $out/"
+# the HTML report: verdicts, parameters and every figure inline, each with its command
+{
+    printf 'liu2018_lines\tstationary error against the delay per momentum\tamsgd phase --preset liu2018 -o liu2018.csv; gnuplot -c docs/figures/phase_lines.gp liu2018.csv liu2018_lines.svg TITLE liu2018_ou.csv\n'
+    printf 'liu2018_heat\theat map with the theory boundaries\tgnuplot -c docs/figures/phase_heatmap.gp liu2018.csv liu2018_heat.svg TITLE log CBLABEL XLABEL\n'
+    printf 'converge\tweak error against the ODE and the SDE as eta -> 0\tamsgd converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 4000 --sde -o converge.csv\n'
+    printf 'compare\tmc, sde and ode on one grid\tamsgd compare --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas 4000 -o compare.csv\n'
+} > "$out/figures.txt"
+python3 "$(dirname "$0")/report-html.py" "$out" -o "$out/report.html" \
+    --title "amsgd demo report" \
+    --intro "Made by make demo with $("$bin" --version) in $(( $(date +%s) - start )) s: $summary (validate exit status $vstatus); converge fitted order $order, verdict $verdict."
+log "done in $(( $(date +%s) - start )) s: report $out/report.md and $out/report.html, figures and data in $out/"

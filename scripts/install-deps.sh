@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages amsgd needs, if any is missing. Safe to run repeatedly.
-# Usage: scripts/install-deps.sh [--mpi] [--bench]
+# Usage: scripts/install-deps.sh [--mpi] [--bench] [--report]
+# --report: headless Chromium (large) for the rendering check of the demo's HTML report.
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
@@ -9,6 +10,7 @@ for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
     --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc) ;;
+    --report) pkgs+=(python3 chromium) ;;
     *) echo "install-deps: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done

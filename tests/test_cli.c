@@ -50,7 +50,8 @@ Test(cli, bad_inputs_exit_2)
         {"--threads -2", "--threads"},
         {"--seed -5", "--seed"},
         {"--eta", "needs a value"},
-        {"--mu 0.5 --mu 0.6", "twice"},
+        {"-o --format", "needs a value"},
+        {"--seed ' -1'", "--seed"},
         {"stray", "unexpected argument"},
         {"--grid 1000000 --dim 100 --coords", "--grid"},
     };

@@ -1,7 +1,9 @@
 /*
  * am_check.c -- verdicts of theorem checks, bootstrap over replicas and quantile intervals.
  *
- * Verdict:  PASS iff |m - p| <= z sqrt(s_m^2 + s_p^2) + e_model.
+ * Verdict:  PASS iff |m - p| <= z sqrt(s_m^2 + s_p^2) + e_model (difference rule);
+ *   equivalence rule, h = z s + b, tol = e_model + margin: PASS iff |m - p| + h <= tol,
+ *   FAIL iff |m - p| - h > tol, else INCONCLUSIVE; mdd = tol + h.
  * Bootstrap: resample the n replica records with replacement B times, evaluate the
  *   statistic T*_b, interval [Q_{(1-L)/2}(T*), Q_{(1+L)/2}(T*)] (percentile method).
  * Quantile interval: [x_(l), x_(u)] with B ~ Bin(n, q),
@@ -38,6 +40,8 @@ void am_check_init(am_check_result *r, const char *name)
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name ? name : "");
     r->verdict = AM_CHECK_INCONCLUSIVE;
+    r->margin = r->halfwidth = r->mdd = NAN;
+    snprintf(r->rule, sizeof r->rule, "equivalence");
 }
 
 void am_check_set_params(am_check_result *r, const char *fmt, ...)
@@ -80,6 +84,41 @@ am_status am_check_decide(am_check_result *r, double z, double model_error)
         r->verdict = AM_CHECK_INCONCLUSIVE;
     else
         r->verdict = diff <= r->tolerance ? AM_CHECK_PASS : AM_CHECK_FAIL;
+    r->margin = r->halfwidth = r->mdd = NAN;
+    snprintf(r->rule, sizeof r->rule, "difference");
+    return AM_OK;
+}
+
+am_status am_check_decide_equiv(am_check_result *r, double z, double bias, double model_error,
+                                double margin)
+{
+    if (!(z > 0) || !(bias >= 0) || !(model_error >= 0) || !(margin >= 0)) return AM_EINVAL;
+    double se = hypot(r->measured_sem, r->predicted_sem);
+    r->z = z;
+    r->model_error = model_error;
+    r->margin = margin;
+    r->halfwidth = z * se + bias;
+    r->tolerance = model_error + margin;
+    r->mdd = r->tolerance + r->halfwidth;
+    r->replicas_needed = 0;
+    snprintf(r->rule, sizeof r->rule, "equivalence");
+    double d = fabs(r->measured - r->predicted);
+    if (!isfinite(d) || !isfinite(r->halfwidth) || !isfinite(r->tolerance)) {
+        r->verdict = AM_CHECK_INCONCLUSIVE;
+        return AM_OK;
+    }
+    if (d + r->halfwidth <= r->tolerance)
+        r->verdict = AM_CHECK_PASS;
+    else if (d - r->halfwidth > r->tolerance)
+        r->verdict = AM_CHECK_FAIL;
+    else {
+        r->verdict = AM_CHECK_INCONCLUSIVE;
+        /* decided once the random part z s' shrinks below |tol - d| - bias, s' ~ 1/sqrt(R) */
+        double room = fabs(r->tolerance - d) - bias;
+        if (se > 0 && r->replicas_used > 0)
+            r->replicas_needed =
+                room > 0 ? am_check_replicas_for(se, r->replicas_used, room / z, 1.5) : NAN;
+    }
     return AM_OK;
 }
 

@@ -10,6 +10,15 @@
  * whose measurement cannot resolve the claim is INCONCLUSIVE (an expected outcome, not
  * an error) and says how many replicas would resolve it.
  *
+ * The checks of validate and converge decide by the equivalence rule instead
+ * (am_check_decide_equiv): with the interval m +- h, h = z sqrt(s_m^2 + s_p^2) + b (b a bound
+ * on the measurement's own bias) and the band p +- tol, tol = e_model + margin,
+ *     PASS          if |m - p| + h <= tol   (the whole interval inside the band),
+ *     FAIL          if |m - p| - h >  tol   (the interval entirely outside the band),
+ *     INCONCLUSIVE  otherwise, with the replicas that would decide it (s ~ 1/sqrt(R));
+ * its minimum detectable deviation is mdd = tol + h: a true value that far from p gives a
+ * FAIL with probability 1/2 (docs/statistics.md section 1).
+ *
  * Also here: a percentile bootstrap over replicas for any statistic, and quantiles with
  * distribution-free order-statistic or bootstrap confidence intervals
  * (docs/statistics.md gives every formula).
@@ -37,11 +46,19 @@ typedef struct {
     double predicted_sem;           /* s_p (0 for a closed form) */
     double z;                       /* normal quantile used for the tolerance */
     double model_error;             /* e_model added to the tolerance */
-    double tolerance;               /* tol = z sqrt(s_m^2 + s_p^2) + e_model */
+    double tolerance;               /* tol: difference rule z sqrt(s_m^2 + s_p^2) + e_model;
+                                       equivalence rule: the band e_model + margin */
     am_check_verdict verdict;
     double replicas_used;         /* R of the measurement (0 if not a Monte Carlo value) */
     double replicas_needed;       /* INCONCLUSIVE: R that would resolve the claim; else 0 */
     char note[AM_CHECK_TEXT_MAX]; /* free text: why inconclusive, goodness of fit, ... */
+    /* equivalence rule (am_check_decide_equiv; NaN / "difference" for am_check_decide) */
+    double margin;    /* the claim's precision, part of the band: tol = e_model + margin */
+    double halfwidth; /* h = z sqrt(s_m^2 + s_p^2) + bias: the interval is measured +- h */
+    double mdd;       /* minimum detectable deviation tol + h */
+    char rule[16];    /* "equivalence" or "difference" */
+    char finding[AM_CHECK_NAME_MAX]; /* a documented finding this row reports (e.g. a FAIL of
+                                        a theorem's prediction), "" if none */
 } am_check_result;
 
 /* Returns "PASS", "FAIL" or "INCONCLUSIVE" (a static string; "?" for other values). */
@@ -67,6 +84,17 @@ double am_check_z(double level);
  * is not finite. Returns AM_EINVAL (r unchanged) if z <= 0 or model_error < 0 or NaN.
  */
 am_status am_check_decide(am_check_result *r, double z, double model_error);
+
+/*
+ * The equivalence rule (see the top of this header): sets r->z, r->model_error, r->margin,
+ * r->halfwidth = z sqrt(s_m^2 + s_p^2) + bias, r->tolerance = model_error + margin,
+ * r->mdd = tolerance + halfwidth, r->rule and the verdict; an INCONCLUSIVE row with a random
+ * part and r->replicas_used > 0 gets replicas_needed = ceil(1.5 R (z s / (|tol - |m - p|| -
+ * bias))^2) (NaN if replicas cannot decide it), else 0. Any input not finite: INCONCLUSIVE.
+ * AM_EINVAL (r unchanged) unless z > 0 and bias, model_error, margin >= 0.
+ */
+am_status am_check_decide_equiv(am_check_result *r, double z, double bias, double model_error,
+                                double margin);
 
 /*
  * Replicas needed to bring a standard error sem measured with R replicas down to target

@@ -8,6 +8,7 @@
 #include "am_converge.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,7 @@ void am_converge_result_free(am_converge_result *r)
     free(r->ode);
     free(r->mean);
     free(r->sem);
+    free(r->fit_curve);
     free(r);
 }
 
@@ -215,9 +217,10 @@ static am_converge_result *result_alloc(size_t n, size_t ngrid)
     r->ode = calloc(ngrid, sizeof(double));
     r->mean = calloc(n * ngrid, sizeof(double));
     r->sem = calloc(n * ngrid, sizeof(double));
+    r->fit_curve = calloc(n, sizeof(double));
     if (!r->eta || !r->tau || !r->weak_error || !r->weak_error_sem || !r->t_max ||
         !r->weak_error_sde || !r->weak_error_sde_sem || !r->diverged || !r->t || !r->ode ||
-        !r->mean || !r->sem) {
+        !r->mean || !r->sem || !r->fit_curve) {
         am_converge_result_free(r);
         return NULL;
     }
@@ -321,6 +324,42 @@ done:
     return st;
 }
 
+am_status am_converge_local_slope(const double *eta, const double *err, size_t n, double r_exp,
+                                  double *slope, double *bias)
+{
+    if (!eta || !err || !slope || !bias || n < 3 || !(r_exp > 0)) return AM_EINVAL;
+    /* the three smallest step sizes, coarsest first: i[0] > i[1] > i[2] in eta */
+    size_t idx[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+    for (size_t l = 0; l < n; l++) {
+        if (!(eta[l] > 0) || !isfinite(eta[l]) || !(err[l] > 0) || !isfinite(err[l]))
+            return AM_EINVAL;
+        for (size_t j = 0; j < l; j++)
+            if (eta[j] == eta[l]) return AM_EINVAL;
+    }
+    size_t pick[3] = {0, 0, 0}; /* finest first */
+    for (size_t k = 0; k < 3; k++) {
+        size_t best = SIZE_MAX;
+        for (size_t l = 0; l < n; l++) {
+            int used = 0;
+            for (size_t j = 0; j < k; j++)
+                used |= pick[j] == l;
+            if (!used && (best == SIZE_MAX || eta[l] < eta[best])) best = l;
+        }
+        pick[k] = best;
+        idx[2 - k] = best;
+    }
+    double sl[2], m[2];
+    for (size_t j = 0; j < 2; j++) {
+        size_t a = idx[j], b = idx[j + 1];
+        sl[j] = log(err[b] / err[a]) / log(eta[b] / eta[a]);
+        m[j] = sqrt(eta[a] * eta[b]);
+    }
+    *slope = sl[1];
+    double d = (sl[0] - sl[1]) / (pow(m[0], r_exp) - pow(m[1], r_exp));
+    *bias = 2.0 * fabs(d * pow(m[1], r_exp));
+    return AM_OK;
+}
+
 am_status am_converge_run(const am_problem *p, const am_converge_params *par,
                           am_converge_result **out)
 {
@@ -363,7 +402,7 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     for (size_t l = 0; l < n; l++)
         if (r->weak_error_sem[l] != 0) r->deterministic = 0;
     am_check_init(&r->check, "order");
-    r->order_ci[0] = r->order_ci[1] = NAN;
+    r->order = r->order_ci[0] = r->order_ci[1] = NAN;
     size_t div = 0;
     int finite = 1;
     for (size_t l = 0; l < n; l++) {
@@ -390,30 +429,48 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     if (st) goto fail;
     if (nf.resolved) {
         r->fitted = 1;
-        if (r->deterministic) {
-            st = am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
-            if (st) goto fail;
-            r->order_ci[0] = r->fit.ci_lo;
-            r->order_ci[1] = r->fit.ci_hi;
-        } else {
-            int all_pos = 1;
-            for (size_t l = 0; l < n; l++)
-                all_pos &= r->weak_error_sem[l] > 0;
-            st = all_pos ? am_fit_order_weighted(r->eta, r->weak_error, r->weak_error_sem, n,
-                                                 &par->fit, &r->fit)
-                         : am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
-            if (st) goto fail;
-            am_fit_boot b;
-            st = am_fit_order_bootstrap(r->eta, r->weak_error, r->weak_error_sem, n, all_pos,
-                                        &par->fit, &b);
-            if (st) goto fail;
-            r->order_ci[0] = b.lo;
-            r->order_ci[1] = b.hi;
-        }
+        int all_pos = 1;
+        for (size_t l = 0; l < n; l++)
+            all_pos &= r->weak_error_sem[l] > 0;
+        st = all_pos ? am_fit_order_weighted(r->eta, r->weak_error, r->weak_error_sem, n, &par->fit,
+                                             &r->fit)
+                     : am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
+        if (st) goto fail;
+        snprintf(r->order_method, sizeof r->order_method, "%s", all_pos ? "WLS" : "OLS");
+    }
+    if (r->deterministic && n >= 3) {
+        /* noise-free: the finest local slope with its Richardson bound replaces the OLS t
+           interval, whose 1-3 degrees of freedom cannot resolve a curved ladder */
+        double r_exp = par->scaling.kind == AM_SCALING_PAPER && par->scaling.gamma < 1
+                           ? 1 - par->scaling.gamma
+                           : 1.0;
+        double s_fine, bias;
+        st = am_converge_local_slope(r->eta, r->weak_error, n, r_exp, &s_fine, &bias);
+        if (st) goto fail;
+        r->check.measured = s_fine;
+        r->check.measured_sem = 0;
+        r->check.note[0] = 0;
+        st = am_check_decide_equiv(&r->check, am_check_z(par->fit.level), bias,
+                                   par->fit.model_error, par->fit.margin);
+        if (st) goto fail;
+        snprintf(r->order_method, sizeof r->order_method, "local-slope");
+        am_check_add_note(&r->check,
+                          "finest local slope; half-width = 2x the Richardson bias estimate "
+                          "(next term eta^%.3g)",
+                          r_exp);
+    }
+    if (r->order_method[0]) {
+        r->order = r->check.measured;
+        r->order_ci[0] = r->check.measured - r->check.halfwidth;
+        r->order_ci[1] = r->check.measured + r->check.halfwidth;
     }
     if (div) am_check_add_note(&r->check, "%zu diverged replicas over the ladder", div);
     *out = r;
 ok:
+    for (size_t l = 0; l < n; l++) {
+        double fa = r->fitted ? r->fit.intercept : NAN, fp = r->fitted ? r->fit.slope : NAN;
+        r->fit_curve[l] = exp(fa + fp * log(r->eta[l]));
+    }
     free(v0);
     free(h0);
     free(col);

@@ -11,9 +11,14 @@
  * ODE is evaluated in closed form (am_theory_ode_error) from the same initial point v_0
  * as the ensemble (a shared initial point is required). Optionally the same gap against
  * the global SDE (an ensemble of Euler-Maruyama paths with dt = eta from the same v_0).
- * The order p in e ~ C eta^p is fitted by am_fit_order_check (noise floor first, WLS or OLS)
- * with a parametric-bootstrap interval (am_fit_order_bootstrap; the OLS t interval for a
- * deterministic ladder).
+ * The order p in e ~ C eta^p is measured with one interval and decided by the equivalence rule
+ * of am_check.h (band: fit.model_error + fit.margin around the prediction):
+ *   Monte Carlo ladder: am_fit_order_check (noise floor first, then the WLS slope with its
+ *     z interval at fit.level);
+ *   noise-free ladder (every sem 0, at least 3 step sizes): the finest local slope
+ *     s = log(e_b/e_a)/log(eta_b/eta_a) of the two smallest step sizes, with half-width
+ *     2 |D eta_m^r|, the Richardson estimate of its remaining bias from the last two local
+ *     slopes (s_j = p + D eta_m,j^r; r = 1, or 1 - GAMMA under paper scaling with GAMMA < 1).
  *
  * Delay scaling: the delay of step size eta is the constant
  *   paper:GAMMA:C    tau = C (1-mu)^2 / (lambda_1 eta^(1-GAMMA)),  GAMMA in (0, 1]
@@ -67,7 +72,7 @@ typedef struct {
     am_ensemble_params ens; /* replicas, threads */
     int sde;                /* 1: also the gap to the global SDE (am_sde_pca_global_error) */
     double predicted_order; /* NAN: am_scaling_order(scaling) */
-    am_fit_params fit;      /* order fit, noise floor, bootstrap */
+    am_fit_params fit;      /* order fit, noise floor, level, band (model_error + margin) */
 } am_converge_params;
 
 /* Defaults: no ladder, T = 2, 41 saved times, no scaling, am_msgd_params_default,
@@ -93,7 +98,10 @@ typedef struct {
     int deterministic;     /* 1 if every standard error is 0 (noise-free data, shared v_0) */
     am_fit_result fit;     /* valid if check.verdict != INCONCLUSIVE from the noise floor */
     int fitted;            /* 1 if a fit was made */
-    double order_ci[2];    /* bootstrap percentile interval (OLS t interval if deterministic) */
+    double order;          /* the measured order the check decides (NaN if refused) */
+    double order_ci[2];    /* its interval: order +- check.halfwidth */
+    char order_method[16]; /* "WLS", "OLS" or "local-slope" (noise-free ladder) */
+    double *fit_curve;     /* [n] the fitted C eta_l^p at each step size (NaN if not fitted) */
     am_check_result check; /* order check: measured order vs predicted */
 } am_converge_result;
 
@@ -105,6 +113,13 @@ am_status am_converge_params_check(const am_problem *p, const am_converge_params
  * (free with am_converge_result_free). AM_EINVAL on bad parameters, engine failures as is. */
 am_status am_converge_run(const am_problem *p, const am_converge_params *par,
                           am_converge_result **out);
+
+/* The finest local slope of a ladder (n >= 3 points, any order: the three smallest step sizes
+ * are used) and 2 |D eta_m^r|, twice the Richardson estimate of its remaining bias, with
+ * s_j = p + D eta_m,j^r fitted to the last two local slopes at eta_m,j = sqrt(eta_a eta_b).
+ * AM_EINVAL unless every eta, err > 0 is finite, the etas are distinct and r_exp > 0. */
+am_status am_converge_local_slope(const double *eta, const double *err, size_t n, double r_exp,
+                                  double *slope, double *bias);
 
 /* Frees a result; NULL is safe. */
 void am_converge_result_free(am_converge_result *r);

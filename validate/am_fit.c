@@ -27,14 +27,15 @@ am_fit_params am_fit_params_default(void)
                        .seed = 1,
                        .noise_k = 3.0,
                        .replica_margin = 1.5,
-                       .model_error = 0.0};
+                       .model_error = 0.0,
+                       .margin = 0.25};
     return p;
 }
 
 static int params_ok(const am_fit_params *p)
 {
     return p->level > 0 && p->level < 1 && p->noise_k > 0 && p->replica_margin >= 1 &&
-           p->model_error >= 0;
+           p->model_error >= 0 && p->margin >= 0;
 }
 
 /*
@@ -263,7 +264,8 @@ am_status am_fit_order_check(const double *eta, const double *err, const double 
         r->measured_sem = NAN;
         r->z = am_check_z(p->level);
         r->model_error = p->model_error;
-        r->tolerance = NAN;
+        r->margin = p->margin;
+        r->tolerance = p->model_error + p->margin;
         r->verdict = AM_CHECK_INCONCLUSIVE;
         r->replicas_needed = nf.replicas_needed;
         am_check_add_note(r,
@@ -284,15 +286,16 @@ am_status am_fit_order_check(const double *eta, const double *err, const double 
     if (!isfinite(fr.quantile)) {
         r->z = NAN;
         r->model_error = p->model_error;
-        r->tolerance = NAN;
+        r->margin = p->margin;
+        r->tolerance = p->model_error + p->margin;
         r->verdict = AM_CHECK_INCONCLUSIVE;
         am_check_add_note(r, "slope %.6g has no standard error (n = %zu points)", fr.slope, n);
         return AM_OK;
     }
-    st = am_check_decide(r, fr.quantile, p->model_error);
+    st = am_check_decide_equiv(r, fr.quantile, 0.0, p->model_error, p->margin);
     if (st != AM_OK) return st;
-    am_check_add_note(r, "%s slope %.6g, %.0f%% CI [%.6g, %.6g]", fr.weighted ? "WLS" : "OLS",
-                      fr.slope, 100 * p->level, fr.ci_lo, fr.ci_hi);
+    am_check_add_note(r, "%s slope, %s interval at level %.6g", fr.weighted ? "WLS" : "OLS",
+                      fr.weighted ? "z" : "t", p->level);
     if (fr.weighted && isfinite(fr.chi2_pvalue))
         am_check_add_note(r, "chi2/dof = %.3g, p-value %.3g", fr.rss / fr.dof, fr.chi2_pvalue);
     return AM_OK;

@@ -31,7 +31,9 @@ typedef struct {
     uint64_t seed;         /* bootstrap seed, default 1 */
     double noise_k;        /* noise floor: require err_i >= k sem_i, default 3 */
     double replica_margin; /* multiplier on the replicas-needed estimate, default 1.5 */
-    double model_error;    /* order check: e_model added to the tolerance, default 0 */
+    double model_error;    /* order check: e_model, part of the band, default 0 */
+    double margin;         /* order check: the claim's precision, part of the band, default 0.25
+                              (half the distance between the competing orders 1 and 1/2) */
 } am_fit_params;
 
 /* Returns the defaults listed in am_fit_params. */
@@ -103,10 +105,10 @@ am_status am_fit_noise_floor(const double *err, const double *sem, size_t n, dou
 /*
  * The whole order check into r (r->name and r->params are kept): noise floor first
  * (unresolved -> INCONCLUSIVE with replicas_needed), then the fit (WLS if every sem_i > 0,
- * else OLS) and am_check_decide with measured = p, measured_sem = se(p),
- * predicted = predicted_order, z from p->level (t quantile for OLS/scaled fits, so the
- * tolerance is the half-width of the fit's interval) and p->model_error; the note gives
- * the interval and the chi2 p-value.
+ * else OLS) and the equivalence rule am_check_decide_equiv with measured = p,
+ * measured_sem = se(p), predicted = predicted_order, z from p->level (t quantile for OLS/scaled
+ * fits, so the interval m +- halfwidth is the fit's own interval) and the band
+ * p->model_error + p->margin; the note names the method and gives the chi2 p-value.
  */
 am_status am_fit_order_check(const double *eta, const double *err, const double *sem, size_t n,
                              double replicas, double predicted_order, const am_fit_params *p,

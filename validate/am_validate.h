@@ -9,6 +9,7 @@
  *   escape       quantiles of the time to reach h_1^2 >= delta^2 from e_2 (unstable OU)
  *   sde          the discrete ensemble and the global SDE have the same mean error
  *   delay        the gap to the ODE vanishes under paper delay scaling, not under inverse
+ *   delay-scaling  noise-free gap between delayed and undelayed runs ~ tau eta/(1-mu)^2
  *   asyncmom     stale gradients with M workers act as momentum 1 - 1/M, step eta/M (section 6)
  *   runtime      parameter-server time per iteration and staleness match theory (section 7)
  *
@@ -29,19 +30,30 @@ typedef struct {
     am_validate_level level; /* quick: reduced sizes (CI); full: the sizes the docs quote */
     int threads;             /* 0 = all cores */
     uint64_t seed;           /* seed of every engine */
+    /* power tests: every row is decided against the prediction p' = predict_scale p +
+       predict_shift S instead of p, S the row's scale (|p| for magnitudes, 1 for orders, the
+       gap to the ODE for sde), so that a deliberately wrong prediction must FAIL; 1 and 0 */
+    double predict_scale;
+    double predict_shift;
 } am_validate_opts;
 
-/* quick, all cores, seed 1. */
+/* quick, all cores, seed 1, the predictions unperturbed (scale 1, shift 0). */
 am_validate_opts am_validate_opts_default(void);
 
-/* A check: runs its variants and writes up to max_rows results into rows, *nrows of them. */
-typedef am_status (*am_validate_fn)(const am_validate_opts *o, am_check_result *rows,
-                                    size_t *nrows);
+struct am_validate_check;
 
-typedef struct {
+/* A check family: runs its variants and writes at most c->max_rows results into rows, *nrows
+ * of them; AM_EINVAL if it would need more. */
+typedef am_status (*am_validate_fn)(const struct am_validate_check *c, const am_validate_opts *o,
+                                    am_check_result *rows, size_t *nrows);
+
+/* A row of the registry: one check family. */
+typedef struct am_validate_check {
     const char *name;        /* identifier (--only NAME) */
     const char *description; /* one line: the claim it tests */
-    size_t max_rows;         /* most rows it writes */
+    size_t max_rows;         /* capacity: the most rows it writes */
+    double margin;           /* the claim's precision, part of every row's band (docs/validate.md):
+                                absolute for orders, else relative to the row's scale */
     am_validate_fn run;
 } am_validate_check;
 
@@ -55,5 +67,45 @@ const am_validate_check *am_validate_find(const char *name);
  * arguments; engine failures as returned by the engines. */
 am_status am_validate_run(const am_validate_check *c, const am_validate_opts *o,
                           am_check_result *rows, size_t *nrows);
+
+/* The rows of a run of the table: a buffer of cap = the sum of the families' max_rows. */
+typedef struct {
+    am_check_result *rows; /* [cap], n written */
+    size_t n, cap;
+    size_t count[3];      /* rows by verdict: [AM_CHECK_PASS], [_FAIL], [_INCONCLUSIVE] */
+    size_t fail_findings; /* FAIL rows that carry a documented finding (row.finding) */
+} am_validate_report;
+
+/* Runs every family of the table in order, or only the family only (if not NULL), into a new
+ * report *out (free with am_validate_report_free). On a family's failure returns its status,
+ * *out = NULL and, if failed is not NULL, *failed = the family's name. */
+am_status am_validate_run_all(const am_validate_opts *o, const am_validate_check *only,
+                              am_validate_report **out, const char **failed);
+
+/* Frees a report; NULL is safe. */
+void am_validate_report_free(am_validate_report *r);
+
+/* The writer's column table: every field of a row, in output order, with how it is written. */
+typedef enum {
+    AM_VALIDATE_COL_ID = 0, /* identifier text, written bare in CSV */
+    AM_VALIDATE_COL_TEXT,   /* free text, quoted in CSV */
+    AM_VALIDATE_COL_NUM,    /* a double; null (JSON) or empty (CSV) when not finite */
+    AM_VALIDATE_COL_VERDICT /* the verdict's name, written bare */
+} am_validate_col_kind;
+
+typedef struct {
+    const char *key; /* JSON key and CSV header */
+    am_validate_col_kind kind;
+    size_t offset; /* offsetof(am_check_result, field) */
+} am_validate_column;
+
+extern const am_validate_column am_validate_columns[];
+extern const size_t am_validate_columns_len;
+
+/* The text of column c of row r (ID, TEXT, VERDICT columns; NULL for NUM). */
+const char *am_validate_column_text(const am_validate_column *c, const am_check_result *r);
+
+/* The value of column c of row r (NUM columns; NaN otherwise). */
+double am_validate_column_num(const am_validate_column *c, const am_check_result *r);
 
 #endif

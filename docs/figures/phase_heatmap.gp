@@ -1,37 +1,135 @@
 # phase_heatmap.gp -- heat map of an `amsgd phase` CSV (metric over delay x momentum) with the
 # theory overlays: linear-stability boundary, delay-equation boundary, the paper's bound and,
-# for geometric staleness, the implicit momentum 1 - 1/M.
-# Usage: gnuplot -c docs/figures/phase_heatmap.gp phase.csv out.png|out.svg [title] [log]
+# for geometric staleness, the implicit momentum 1 - 1/(MEAN + 1).
+# One cell per simulated (momentum, delay) pair, whatever the grid's spacing: rows and columns
+# are the indices of the grid, labelled with their values, so no row is drawn that was not
+# simulated. Overlays are mapped onto the index axes by piecewise-linear interpolation between
+# neighbouring grid values. Cells where every replica diverged are hatched grey; cells where
+# some diverged carry their diverged percentage.
+# Usage: gnuplot -c docs/figures/phase_heatmap.gp phase.csv out.png|out.svg [title] [log|lin]
+#            [colour-bar label] [x label]
 in = ARG1
 out = ARG2
 title = (ARGC >= 3 ? ARG3 : "amsgd phase")
+cblab = (ARGC >= 5 ? ARG5 : "metric")
+xlab = (ARGC >= 6 ? ARG6 : "delay tau (steps)")
 # the output format follows the file name: .svg writes SVG, anything else PNG
-if (strlen(out) > 4 && out[strlen(out)-3:] eq "svg") {
-    set terminal svg size 900,640 font ",11" noenhanced
+# (gnuplot substrings are 1-based: the last three characters start at strlen - 2)
+if (strlen(out) > 4 && out[strlen(out)-2:] eq "svg") {
+    set terminal svg size 960,680 font ",11" noenhanced background "white"
+    IMG = "image pixels"
 } else {
-    set terminal pngcairo size 900,640 font ",11" noenhanced
+    IMG = "image"
+    set terminal pngcairo size 960,680 font ",11" noenhanced
 }
 set output out
 set datafile separator ","
-set key below horizontal box opaque
-set xlabel "delay parameter"
-set ylabel "momentum mu"
 set title title
-set cblabel "metric"
+set xlabel xlab
+set ylabel "momentum mu"
+set cblabel cblab
 if (ARGC >= 4 && ARG4 eq "log") { set logscale cb; set cbtics 2; set format cb "%.2g" }
-set palette rgbformulae 33,13,10
-nx = int(system("tail -n +2 '".in."' | cut -d, -f2 | sort -u | wc -l"))
-ny = int(system("tail -n +2 '".in."' | cut -d, -f1 | sort -u | wc -l"))
-stats in using 2 nooutput
-dx = (nx > 1 ? (STATS_max - STATS_min) / (nx - 1) : 1) / 2
-set xrange [STATS_min - dx : STATS_max + dx]
-stats in using 1 nooutput
-dy = (ny > 1 ? (STATS_max - STATS_min) / (ny - 1) : 0.05) / 2
-set yrange [STATS_min - dy : STATS_max + dy]
-mu0 = real(system("sed -n 2p '".in."' | cut -d, -f1"))
+# viridis (perceptually uniform), sampled at nine points
+set palette defined (0 "#440154", 1 "#472d7b", 2 "#3b528b", 3 "#2c728e", 4 "#21918c", \
+                     5 "#28ae80", 6 "#5ec962", 7 "#addc30", 8 "#fde725")
+
+mus = system("tail -n +2 '".in."' | cut -d, -f1 | sort -u -g | tr '\n' ' '")
+taus = system("tail -n +2 '".in."' | cut -d, -f2 | sort -u -g | tr '\n' ' '")
+ny = words(mus)
+nx = words(taus)
+mv(i) = word(mus, i) + 0.0
+tv(i) = word(taus, i) + 0.0
+# index of a grid value (0-based)
+iy(m) = sum [i = 1:ny] (abs(m - mv(i)) < 1e-9 ? i - 1 : 0)
+ix(t) = sum [i = 1:nx] (abs(t - tv(i)) < 1e-9 ? i - 1 : 0)
+# a value between grid values -> fractional index (linear between neighbours, linear beyond
+# the ends with the end spacing)
+dx1 = (nx > 1 ? tv(2) - tv(1) : 1)
+dxn = (nx > 1 ? tv(nx) - tv(nx - 1) : 1)
+dy1 = (ny > 1 ? mv(2) - mv(1) : 0.05)
+dyn = (ny > 1 ? mv(ny) - mv(ny - 1) : 0.05)
+colr(t, i) = (i >= nx) ? (nx - 1) + (t - tv(nx)) / dxn : \
+             (t <= tv(i + 1) ? (i - 1) + (t - tv(i)) / (tv(i + 1) - tv(i)) : colr(t, i + 1))
+col(t) = (t < tv(1)) ? (t - tv(1)) / dx1 : colr(t, 1)
+rowr(m, i) = (i >= ny) ? (ny - 1) + (m - mv(ny)) / dyn : \
+             (m <= mv(i + 1) ? (i - 1) + (m - mv(i)) / (mv(i + 1) - mv(i)) : rowr(m, i + 1))
+row(m) = (m < mv(1)) ? (m - mv(1)) / dy1 : rowr(m, 1)
+
+# tics: every row, every column (every k-th when there are many)
+kx = (nx > 24 ? int(ceil(nx / 12.0)) : 1)
+cmd = "set xtics ("
+do for [i = 1:nx] { if ((i - 1) % kx == 0) { cmd = cmd . sprintf("\"%s\" %d,", word(taus, i), i - 1) } }
+eval(cmd[1:strlen(cmd) - 1] . ")")
+cmd = "set ytics ("
+do for [i = 1:ny] { cmd = cmd . sprintf("\"%s\" %d,", word(mus, i), i - 1) }
+eval(cmd[1:strlen(cmd) - 1] . ")")
+set xtics scale 0
+set ytics scale 0
+set xrange [-0.5 : nx - 0.5]
+set yrange [-0.5 : ny - 0.5]
+
 finite(x) = (x == x && abs(x) < 1e300) ? x : 1/0
-plot in using 2:1:(dx):(dy):(finite($3)) with boxxy fs solid 1.0 noborder palette notitle, \
-     in using (finite($6)):1 with linespoints lw 2 lc rgb "black" pt 7 title "linear stability", \
-     in using (finite($7)):1 with lines lw 2 dt 2 lc rgb "blue" title "delay equation", \
-     in using (finite($8)):1 with lines lw 2 dt 4 lc rgb "dark-green" title "paper bound", \
-     in using 2:(abs($1 - mu0) < 1e-12 ? finite($9) : 1/0) with lines lw 2 lc rgb "magenta" title "implicit momentum 1-1/M"
+# which overlays and markers have anything to draw
+count(cond) = int(system("awk -F, 'NR > 1 && (" . cond . ") { n++ } END { print n + 0 }' '".in."'"))
+nall = count("$5 >= 1")
+npart = count("$5 > 0 && $5 < 1")
+has_implicit = (count("$9 == $9 + 0 && $9 != \"nan\"") > 0)
+# fine-grid closed forms: delay equation pi (1-mu) / (2 eta a) and the paper's C (1-mu)^2 /
+# (lambda_1 eta^(1-gamma)), their constants read from the first row (mu < 1)
+kdde = real(system("awk -F, 'NR > 1 && $1 < 1 && $7 == $7 + 0 { print $7 / (1 - $1); exit }' '".in."'"))
+kpap = real(system("awk -F, 'NR > 1 && $1 < 1 && $8 == $8 + 0 { print $8 / (1 - $1) ^ 2; exit }' '".in."'"))
+# a curve is drawn (and in the key) only where it enters the map
+mlo = mv(1) - 0.5 * dy1; mhi = mv(ny) + 0.5 * dyn
+tlo = tv(1) - 0.5 * dx1; thi = tv(nx) + 0.5 * dxn
+inmap(t, m) = (t >= tlo && t <= thi && m >= mlo && m <= mhi)
+vis_dde = 0; vis_pap = 0; vis_lin = 0
+do for [i = 0:400] {
+    m = mlo + (mhi - mlo) * i / 400.0
+    if (m < 1 && inmap(kdde * (1 - m), m)) { vis_dde = 1 }
+    if (m < 1 && inmap(kpap * (1 - m) ** 2, m)) { vis_pap = 1 }
+}
+vis_lin = (count(sprintf("$6 >= %g && $6 <= %g", tlo, thi)) > 0)
+note = ""
+if (!vis_lin) { note = note . " linear-stability boundary beyond the map;" }
+if (!vis_dde) { note = note . " delay-equation boundary beyond the map;" }
+if (!vis_pap) { note = note . " paper bound beyond the map;" }
+if (strlen(note) > 0) {
+    set label 1 "(" . note[2:strlen(note) - 1] . ")" at graph 0.5, graph -0.15 center font ",9"
+}
+
+set key bmargin horizontal center box opaque samplen 4 spacing 1.1 font ",10" maxrows 2
+set bmargin 8
+set xlabel offset 0, 0.3
+set style fill solid 1.0 noborder
+if (!(nall > 0 || npart > 0 || vis_lin || vis_dde || vis_pap || has_implicit)) { unset key }
+set samples 400
+# a curve with nothing to draw: one point far outside the map (keeps the plot list fixed)
+off = -1e9
+t0 = (tv(1) > 0 ? tv(1) : 0)
+mf(t) = mlo + (mhi - mlo) * t
+# cells: an image for a grid of at least 2 x 2 (no seams; in SVG drawn pixel by pixel, so a
+# viewer that scales it does not smooth the cells together), boxes otherwise
+if (nx >= 2 && ny >= 2) {
+    CELLS = "in skip 1 using (ix($2)):(iy($1)):(finite($3)) with " . IMG . " notitle"
+} else {
+    CELLS = "in skip 1 using (ix($2)):(iy($1)):(0.5):(0.5):(finite($3)) with boxxy fs solid 1.0 noborder palette notitle"
+}
+plot @CELLS, \
+     in using ($5 >= 1 ? ix($2) : 1/0):(iy($1)):(0.5):(0.5) with boxxy \
+         fs pattern 4 border lc rgb "#999999" lc rgb "#bbbbbb" \
+         title (nall > 0 ? "every replica diverged" : ""), \
+     in using (ix($2)):(iy($1)):($5 > 0 && $5 < 1 ? sprintf("%.0f%%", 100 * $5) : "") \
+         with labels font ",8" tc rgb "black" notitle, \
+     [t = 0:1] '+' using (off):(off) with points pt 0 lc rgb "black" \
+         title (npart > 0 ? "NN% = share of replicas diverged" : ""), \
+     in using (inmap($6, $1) ? col($6) : 1/0):(iy($1)) with linespoints lw 2 pt 7 ps 0.9 \
+         lc rgb "black" title (vis_lin ? "linear stability (per momentum)" : ""), \
+     [t = 0:1] '+' using (vis_dde ? col(kdde * (1 - mf($1))) : off):(row(mf($1))) \
+         with lines lw 2 dt 2 lc rgb "#e41a1c" \
+         title (vis_dde ? "delay-equation boundary" : ""), \
+     [t = 0:1] '+' using (vis_pap ? col(kpap * (1 - mf($1)) ** 2) : off):(row(mf($1))) \
+         with lines lw 2 dt 4 lc rgb "#ff7f00" \
+         title (vis_pap ? "paper bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))" : ""), \
+     [t = 0:1] '+' using (has_implicit ? col(t0 + (thi - t0) * $1) : off):(row(1 - 1 / (t0 + (thi - t0) * $1 + 1))) \
+         with lines lw 2 lc rgb "magenta" \
+         title (has_implicit ? "implicit momentum 1 - 1/(mean + 1)" : "")

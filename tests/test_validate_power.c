@@ -1,0 +1,370 @@
+/*
+ * test_validate_power.c -- the equivalence rule of validate/am_check.h and the power of every
+ * check family of validate/am_validate.h and of the converge order check at the --quick sizes:
+ * the same run decided against the theory's prediction must PASS, and against a deliberately
+ * wrong one (order 0.5 instead of 1, a prediction 20 % too small, a gap to the SDE as large as
+ * the gap to the ODE) must FAIL. The wrong predictions go through am_validate_opts
+ * (predict_scale, predict_shift) and am_converge_params.predicted_order, so the checks' own
+ * code decides; nothing of a check is repeated here.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "../validate/am_check.h"
+#include "../validate/am_converge.h"
+#include "../validate/am_validate.h"
+#include "../validate/am_validate_impl.h"
+#include "test_util.h"
+
+/* ---- the rule itself, against hand-computed intervals ---- */
+
+static am_check_result vp_row(double m, double sem, double p)
+{
+    am_check_result r;
+    am_check_init(&r, "rule");
+    r.measured = m;
+    r.measured_sem = sem;
+    r.predicted = p;
+    r.replicas_used = 100;
+    return r;
+}
+
+Test(validate_power, equivalence_rule)
+{
+    /* interval 1.05 +- 2*0.01 = [1.03, 1.07] inside the band 1 +- 0.1: PASS */
+    am_check_result r = vp_row(1.05, 0.01, 1.0);
+    cr_assert_eq(am_check_decide_equiv(&r, 2.0, 0.0, 0.02, 0.08), AM_OK);
+    cr_expect_eq(r.verdict, AM_CHECK_PASS, "[1.03, 1.07] in [0.9, 1.1]: %s",
+                 am_check_verdict_name(r.verdict));
+    cr_expect(fabs(r.tolerance - 0.1) < 1e-15 && fabs(r.halfwidth - 0.02) < 1e-15,
+              "tol %.17g halfwidth %.17g", r.tolerance, r.halfwidth);
+    cr_expect(fabs(r.mdd - 0.12) < 1e-15, "mdd = tol + h = 0.12, got %.17g", r.mdd);
+    cr_expect_str_eq(r.rule, "equivalence");
+    cr_expect_eq(r.replicas_needed, 0.0);
+    /* [1.18, 1.22] entirely above 1.1: FAIL */
+    r = vp_row(1.2, 0.01, 1.0);
+    am_check_decide_equiv(&r, 2.0, 0.0, 0.0, 0.1);
+    cr_expect_eq(r.verdict, AM_CHECK_FAIL, "[1.18, 1.22] outside [0.9, 1.1]");
+    /* [1.05, 1.25] straddles 1.1: INCONCLUSIVE; decided once 2 s sqrt(100/R) <= room
+       |0.1 - 0.15| = 0.05, i.e. R = 100 (0.1/0.05)^2 = 400, times the margin 1.5 */
+    r = vp_row(1.15, 0.05, 1.0);
+    am_check_decide_equiv(&r, 2.0, 0.0, 0.0, 0.1);
+    cr_expect_eq(r.verdict, AM_CHECK_INCONCLUSIVE);
+    cr_expect(fabs(r.replicas_needed - 600) <= 1, "replicas needed %g, want 600",
+              r.replicas_needed);
+    /* a deterministic bias widens the interval and is not reduced by replicas */
+    r = vp_row(1.0, 0.0, 1.0);
+    am_check_decide_equiv(&r, 3.0, 0.2, 0.0, 0.1);
+    cr_expect_eq(r.verdict, AM_CHECK_INCONCLUSIVE, "[0.8, 1.2] vs [0.9, 1.1]");
+    cr_expect_eq(r.replicas_needed, 0.0, "no random part: no replicas estimate");
+    /* an exact value on the band's edge passes (closed band), beyond it fails */
+    r = vp_row(1.5, 0.0, 1.0);
+    am_check_decide_equiv(&r, 3.0, 0.0, 0.0, 0.5);
+    cr_expect_eq(r.verdict, AM_CHECK_PASS);
+    r = vp_row(1.625, 0.0, 1.0);
+    am_check_decide_equiv(&r, 3.0, 0.0, 0.0, 0.5);
+    cr_expect_eq(r.verdict, AM_CHECK_FAIL);
+    r = vp_row(NAN, 0.01, 1.0);
+    am_check_decide_equiv(&r, 3.0, 0.0, 0.0, 0.1);
+    cr_expect_eq(r.verdict, AM_CHECK_INCONCLUSIVE);
+    cr_expect_eq(am_check_decide_equiv(&r, 0.0, 0.0, 0.0, 0.1), AM_EINVAL);
+    cr_expect_eq(am_check_decide_equiv(&r, 3.0, -1.0, 0.0, 0.1), AM_EINVAL);
+    cr_expect_eq(am_check_decide_equiv(&r, 3.0, 0.0, 0.0, -0.1), AM_EINVAL);
+}
+
+/* ---- the bounded row buffer ---- */
+
+Test(validate_power, row_buffer_is_bounded)
+{
+    const am_validate_check *c = am_validate_find("delay");
+    cr_assert_not_null(c);
+    am_validate_check small = *c;
+    small.max_rows = 1; /* the family writes 2 rows */
+    am_check_result rows[2];
+    size_t n = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 1;
+    cr_expect_eq(am_validate_run(&small, &o, rows, &n), AM_EINVAL, "overflow must be refused");
+    cr_expect_leq(n, 1, "wrote %zu rows into a buffer of 1", n);
+    am_validate_report *rep = NULL;
+    cr_assert_eq(am_validate_run_all(&o, c, &rep, NULL), AM_OK);
+    size_t cap = 0;
+    for (size_t i = 0; i < am_validate_checks_len; i++)
+        cap += am_validate_checks[i].max_rows;
+    cr_expect_eq(rep->cap, cap);
+    cr_expect_eq(rep->n, 2);
+    cr_expect_eq(rep->count[AM_CHECK_PASS] + rep->count[AM_CHECK_FAIL] +
+                     rep->count[AM_CHECK_INCONCLUSIVE],
+                 2);
+    am_validate_report_free(rep);
+    am_validate_report_free(NULL);
+}
+
+/* ---- power per family at --quick ---- */
+
+/* Runs family name at --quick with the right prediction and with the wrong one (scale, shift);
+ * every row must not FAIL against the right one and at least min_pass rows must PASS; against
+ * the wrong one no row may PASS and every row that passed must FAIL. Rows whose prediction the
+ * perturbation leaves unchanged (a zero prediction scaled) are skipped. */
+static void vp_power(const char *name, double scale, double shift, size_t min_pass)
+{
+    const am_validate_check *c = am_validate_find(name);
+    cr_assert_not_null(c, "no check %s", name);
+    am_check_result right[16], wrong[16];
+    size_t nr = 0, nw = 0;
+    cr_assert_leq(c->max_rows, 16);
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK, "%s", name);
+    o.predict_scale = scale;
+    o.predict_shift = shift;
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK, "%s (wrong prediction)", name);
+    cr_assert_eq(nr, nw);
+    size_t pass = 0;
+    for (size_t i = 0; i < nr; i++) {
+        const am_check_result *r = &right[i], *w = &wrong[i];
+        cr_expect_neq(r->verdict, AM_CHECK_FAIL,
+                      "%s (%s): FAIL against the theory: measured %g +- %g, predicted %g +- %g "
+                      "(%s)",
+                      r->name, r->params, r->measured, r->halfwidth, r->predicted, r->tolerance,
+                      r->note);
+        pass += r->verdict == AM_CHECK_PASS;
+        cr_expect(isfinite(r->mdd) && r->mdd >= r->tolerance, "%s (%s): mdd %g tolerance %g",
+                  r->name, r->params, r->mdd, r->tolerance);
+        if (w->predicted == r->predicted) continue; /* nothing to perturb (e.g. a zero) */
+        cr_expect_eq(w->measured, r->measured, "%s: the same run must measure the same", name);
+        cr_expect_neq(w->verdict, AM_CHECK_PASS,
+                      "%s (%s): PASS against the wrong prediction %g: measured %g +- %g, "
+                      "tolerance %g",
+                      w->name, w->params, w->predicted, w->measured, w->halfwidth, w->tolerance);
+        if (r->verdict == AM_CHECK_PASS)
+            cr_expect_eq(w->verdict, AM_CHECK_FAIL,
+                         "%s (%s): no power: right %g PASS, wrong %g %s; measured %g +- %g, "
+                         "tolerance %g, mdd %g",
+                         w->name, w->params, r->predicted, w->predicted,
+                         am_check_verdict_name(w->verdict), w->measured, w->halfwidth, w->tolerance,
+                         r->mdd);
+    }
+    cr_expect_geq(pass, min_pass, "%s: %zu of %zu rows PASS at --quick, want >= %zu", name, pass,
+                  nr, min_pass);
+}
+
+/* order 0.5 instead of 1 */
+Test(validate_power, ode_order, .timeout = 300)
+{
+    vp_power("ode-order", 1.0, -0.5, 12);
+}
+
+/* 20 % too small */
+Test(validate_power, stationary, .timeout = 300)
+{
+    vp_power("stationary", 0.8, 0.0, 6);
+}
+
+Test(validate_power, relaxation, .timeout = 300)
+{
+    vp_power("relaxation", 0.8, 0.0, 3);
+}
+
+Test(validate_power, escape, .timeout = 300)
+{
+    vp_power("escape", 0.8, 0.0, 4);
+}
+
+/* the SDE no closer to the chain than the ODE: a predicted gap equal to the gap to the ODE */
+Test(validate_power, sde, .timeout = 300)
+{
+    vp_power("sde", 1.0, 1.0, 3);
+}
+
+/* paper scaling order 1 instead of 0.5; inverse scaling order 0.5 instead of 0 */
+Test(validate_power, delay)
+{
+    vp_power("delay", 1.0, 0.5, 2);
+}
+
+Test(validate_power, asyncmom)
+{
+    vp_power("asyncmom", 0.8, 0.0, 6);
+}
+
+Test(validate_power, runtime, .timeout = 300)
+{
+    vp_power("runtime", 0.8, 0.0, 12);
+}
+
+/* ---- the finest local slope and its Richardson bound (am_converge_local_slope) ---- */
+
+Test(converge_power, local_slope_closed_form)
+{
+    /* exact power law 3 eta^2: slope 2, no bias left */
+    double eta[4] = {0.4, 0.2, 0.1, 0.05}, err[4];
+    for (int i = 0; i < 4; i++)
+        err[i] = 3 * eta[i] * eta[i];
+    double s, b;
+    cr_assert_eq(am_converge_local_slope(eta, err, 4, 1.0, &s, &b), AM_OK);
+    cr_expect(fabs(s - 2) < 1e-12 && b < 1e-12, "slope %.17g bias %.17g", s, b);
+    /* err = eta (1 + eta): order 1 with an O(eta) correction; the finest local slope is
+       1 + log(1.05/1.1)/log(1/2) = 0.9329 and the bound must cover its distance to 1 */
+    for (int i = 0; i < 4; i++)
+        err[i] = eta[i] * (1 + eta[i]);
+    cr_assert_eq(am_converge_local_slope(eta, err, 4, 1.0, &s, &b), AM_OK);
+    double want = 1 + log(1.05 / 1.1) / log(0.5);
+    cr_expect(fabs(s - want) < 1e-12, "finest local slope %.17g want %.17g", s, want);
+    cr_expect(fabs(s - 1) <= b && b < 0.5, "|s - 1| = %g must lie within the bound %g", fabs(s - 1),
+              b);
+    /* any order of the ladder gives the same */
+    double eta2[4] = {0.1, 0.4, 0.05, 0.2}, err2[4], s2, b2;
+    for (int i = 0; i < 4; i++)
+        err2[i] = eta2[i] * (1 + eta2[i]);
+    cr_assert_eq(am_converge_local_slope(eta2, err2, 4, 1.0, &s2, &b2), AM_OK);
+    cr_expect(s2 == s && b2 == b, "order of the ladder changed the result: %g %g", s2, b2);
+    cr_expect_eq(am_converge_local_slope(eta, err, 2, 1.0, &s, &b), AM_EINVAL);
+    err[1] = 0;
+    cr_expect_eq(am_converge_local_slope(eta, err, 4, 1.0, &s, &b), AM_EINVAL);
+}
+
+/* ---- converge: the examples of docs/converge.md ---- */
+
+static am_converge_result *vp_converge(const char *scaling, double order, am_dist_kind kind,
+                                       double mu, const double *etas, size_t n, size_t replicas,
+                                       double horizon)
+{
+    static const double lambda[4] = {4, 3, 2, 1};
+    am_dist dist = {kind, 0};
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
+    cr_assert_not_null(p);
+    am_converge_params cp = am_converge_params_default();
+    char err[256];
+    cr_assert_eq(am_scaling_parse(scaling, &cp.scaling, err, sizeof err), AM_OK, "%s", err);
+    cp.etas = etas;
+    cp.n_eta = n;
+    cp.horizon = horizon;
+    cp.msgd.mu = mu;
+    cp.ens.replicas = replicas;
+    cp.ens.threads = 2;
+    cp.predicted_order = order;
+    am_converge_result *r = NULL;
+    cr_assert_eq(am_converge_run(p, &cp, &r), AM_OK);
+    am_problem_free(p);
+    return r;
+}
+
+/* inverse scaling, tau eta = 0.02 fixed: the gap levels off (order 0); a wrong order fails */
+Test(converge_power, inverse_example)
+{
+    static const double etas[4] = {4e-3, 1e-3, 2.5e-4, 6.25e-5};
+    static const double orders[5] = {0, 0.3, 0.5, 0.7, 1};
+    for (size_t i = 0; i < 5; i++) {
+        am_converge_result *r =
+            vp_converge("inverse:0.02", orders[i], AM_DIST_EXPECTED, 0.5, etas, 4, 1, 2);
+        am_check_verdict want = orders[i] == 0 ? AM_CHECK_PASS : AM_CHECK_FAIL;
+        cr_expect_eq(r->check.verdict, want,
+                     "order %g: %s, measured %g interval [%g, %g] (%s), band +- %g", orders[i],
+                     am_check_verdict_name(r->check.verdict), r->order, r->order_ci[0],
+                     r->order_ci[1], r->order_method, r->check.tolerance);
+        cr_expect_str_eq(r->order_method, "local-slope");
+        cr_expect(r->order_ci[0] <= r->order && r->order <= r->order_ci[1]);
+        am_converge_result_free(r);
+    }
+}
+
+/* paper scaling GAMMA = 1/2: order 0.5 passes, 0.8 fails */
+Test(converge_power, paper_example)
+{
+    static const double etas[4] = {4e-3, 1e-3, 2.5e-4, 6.25e-5};
+    am_converge_result *r =
+        vp_converge("paper:0.5:10.1193", 0.5, AM_DIST_EXPECTED, 0.5, etas, 4, 1, 2);
+    cr_expect_eq(r->check.verdict, AM_CHECK_PASS, "order 0.5: measured %g [%g, %g]", r->order,
+                 r->order_ci[0], r->order_ci[1]);
+    am_converge_result_free(r);
+    r = vp_converge("paper:0.5:10.1193", 0.8, AM_DIST_EXPECTED, 0.5, etas, 4, 1, 2);
+    cr_expect_eq(r->check.verdict, AM_CHECK_FAIL, "order 0.8: measured %g [%g, %g]", r->order,
+                 r->order_ci[0], r->order_ci[1]);
+    am_converge_result_free(r);
+}
+
+/* the default Monte Carlo ladder: WLS interval, order 1 passes, 0.5 fails */
+Test(converge_power, monte_carlo_default)
+{
+    static const double etas[4] = {4e-3, 2e-3, 1e-3, 5e-4};
+    am_converge_result *r = vp_converge("none", 1.0, AM_DIST_GAUSSIAN, 0, etas, 4, 2000, 2);
+    cr_expect_eq(r->check.verdict, AM_CHECK_PASS, "order 1: measured %g [%g, %g] %s", r->order,
+                 r->order_ci[0], r->order_ci[1], r->check.note);
+    cr_expect_str_eq(r->order_method, "WLS");
+    cr_expect(fabs(r->order_ci[1] - r->order - r->check.halfwidth) < 1e-12,
+              "one interval: order_ci is order +- halfwidth");
+    am_converge_result_free(r);
+    r = vp_converge("none", 0.5, AM_DIST_GAUSSIAN, 0, etas, 4, 2000, 2);
+    cr_expect_eq(r->check.verdict, AM_CHECK_FAIL, "order 0.5: measured %g [%g, %g]", r->order,
+                 r->order_ci[0], r->order_ci[1]);
+    am_converge_result_free(r);
+}
+
+/* Liu's lemma, directly: the tau and eta exponents of the delayed-undelayed gap are 1 (PASS)
+ * and a predicted exponent 2 FAILs. The (1-mu) exponent measures -1, not the lemma's -2: that
+ * row FAILs against the lemma (a documented finding, so it carries row.finding) and PASSes
+ * against -1, i.e. the run resolves the exponent to better than the one that separates them. */
+Test(validate_power, delay_scaling)
+{
+    const am_validate_check *c = am_validate_find("delay-scaling");
+    cr_assert_not_null(c);
+    am_check_result right[4], wrong[4];
+    size_t nr = 0, nw = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 1;
+    cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK);
+    o.predict_shift = 1.0; /* tau^2, eta^2; (1-mu)^-1 */
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK);
+    cr_assert_eq(nr, 3);
+    cr_assert_eq(nw, 3);
+    cr_assert_str_eq(right[0].name, "delay-scaling-mu");
+    cr_expect_eq(right[0].verdict, AM_CHECK_FAIL,
+                 "(1-mu) exponent %g +- %g against the lemma's -2: %s (the finding changed?)",
+                 right[0].measured, right[0].halfwidth, am_check_verdict_name(right[0].verdict));
+    cr_expect(right[0].finding[0], "the FAIL of the lemma's (1-mu) exponent is a finding");
+    cr_expect_eq(wrong[0].verdict, AM_CHECK_PASS, "(1-mu) exponent %g +- %g against -1: %s",
+                 wrong[0].measured, wrong[0].halfwidth, am_check_verdict_name(wrong[0].verdict));
+    for (size_t i = 1; i < 3; i++) {
+        cr_expect_eq(right[i].verdict, AM_CHECK_PASS, "%s: exponent %g +- %g against 1: %s",
+                     right[i].name, right[i].measured, right[i].halfwidth,
+                     am_check_verdict_name(right[i].verdict));
+        cr_expect_eq(wrong[i].verdict, AM_CHECK_FAIL, "%s: exponent %g +- %g against 2: %s",
+                     wrong[i].name, wrong[i].measured, wrong[i].halfwidth,
+                     am_check_verdict_name(wrong[i].verdict));
+        cr_expect_eq(right[i].finding[0], 0);
+    }
+}
+
+/* The command: new keys per row, the rule, and the exit status of a FAIL that is a finding. */
+Test(validate_power, cli_keys_and_finding_exit)
+{
+    test_run r = test_amsgd("validate --only delay-scaling --threads 1 --format json");
+    cr_assert_eq(r.status, 0, "a FAIL that is a documented finding exits 0 (stderr %s)", r.err);
+    json_error_t e;
+    json_t *root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "invalid JSON: %s", e.text);
+    cr_expect_eq(json_integer_value(json_object_get(root, "fail")), 1);
+    cr_expect_eq(json_integer_value(json_object_get(root, "fail_findings")), 1);
+    json_t *checks = json_object_get(root, "checks");
+    static const char *keys[] = {"tolerance",       "mdd",    "halfwidth", "margin", "rule",
+                                 "replicas_needed", "finding"};
+    for (size_t i = 0; i < json_array_size(checks); i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_expect_not_null(json_object_get(json_array_get(checks, i), keys[k]),
+                               "row %zu lacks '%s'", i, keys[k]);
+    cr_expect_str_eq(json_string_value(json_object_get(json_array_get(checks, 0), "rule")),
+                     "equivalence");
+    json_decref(root);
+    test_run_free(&r);
+    /* a FAIL without a finding exits 1: the delay family against a wrong order via converge */
+    r = test_amsgd("converge --dist expected --replicas 1 --mu 0.5 --time 2 --etas "
+                   "4e-3,1e-3,2.5e-4,6.25e-5 --delay-scaling inverse:0.02 --order 0.5");
+    cr_expect_eq(r.status, 1, "converge against a wrong order must exit 1");
+    cr_expect(strstr(r.err, "local-slope interval") && strstr(r.err, "FAIL"), "stderr: %s", r.err);
+    test_run_free(&r);
+}
