@@ -23,7 +23,11 @@ CC      ?= cc
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
+# -ffp-contract=off: in gnu11 mode GCC fuses a*b + c into one fused multiply-add wherever the
+# target has one (-march=native), rounding once instead of twice, so output bits would depend
+# on the machine and the flags; off, every build rounds each operation as written
+# (make bitident-check compares the default, -march=native and clang builds byte for byte).
+ALL_CFLAGS := -std=gnu11 -ffp-contract=off $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lm
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
@@ -41,7 +45,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check
 
 all: $(BIN)
 
@@ -53,7 +57,15 @@ $(DEPS_STAMP): scripts/install-deps.sh
 deps:
 	scripts/install-deps.sh
 
-$(BUILD)/%.o: %.c
+# The compile command, rewritten only when it changes: every object (library, command, tests,
+# benchmarks) depends on it, so a change of CC, OPT, CFLAGS or EXTRA_CFLAGS recompiles.
+FLAGS_STAMP := $(BUILD)/.cflags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || printf '%s\n' '$(CC) $(ALL_CFLAGS)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -125,6 +137,10 @@ validate-quick: $(BIN)
 mpi-check:
 	scripts/mpi-check.sh
 
+# Default, -march=native and clang builds must write the same bytes (scripts/bitident-check.sh).
+bitident-check: $(DEPS_STAMP)
+	scripts/bitident-check.sh
+
 bench-sweep: $(BIN)
 	scripts/bench-sweep.sh $(BUILD)
 
@@ -161,7 +177,7 @@ format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)
 
 clean:
-	rm -rf build build-san out
+	rm -rf build build-san build-bitident out
 
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages amsgd needs, if any is missing. Safe to run repeatedly.
-# Usage: scripts/install-deps.sh [--mpi] [--bench]
+# Usage: scripts/install-deps.sh [--mpi] [--bench] [--clang]
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
@@ -9,6 +9,7 @@ for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
     --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc) ;;
+    --clang) pkgs+=(clang libomp-dev) ;; # the clang build of make bitident-check (OpenMP: libomp)
     *) echo "install-deps: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done

@@ -131,6 +131,30 @@ am_status am_ode_linsol_parse(const char *s, am_ode_linsol *out)
     return AM_EINVAL;
 }
 
+/* Dot product with eight running sums, lane k taking the terms j = 8m + k, combined in one
+ * fixed order: the compiler vectorises it at any vector width (two, four or eight doubles) and
+ * the result is the same bits with every compiler and target (a `#pragma omp simd` reduction
+ * would sum in an order that depends on the vector width). */
+static double dot8(const double *x, const double *y, size_t n)
+{
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        a0 += x[j] * y[j];
+        a1 += x[j + 1] * y[j + 1];
+        a2 += x[j + 2] * y[j + 2];
+        a3 += x[j + 3] * y[j + 3];
+        a4 += x[j + 4] * y[j + 4];
+        a5 += x[j + 5] * y[j + 5];
+        a6 += x[j + 6] * y[j + 6];
+        a7 += x[j + 7] * y[j + 7];
+    }
+    double tail = 0;
+    for (; j < n; j++)
+        tail += x[j] * y[j];
+    return (((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))) + tail;
+}
+
 /* s = Sigma v (dense Sigma when rotated, else diagonal). */
 static void sigma_apply(const am_ode *o, const double *v, double *s)
 {
@@ -140,17 +164,19 @@ static void sigma_apply(const am_ode *o, const double *v, double *s)
             s[i] = o->p->lambda[i] * v[i];
         return;
     }
-    /* upper triangle only (Sigma symmetric): half the memory traffic of the full product */
+    /* upper triangle only (Sigma symmetric): half the memory traffic of the full product;
+     * row i contributes its dot product with v[i+1..] to s[i] and v[i] times itself to
+     * s[i+1..] */
     memset(s, 0, d * sizeof *s);
     for (size_t i = 0; i < d; i++) {
         const double *row = o->sigma + i * d;
-        double vi = v[i], acc = row[i] * vi;
-#pragma omp simd reduction(+ : acc)
-        for (size_t j = i + 1; j < d; j++) {
-            acc += row[j] * v[j];
-            s[j] += row[j] * vi;
-        }
-        s[i] += acc;
+        double vi = v[i];
+        size_t n = d - i - 1;
+        const double *r = row + i + 1, *w = v + i + 1;
+        double *si = s + i + 1;
+        for (size_t j = 0; j < n; j++)
+            si[j] += r[j] * vi;
+        s[i] += row[i] * vi + dot8(r, w, n);
     }
 }
 
@@ -259,6 +285,343 @@ static int proj(sunrealtype t, N_Vector yv, N_Vector corr, sunrealtype eps, N_Ve
     return 0;
 }
 
+/* ---- CVODE's vector kernels --------------------------------------------------------------
+ * Every N_Vector operation CVODE, its nonlinear and its linear solvers call on this solver's
+ * vectors, compiled with the library's flags. The distribution's SUNDIALS may be built without
+ * optimisation (Debian's 6.4.1 is: one element per several loads and stores, no vector
+ * instructions), and at d = 1000 these kernels are almost all of CVODE's time. Each one is the
+ * arithmetic of SUNDIALS' own serial kernel, special cases and summation order included
+ * (N_VLinearSum with a == b computes a (x + y), a reduction adds its terms one by one from the
+ * first), so the solution is the same bits as with the library's kernels; the fused operations
+ * keep the order of the terms per element but make one pass over the data instead of one per
+ * vector. Installed on the template vector, they reach every vector CVODE clones from it. */
+
+#define NV_N(v) ((size_t)NV_LENGTH_S(v))
+#define NV_X(v) NV_DATA_S(v)
+
+/* y += a x (SUNDIALS' Vaxpy: a = 1 and a = -1 add and subtract without the product) */
+static void nv_axpy(sunrealtype a, N_Vector xv, N_Vector yv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *y = NV_X(yv);
+    if (a == 1.0) {
+        for (size_t i = 0; i < n; i++)
+            y[i] += x[i];
+    } else if (a == -1.0) {
+        for (size_t i = 0; i < n; i++)
+            y[i] -= x[i];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            y[i] += a * x[i];
+    }
+}
+
+static void nv_linearsum(sunrealtype a, N_Vector xv, sunrealtype b, N_Vector yv, N_Vector zv)
+{
+    if (b == 1.0 && zv == yv) {
+        nv_axpy(a, xv, yv);
+        return;
+    }
+    if (a == 1.0 && zv == xv) {
+        nv_axpy(b, yv, xv);
+        return;
+    }
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv), *y = NV_X(yv);
+    double *z = NV_X(zv);
+    if (a == 1.0 && b == 1.0) {
+        for (size_t i = 0; i < n; i++)
+            z[i] = x[i] + y[i];
+    } else if ((a == 1.0 && b == -1.0) || (a == -1.0 && b == 1.0)) {
+        const double *p = a == 1.0 ? x : y, *m = a == 1.0 ? y : x; /* z = p - m */
+        for (size_t i = 0; i < n; i++)
+            z[i] = p[i] - m[i];
+    } else if (a == 1.0 || b == 1.0) {
+        double c = a == 1.0 ? b : a;                               /* z = c u + w */
+        const double *u = a == 1.0 ? y : x, *w = a == 1.0 ? x : y;
+        for (size_t i = 0; i < n; i++)
+            z[i] = (c * u[i]) + w[i];
+    } else if (a == -1.0 || b == -1.0) {
+        double c = a == -1.0 ? b : a;                              /* z = c u - w */
+        const double *u = a == -1.0 ? y : x, *w = a == -1.0 ? x : y;
+        for (size_t i = 0; i < n; i++)
+            z[i] = (c * u[i]) - w[i];
+    } else if (a == b) {
+        for (size_t i = 0; i < n; i++)
+            z[i] = a * (x[i] + y[i]);
+    } else if (a == -b) {
+        for (size_t i = 0; i < n; i++)
+            z[i] = a * (x[i] - y[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            z[i] = (a * x[i]) + (b * y[i]);
+    }
+}
+
+static void nv_const(sunrealtype c, N_Vector zv)
+{
+    size_t n = NV_N(zv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = c;
+}
+
+static void nv_prod(N_Vector xv, N_Vector yv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv), *y = NV_X(yv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = x[i] * y[i];
+}
+
+static void nv_div(N_Vector xv, N_Vector yv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv), *y = NV_X(yv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = x[i] / y[i];
+}
+
+static void nv_scale(sunrealtype c, N_Vector xv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *z = NV_X(zv);
+    if (zv == xv) {
+        for (size_t i = 0; i < n; i++)
+            z[i] *= c;
+    } else if (c == 1.0) {
+        memcpy(z, x, n * sizeof *z);
+    } else if (c == -1.0) {
+        for (size_t i = 0; i < n; i++)
+            z[i] = -x[i];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            z[i] = c * x[i];
+    }
+}
+
+static void nv_abs(N_Vector xv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = fabs(x[i]);
+}
+
+static void nv_inv(N_Vector xv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = 1.0 / x[i];
+}
+
+static void nv_addconst(N_Vector xv, sunrealtype b, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = x[i] + b;
+}
+
+static sunrealtype nv_dotprod(N_Vector xv, N_Vector yv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv), *y = NV_X(yv);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i] * y[i];
+    return sum;
+}
+
+static sunrealtype nv_maxnorm(N_Vector xv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (fabs(x[i]) > m) m = fabs(x[i]);
+    return m;
+}
+
+static sunrealtype nv_wsqrsum(N_Vector xv, N_Vector wv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv), *w = NV_X(wv);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        double p = x[i] * w[i];
+        sum += p * p;
+    }
+    return sum;
+}
+
+static sunrealtype nv_wrmsnorm(N_Vector xv, N_Vector wv)
+{
+    return sqrt(nv_wsqrsum(xv, wv) / (sunrealtype)NV_LENGTH_S(xv));
+}
+
+static sunrealtype nv_min(N_Vector xv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double m = x[0];
+    for (size_t i = 1; i < n; i++)
+        if (x[i] < m) m = x[i];
+    return m;
+}
+
+static void nv_compare(sunrealtype c, N_Vector xv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *z = NV_X(zv);
+    for (size_t i = 0; i < n; i++)
+        z[i] = fabs(x[i]) >= c ? 1.0 : 0.0;
+}
+
+static sunbooleantype nv_invtest(N_Vector xv, N_Vector zv)
+{
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    double *z = NV_X(zv);
+    sunbooleantype ok = SUNTRUE;
+    for (size_t i = 0; i < n; i++) {
+        if (x[i] == 0.0)
+            ok = SUNFALSE;
+        else
+            z[i] = 1.0 / x[i];
+    }
+    return ok;
+}
+
+/* z = sum_k c[k] X[k], the terms added in the order k = 0, 1, ... per element; one pass over
+ * z (SUNDIALS makes one per vector). */
+static int nv_linearcombination(int nvec, sunrealtype *c, N_Vector *X, N_Vector zv)
+{
+    if (nvec < 1) return -1;
+    if (nvec == 1) {
+        nv_scale(c[0], X[0], zv);
+        return 0;
+    }
+    if (nvec == 2) {
+        nv_linearsum(c[0], X[0], c[1], X[1], zv);
+        return 0;
+    }
+    size_t n = NV_N(zv);
+    double *z = NV_X(zv);
+    int k0 = 0; /* z already holds X[0] (times c[0] = 1) */
+    for (int k = 1; k < nvec; k++)
+        if (X[k] == zv) { /* z is a later term: SUNDIALS' vector-by-vector order */
+            if (X[0] != zv) nv_scale(c[0], X[0], zv);
+            else if (c[0] != 1.0)
+                nv_scale(c[0], zv, zv);
+            for (int m = 1; m < nvec; m++)
+                nv_axpy(c[m], X[m], zv);
+            return 0;
+        }
+    if (X[0] == zv && c[0] == 1.0) k0 = 1;
+    enum { B = 256 }; /* elements per block: the block of z stays in L1 */
+    for (size_t i0 = 0; i0 < n; i0 += B) {
+        size_t i1 = n - i0 < B ? n : i0 + B;
+        if (!k0) {
+            const double *x = NV_X(X[0]);
+            for (size_t i = i0; i < i1; i++)
+                z[i] = c[0] * x[i];
+        }
+        for (int k = 1; k < nvec; k++) {
+            const double *x = NV_X(X[k]);
+            double ck = c[k];
+            for (size_t i = i0; i < i1; i++)
+                z[i] += ck * x[i];
+        }
+    }
+    return 0;
+}
+
+/* Z[k] = Y[k] + a[k] x (in place when Y == Z). */
+static int nv_scaleaddmulti(int nvec, sunrealtype *a, N_Vector xv, N_Vector *Y, N_Vector *Z)
+{
+    if (nvec < 1) return -1;
+    if (nvec == 1) {
+        nv_linearsum(a[0], xv, 1.0, Y[0], Z[0]);
+        return 0;
+    }
+    size_t n = NV_N(xv);
+    const double *x = NV_X(xv);
+    for (int k = 0; k < nvec; k++) {
+        const double *y = NV_X(Y[k]);
+        double *z = NV_X(Z[k]), ak = a[k];
+        if (Y == Z)
+            for (size_t i = 0; i < n; i++)
+                z[i] += ak * x[i];
+        else
+            for (size_t i = 0; i < n; i++)
+                z[i] = ak * x[i] + y[i];
+    }
+    return 0;
+}
+
+static int nv_dotprodmulti(int nvec, N_Vector xv, N_Vector *Y, sunrealtype *dots)
+{
+    if (nvec < 1) return -1;
+    for (int k = 0; k < nvec; k++)
+        dots[k] = nv_dotprod(xv, Y[k]);
+    return 0;
+}
+
+/* Z[k] = c[k] X[k] (CVODE rescales its history with it). */
+static int nv_scalevectorarray(int nvec, sunrealtype *c, N_Vector *X, N_Vector *Z)
+{
+    if (nvec < 1) return -1;
+    for (int k = 0; k < nvec; k++) {
+        if (nvec == 1 || X != Z) {
+            nv_scale(c[k], X[k], Z[k]);
+        } else {
+            size_t n = NV_N(X[k]);
+            double *x = NV_X(X[k]);
+            for (size_t i = 0; i < n; i++)
+                x[i] *= c[k];
+        }
+    }
+    return 0;
+}
+
+static void install_kernels(N_Vector v)
+{
+    N_Vector_Ops ops = v->ops;
+    ops->nvlinearsum = nv_linearsum;
+    ops->nvconst = nv_const;
+    ops->nvprod = nv_prod;
+    ops->nvdiv = nv_div;
+    ops->nvscale = nv_scale;
+    ops->nvabs = nv_abs;
+    ops->nvinv = nv_inv;
+    ops->nvaddconst = nv_addconst;
+    ops->nvdotprod = nv_dotprod;
+    ops->nvdotprodlocal = nv_dotprod;
+    ops->nvmaxnorm = nv_maxnorm;
+    ops->nvmaxnormlocal = nv_maxnorm;
+    ops->nvwrmsnorm = nv_wrmsnorm;
+    ops->nvwsqrsumlocal = nv_wsqrsum;
+    ops->nvmin = nv_min;
+    ops->nvminlocal = nv_min;
+    ops->nvcompare = nv_compare;
+    ops->nvinvtest = nv_invtest;
+    ops->nvinvtestlocal = nv_invtest;
+    ops->nvlinearcombination = nv_linearcombination;
+    ops->nvscaleaddmulti = nv_scaleaddmulti;
+    ops->nvdotprodmulti = nv_dotprodmulti;
+    ops->nvscalevectorarray = nv_scalevectorarray;
+}
+
 static void handler(int code, const char *module, const char *function, char *msg, void *ud)
 {
     (void)code;
@@ -283,12 +646,7 @@ static am_status dense_sigma(const am_problem *p, double *sigma)
         for (size_t j = i0; j < d; j++) {
             const double *qj = p->q + j * d;
             for (size_t r = 0; r < nb && i0 + r <= j; r++) {
-                const double *br = blk + r * d;
-                double acc = 0;
-#pragma omp simd reduction(+ : acc)
-                for (size_t k = 0; k < d; k++)
-                    acc += br[k] * qj[k];
-                sigma[(i0 + r) * d + j] = acc;
+                sigma[(i0 + r) * d + j] = dot8(blk + r * d, qj, d);
             }
         }
     }
@@ -349,6 +707,7 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
     o->y = N_VNew_Serial((sunindextype)d, o->ctx);
     if (!o->y) goto done;
     if (N_VEnableFusedOps_Serial(o->y, SUNTRUE)) goto done;
+    install_kernels(o->y);
     N_VConst(0.0, o->y);
     N_VGetArrayPointer(o->y)[0] = 1.0;
     o->mem = CVodeCreate(bdf ? CV_BDF : CV_ADAMS, o->ctx);
