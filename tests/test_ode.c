@@ -27,6 +27,14 @@
 #include "../theory/am_problem.h"
 #include "test_util.h"
 
+#include <cvode/cvode.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_version.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+#include <sunnonlinsol/sunnonlinsol_newton.h>
+
 #define ODE_TOL 1e-7
 
 typedef struct {
@@ -308,6 +316,143 @@ Test(ode, reuse_and_coordinates)
     am_ode_free(a);
     am_ode_free(b);
     ode_case_free(&c);
+}
+
+/* Reference solve with SUNDIALS' own serial vector kernels: CVODE set up as am_ode sets it up
+ * (method, tolerances, step limit, fused operations; standard basis), the same right-hand side
+ * and Jacobian written out here, V saved at the grid times. */
+typedef struct {
+    const double *lambda;
+    double c;
+    size_t d;
+} ref_data;
+
+static int ref_rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *ud)
+{
+    (void)t;
+    const ref_data *r = ud;
+    const double *v = N_VGetArrayPointer(yv);
+    double *f = N_VGetArrayPointer(ydot), q = 0;
+    for (size_t i = 0; i < r->d; i++)
+        f[i] = r->lambda[i] * v[i];
+    for (size_t i = 0; i < r->d; i++)
+        q += v[i] * f[i];
+    for (size_t i = 0; i < r->d; i++)
+        f[i] = r->c * (f[i] - q * v[i]);
+    return 0;
+}
+
+static int ref_jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *ud, N_Vector t1,
+                   N_Vector t2, N_Vector t3)
+{
+    (void)t, (void)fy, (void)t2, (void)t3;
+    const ref_data *r = ud;
+    const double *v = N_VGetArrayPointer(yv);
+    double *s = N_VGetArrayPointer(t1), q = 0;
+    for (size_t i = 0; i < r->d; i++)
+        s[i] = r->lambda[i] * v[i];
+    for (size_t i = 0; i < r->d; i++)
+        q += v[i] * s[i];
+    for (size_t j = 0; j < r->d; j++) {
+        double *col = SUNDenseMatrix_Column(J, (sunindextype)j), sj = -2.0 * s[j];
+        for (size_t i = 0; i < r->d; i++)
+            col[i] = r->c * sj * v[i];
+        col[j] += r->c * r->lambda[j];
+        col[j] -= r->c * q;
+    }
+    return 0;
+}
+
+static void ref_solve(const am_problem *p, const am_ode_params *op, double mu, const double *v0,
+                      const double *t, size_t n, double *vout)
+{
+    size_t d = p->dim;
+    ref_data r = {p->lambda, 1.0 / (1.0 - mu), d};
+    SUNContext ctx;
+#if SUNDIALS_VERSION_MAJOR >= 7
+    cr_assert_eq(SUNContext_Create(SUN_COMM_NULL, &ctx), 0);
+#else
+    cr_assert_eq(SUNContext_Create(NULL, &ctx), 0);
+#endif
+    N_Vector y = N_VNew_Serial((sunindextype)d, ctx);
+    cr_assert(y);
+    cr_assert_eq(N_VEnableFusedOps_Serial(y, SUNTRUE), 0);
+    memcpy(N_VGetArrayPointer(y), v0, d * sizeof *v0);
+    int bdf = op->method == AM_ODE_BDF;
+    void *mem = CVodeCreate(bdf ? CV_BDF : CV_ADAMS, ctx);
+    SUNNonlinearSolver nls = bdf ? SUNNonlinSol_Newton(y, ctx) : SUNNonlinSol_FixedPoint(y, 0, ctx);
+    SUNMatrix a = bdf ? SUNDenseMatrix((sunindextype)d, (sunindextype)d, ctx) : NULL;
+    SUNLinearSolver ls = bdf ? SUNLinSol_Dense(y, a, ctx) : NULL;
+    cr_assert(mem && nls && (!bdf || (a && ls)));
+    cr_assert_eq(CVodeInit(mem, ref_rhs, 0.0, y), CV_SUCCESS);
+    cr_assert_eq(CVodeSetUserData(mem, &r), CV_SUCCESS);
+    cr_assert_eq(CVodeSStolerances(mem, op->rtol, op->atol), CV_SUCCESS);
+    cr_assert_eq(CVodeSetMaxNumSteps(mem, op->max_steps), CV_SUCCESS);
+    cr_assert_eq(CVodeSetMaxHnilWarns(mem, -1), CV_SUCCESS);
+    cr_assert_eq(CVodeSetNonlinearSolver(mem, nls), CV_SUCCESS);
+    if (bdf) {
+        cr_assert_eq(CVodeSetLinearSolver(mem, ls, a), CV_SUCCESS);
+        cr_assert_eq(CVodeSetJacFn(mem, ref_jac), CV_SUCCESS);
+    }
+    sunrealtype tcur = 0;
+    for (size_t g = 0; g < n; g++) {
+        if (t[g] > tcur) cr_assert_geq(CVode(mem, t[g], y, &tcur, CV_NORMAL), 0);
+        memcpy(vout + g * d, N_VGetArrayPointer(y), d * sizeof *vout);
+    }
+    CVodeFree(&mem);
+    SUNNonlinSolFree(nls);
+    if (ls) SUNLinSolFree(ls);
+    if (a) SUNMatDestroy(a);
+    N_VDestroy(y);
+    SUNContext_Free(&ctx);
+}
+
+/* Index of the first of n doubles that differ in their bits, n if none. */
+static size_t first_bit_difference(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i, b + i, sizeof *a)) return i;
+    return n;
+}
+
+/* am_ode runs CVODE on its own vector kernels (compiled with the library); they reproduce
+ * SUNDIALS' serial kernels operation for operation, so the trajectory is the same bits as
+ * with SUNDIALS' kernels: Adams (fixed point) and BDF (Newton, dense LU), d = 4 and 300.
+ * Control: the reference at a tolerance one part in 10^6 away differs, so the comparison
+ * sees a change in the last bits. */
+Test(ode, vector_kernels_same_bits_as_sundials)
+{
+    size_t dims[2] = {4, 300};
+    for (int k = 0; k < 4; k++) {
+        size_t d = dims[k & 1], n = 31;
+        ode_case c = ode_case_make(d, 0, 5);
+        am_ode_params op = am_ode_params_default();
+        op.method = k >= 2 ? AM_ODE_BDF : AM_ODE_ADAMS;
+        double mu = 0.5, t[31], *e = malloc(n * sizeof *e), *nrm = malloc(n * sizeof *nrm);
+        double *v = malloc(n * d * sizeof *v), *vr = malloc(n * d * sizeof *vr);
+        am_grid grid = {n, 6};
+        am_grid_times(&grid, t);
+        am_status st;
+        am_ode *s = am_ode_alloc(c.p, &op, &st);
+        cr_assert(s, "alloc failed: %d", st);
+        am_ode_output o = {e, nrm, NULL, v};
+        cr_assert_eq(am_ode_solve(s, mu, c.v0, t, n, &o, NULL), AM_OK);
+        ref_solve(c.p, &op, mu, c.v0, t, n, vr);
+        size_t i = first_bit_difference(v, vr, n * d);
+        cr_assert_eq(i, n * d,
+                     "%s d=%zu mu=%g: V differs from SUNDIALS' kernels at t=%g, coordinate %zu: "
+                     "%.17g vs %.17g",
+                     am_ode_method_name(op.method), d, mu, t[i / d], i % d, v[i], vr[i]);
+        am_ode_params wrong = op;
+        wrong.rtol *= 1 + 1e-6;
+        ref_solve(c.p, &wrong, mu, c.v0, t, n, vr);
+        cr_assert_lt(first_bit_difference(v, vr, n * d), n * d,
+                     "%s d=%zu: control with rtol %.17g reproduced the bits of rtol %.17g",
+                     am_ode_method_name(op.method), d, wrong.rtol, op.rtol);
+        am_ode_free(s);
+        free(e), free(nrm), free(v), free(vr);
+        ode_case_free(&c);
+    }
 }
 
 Test(ode, failures_and_bad_arguments)
