@@ -182,6 +182,20 @@ __attribute__((target("avx512f"))) static double dot8_avx512(const double *x, co
 }
 #endif
 
+/* dot8 on instruction set level (2 AVX-512, 1 AVX2, 0 baseline; a level the processor lacks
+ * falls back to the next one down). Not in the public header: tests/test_ode.c declares it to
+ * compare the levels bit for bit. */
+double am_ode_dot_level(const double *x, const double *y, size_t n, int level);
+double am_ode_dot_level(const double *x, const double *y, size_t n, int level)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (level >= 2 && __builtin_cpu_supports("avx512f")) return dot8_avx512(x, y, n);
+    if (level >= 1 && __builtin_cpu_supports("avx2")) return dot8_avx2(x, y, n);
+#endif
+    (void)level;
+    return dot8(x, y, n);
+}
+
 static dot_fn dot8_select(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -318,6 +318,54 @@ Test(ode, reuse_and_coordinates)
     ode_case_free(&c);
 }
 
+/* The dense products' dot product (solvers/am_ode.c): eight running sums, lane k taking the
+ * terms 8m + k, combined as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the
+ * remaining terms added one by one from the first. */
+double am_ode_dot_level(const double *x, const double *y, size_t n, int level);
+
+static double dot_reference(const double *x, const double *y, size_t n)
+{
+    double lane[8] = {0}, tail = 0;
+    size_t full = n / 8 * 8;
+    for (size_t j = 0; j < full; j++)
+        lane[j % 8] += x[j] * y[j];
+    for (size_t j = full; j < n; j++)
+        tail += x[j] * y[j];
+    return (((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+            ((lane[4] + lane[5]) + (lane[6] + lane[7]))) +
+           tail;
+}
+
+/* Every instruction set level (baseline, AVX2, AVX-512 where the processor has them) gives the
+ * bits of the documented order, for lengths around the lane count and a long one, terms of
+ * mixed signs and magnitudes (so that another order would round differently). Control: the
+ * plain left-to-right sum differs from it for the long vector. */
+Test(ode, dense_dot_product_same_bits_at_every_vector_width)
+{
+    size_t lens[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 1000, 1003};
+    double *x = malloc(1003 * sizeof *x), *y = malloc(1003 * sizeof *y);
+    for (size_t j = 0; j < 1003; j++) {
+        x[j] = sin(1.0 + 0.7 * (double)j) * exp(0.01 * (double)(j % 37));
+        y[j] = cos(2.0 + 1.3 * (double)j) / (1.0 + (double)(j % 11));
+    }
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        size_t n = lens[k];
+        double ref = dot_reference(x, y, n);
+        for (int level = 0; level <= 2; level++) {
+            double got = am_ode_dot_level(x, y, n, level);
+            cr_assert(memcmp(&got, &ref, sizeof got) == 0,
+                      "n=%zu level %d: %.17g, documented order %.17g", n, level, got, ref);
+        }
+    }
+    double seq = 0;
+    for (size_t j = 0; j < 1000; j++)
+        seq += x[j] * y[j];
+    double ref = dot_reference(x, y, 1000);
+    cr_assert(memcmp(&seq, &ref, sizeof seq) != 0,
+              "control: left-to-right sum %.17g has the bits of the lane order %.17g", seq, ref);
+    free(x), free(y);
+}
+
 /* Reference solve with SUNDIALS' own serial vector kernels: CVODE set up as am_ode sets it up
  * (method, tolerances, step limit, fused operations; standard basis), the same right-hand side
  * and Jacobian written out here, V saved at the grid times. */
