@@ -198,8 +198,8 @@ int main(int argc, char **argv)
             }
             if (!out) {
                 double erel, se = state_error(p, mu, v0, t, ngrid, v, err, &erel);
-                printf("%6zu %6llu %8.1e %10.3f %8ld %10ld %12.3e %12.3e\n", d, rotate, op.rtol,
-                       1e3 * best, stats.steps, stats.rhs_evals, se, erel);
+                printf("%6zu %6llu %8.1e %8.1e %10.3f %8ld %10ld %12.3e %12.3e\n", d, rotate,
+                       op.rtol, op.atol, 1e3 * best, stats.steps, stats.rhs_evals, se, erel);
             } else {
                 char path[4096];
                 snprintf(path, sizeof path, "%s/case_%zu_%llu_%zu.bin", out, d, rotate, k);

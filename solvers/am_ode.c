@@ -57,7 +57,8 @@ struct am_ode {
     SUNLinearSolver ls;
     double *sigma; /* dense Sigma (rotated basis), else NULL */
     dot_fn dot;    /* dot8 for this processor */
-    double *u1;    /* top eigenvector v^1 */
+    void (*symv)(const double *, size_t, const double *, double *); /* symv, likewise */
+    double *u1;                                                     /* top eigenvector v^1 */
     double *js;    /* GMRES: Sigma V at the last Jacobian-product setup */
     double jq;     /* GMRES: V . Sigma V there */
     char msg[256]; /* last CVODE message */
@@ -205,10 +206,120 @@ static dot_fn dot8_select(void)
     return dot8;
 }
 
-/* s = Sigma v (dense Sigma when rotated, else diagonal). Rotated: one dot product per row of
- * the full matrix. Reading only the upper triangle (s_j += Sigma_ij v_i for j > i alongside
- * the row's dot product) halves the bytes read, but its scattered updates of s made it twice
- * as slow as the plain row products, measured at d = 300, 1000 and 3000. */
+/* s = Sigma v for the dense symmetric Sigma from its upper triangle, half the bytes of the full
+ * product (the cost at large d, where the product streams the matrix from memory). Rows are
+ * taken four at a time, i0..i0+3: their entries right of the diagonal block update s[j]
+ * (s[j] += Sigma_{i0,j} v_{i0}, then i0+1, i0+2, i0+3, in that order) and feed each row's dot
+ * product with v (four running sums, lane k taking the terms j - i0 - 4 = 4m + k, combined as
+ * (l0 + l1) + (l2 + l3), then the remaining terms one by one); then s[i] += (its row of the
+ * 4 x 4 diagonal block times v, left to right) + that dot product. The last d mod 4 rows go
+ * one at a time the same way. Written with four-double vectors of the GNU C vector extension,
+ * which every target computes lane by lane with the same roundings, so the baseline, AVX2 and
+ * clang builds give the same bits; about 1.4 times as fast as one dot product per row of the
+ * full matrix at d = 1000. */
+typedef double am_v4d __attribute__((vector_size(32)));
+
+#define AM_SYMV_BODY                                                                               \
+    memset(s, 0, d * sizeof *s);                                                                   \
+    size_t i0 = 0;                                                                                 \
+    for (; i0 + 4 <= d; i0 += 4) {                                                                 \
+        const double *r0 = S + i0 * d, *r1 = r0 + d, *r2 = r1 + d, *r3 = r2 + d;                   \
+        double v0 = v[i0], v1 = v[i0 + 1], v2 = v[i0 + 2], v3 = v[i0 + 3];                         \
+        am_v4d b0 = {v0, v0, v0, v0}, b1 = {v1, v1, v1, v1}, b2 = {v2, v2, v2, v2};                \
+        am_v4d b3 = {v3, v3, v3, v3}, a0 = {0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0;                \
+        size_t j = i0 + 4;                                                                         \
+        for (; j + 4 <= d; j += 4) {                                                               \
+            am_v4d x0, x1, x2, x3, vj, t;                                                          \
+            memcpy(&x0, r0 + j, sizeof x0);                                                        \
+            memcpy(&x1, r1 + j, sizeof x1);                                                        \
+            memcpy(&x2, r2 + j, sizeof x2);                                                        \
+            memcpy(&x3, r3 + j, sizeof x3);                                                        \
+            memcpy(&vj, v + j, sizeof vj);                                                         \
+            memcpy(&t, s + j, sizeof t);                                                           \
+            t = t + x0 * b0;                                                                       \
+            t = t + x1 * b1;                                                                       \
+            t = t + x2 * b2;                                                                       \
+            t = t + x3 * b3;                                                                       \
+            memcpy(s + j, &t, sizeof t);                                                           \
+            a0 = a0 + x0 * vj;                                                                     \
+            a1 = a1 + x1 * vj;                                                                     \
+            a2 = a2 + x2 * vj;                                                                     \
+            a3 = a3 + x3 * vj;                                                                     \
+        }                                                                                          \
+        double t0 = 0, t1 = 0, t2 = 0, t3 = 0;                                                     \
+        for (; j < d; j++) {                                                                       \
+            double t = s[j];                                                                       \
+            t += r0[j] * v0;                                                                       \
+            t += r1[j] * v1;                                                                       \
+            t += r2[j] * v2;                                                                       \
+            t += r3[j] * v3;                                                                       \
+            s[j] = t;                                                                              \
+            t0 += r0[j] * v[j];                                                                    \
+            t1 += r1[j] * v[j];                                                                    \
+            t2 += r2[j] * v[j];                                                                    \
+            t3 += r3[j] * v[j];                                                                    \
+        }                                                                                          \
+        double dot[4] = {                                                                          \
+            ((a0[0] + a0[1]) + (a0[2] + a0[3])) + t0, ((a1[0] + a1[1]) + (a1[2] + a1[3])) + t1,    \
+            ((a2[0] + a2[1]) + (a2[2] + a2[3])) + t2, ((a3[0] + a3[1]) + (a3[2] + a3[3])) + t3};   \
+        for (size_t m = 0; m < 4; m++) {                                                           \
+            const double *rm = S + (i0 + m) * d + i0;                                              \
+            double blk = 0;                                                                        \
+            for (size_t k = 0; k < 4; k++)                                                         \
+                blk += rm[k] * v[i0 + k];                                                          \
+            s[i0 + m] += blk + dot[m];                                                             \
+        }                                                                                          \
+    }                                                                                              \
+    for (; i0 < d; i0++) {                                                                         \
+        const double *r = S + i0 * d;                                                              \
+        double vi = v[i0], acc = r[i0] * vi;                                                       \
+        for (size_t j = i0 + 1; j < d; j++) {                                                      \
+            s[j] += r[j] * vi;                                                                     \
+            acc += r[j] * v[j];                                                                    \
+        }                                                                                          \
+        s[i0] += acc;                                                                              \
+    }
+
+typedef void (*symv_fn)(const double *S, size_t d, const double *v, double *s);
+
+static void symv(const double *S, size_t d, const double *v, double *s)
+{
+    AM_SYMV_BODY
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void symv_avx2(const double *S, size_t d, const double *v,
+                                                      double *s)
+{
+    AM_SYMV_BODY
+}
+#endif
+
+/* symv on instruction set level (1 AVX2, 0 baseline; AVX-512 is no faster here), falling back
+ * to the baseline without AVX2. Not in the public header: tests/test_ode.c compares the levels
+ * bit for bit. */
+void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, int level);
+void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, int level)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (level >= 1 && __builtin_cpu_supports("avx2")) {
+        symv_avx2(S, d, v, s);
+        return;
+    }
+#endif
+    (void)level;
+    symv(S, d, v, s);
+}
+
+static symv_fn symv_select(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx2")) return symv_avx2;
+#endif
+    return symv;
+}
+
+/* s = Sigma v (dense Sigma when rotated, else diagonal). */
 static void sigma_apply(const am_ode *o, const double *v, double *s)
 {
     size_t d = o->d;
@@ -217,8 +328,7 @@ static void sigma_apply(const am_ode *o, const double *v, double *s)
             s[i] = o->p->lambda[i] * v[i];
         return;
     }
-    for (size_t i = 0; i < d; i++)
-        s[i] = o->dot(o->sigma + i * d, v, d);
+    o->symv(o->sigma, d, v, s);
 }
 
 static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *ud)
@@ -761,6 +871,7 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
     o->d = d;
     o->c = 1.0;
     o->dot = dot8_select();
+    o->symv = symv_select();
     o->u1 = malloc(d * sizeof *o->u1);
     o->js = malloc(d * sizeof *o->js);
     if (!o->u1 || !o->js) goto done;
