@@ -324,8 +324,10 @@ static void sigma_apply(const am_ode *o, const double *v, double *s)
 {
     size_t d = o->d;
     if (!o->sigma) {
+        const double *lambda = o->p->lambda;
+#pragma omp simd
         for (size_t i = 0; i < d; i++)
-            s[i] = o->p->lambda[i] * v[i];
+            s[i] = lambda[i] * v[i];
         return;
     }
     o->symv(o->sigma, d, v, s);
@@ -342,8 +344,10 @@ static int rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *ud)
     double q = 0;
     for (size_t i = 0; i < d; i++)
         q += v[i] * f[i];
+    double c = o->c;
+#pragma omp simd
     for (size_t i = 0; i < d; i++)
-        f[i] = o->c * (f[i] - q * v[i]);
+        f[i] = c * (f[i] - q * v[i]);
     return 0;
 }
 
@@ -447,28 +451,39 @@ static int proj(sunrealtype t, N_Vector yv, N_Vector corr, sunrealtype eps, N_Ve
  * keep the order of the terms per element but make one pass over the data instead of one per
  * vector. Installed on the template vector, they reach every vector CVODE clones from it. */
 
+/* The elementwise kernels are compiled twice on x86-64, for the baseline and for AVX2 (never
+ * FMA: the same roundings), and the loader picks the AVX2 copy where the processor has it. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define AM_CLONES
+#endif
 #define NV_N(v) ((size_t)NV_LENGTH_S(v))
 #define NV_X(v) NV_DATA_S(v)
 
 /* y += a x (SUNDIALS' Vaxpy: a = 1 and a = -1 add and subtract without the product) */
-static void nv_axpy(sunrealtype a, N_Vector xv, N_Vector yv)
+AM_CLONES static void nv_axpy(sunrealtype a, N_Vector xv, N_Vector yv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv);
     double *y = NV_X(yv);
     if (a == 1.0) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             y[i] += x[i];
     } else if (a == -1.0) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             y[i] -= x[i];
     } else {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             y[i] += a * x[i];
     }
 }
 
-static void nv_linearsum(sunrealtype a, N_Vector xv, sunrealtype b, N_Vector yv, N_Vector zv)
+AM_CLONES static void nv_linearsum(sunrealtype a, N_Vector xv, sunrealtype b, N_Vector yv,
+                                   N_Vector zv)
 {
     if (b == 1.0 && zv == yv) {
         nv_axpy(a, xv, yv);
@@ -482,102 +497,118 @@ static void nv_linearsum(sunrealtype a, N_Vector xv, sunrealtype b, N_Vector yv,
     const double *x = NV_X(xv), *y = NV_X(yv);
     double *z = NV_X(zv);
     if (a == 1.0 && b == 1.0) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = x[i] + y[i];
     } else if ((a == 1.0 && b == -1.0) || (a == -1.0 && b == 1.0)) {
         const double *p = a == 1.0 ? x : y, *m = a == 1.0 ? y : x; /* z = p - m */
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = p[i] - m[i];
     } else if (a == 1.0 || b == 1.0) {
         double c = a == 1.0 ? b : a; /* z = c u + w */
         const double *u = a == 1.0 ? y : x, *w = a == 1.0 ? x : y;
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = (c * u[i]) + w[i];
     } else if (a == -1.0 || b == -1.0) {
         double c = a == -1.0 ? b : a; /* z = c u - w */
         const double *u = a == -1.0 ? y : x, *w = a == -1.0 ? x : y;
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = (c * u[i]) - w[i];
     } else if (a == b) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = a * (x[i] + y[i]);
     } else if (a == -b) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = a * (x[i] - y[i]);
     } else {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = (a * x[i]) + (b * y[i]);
     }
 }
 
-static void nv_const(sunrealtype c, N_Vector zv)
+AM_CLONES static void nv_const(sunrealtype c, N_Vector zv)
 {
     size_t n = NV_N(zv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = c;
 }
 
-static void nv_prod(N_Vector xv, N_Vector yv, N_Vector zv)
+AM_CLONES static void nv_prod(N_Vector xv, N_Vector yv, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv), *y = NV_X(yv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = x[i] * y[i];
 }
 
-static void nv_div(N_Vector xv, N_Vector yv, N_Vector zv)
+AM_CLONES static void nv_div(N_Vector xv, N_Vector yv, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv), *y = NV_X(yv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = x[i] / y[i];
 }
 
-static void nv_scale(sunrealtype c, N_Vector xv, N_Vector zv)
+AM_CLONES static void nv_scale(sunrealtype c, N_Vector xv, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv);
     double *z = NV_X(zv);
     if (zv == xv) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] *= c;
     } else if (c == 1.0) {
         memcpy(z, x, n * sizeof *z);
     } else if (c == -1.0) {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = -x[i];
     } else {
+#pragma omp simd
         for (size_t i = 0; i < n; i++)
             z[i] = c * x[i];
     }
 }
 
-static void nv_abs(N_Vector xv, N_Vector zv)
+AM_CLONES static void nv_abs(N_Vector xv, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = fabs(x[i]);
 }
 
-static void nv_inv(N_Vector xv, N_Vector zv)
+AM_CLONES static void nv_inv(N_Vector xv, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = 1.0 / x[i];
 }
 
-static void nv_addconst(N_Vector xv, sunrealtype b, N_Vector zv)
+AM_CLONES static void nv_addconst(N_Vector xv, sunrealtype b, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = x[i] + b;
 }
@@ -629,11 +660,12 @@ static sunrealtype nv_min(N_Vector xv)
     return m;
 }
 
-static void nv_compare(sunrealtype c, N_Vector xv, N_Vector zv)
+AM_CLONES static void nv_compare(sunrealtype c, N_Vector xv, N_Vector zv)
 {
     size_t n = NV_N(xv);
     const double *x = NV_X(xv);
     double *z = NV_X(zv);
+#pragma omp simd
     for (size_t i = 0; i < n; i++)
         z[i] = fabs(x[i]) >= c ? 1.0 : 0.0;
 }
@@ -655,7 +687,7 @@ static sunbooleantype nv_invtest(N_Vector xv, N_Vector zv)
 
 /* z = sum_k c[k] X[k], the terms added in the order k = 0, 1, ... per element; one pass over
  * z (SUNDIALS makes one per vector). */
-static int nv_linearcombination(int nvec, sunrealtype *c, N_Vector *X, N_Vector zv)
+AM_CLONES static int nv_linearcombination(int nvec, sunrealtype *c, N_Vector *X, N_Vector zv)
 {
     if (nvec < 1) return -1;
     if (nvec == 1) {
@@ -685,12 +717,14 @@ static int nv_linearcombination(int nvec, sunrealtype *c, N_Vector *X, N_Vector 
         size_t i1 = n - i0 < B ? n : i0 + B;
         if (!k0) {
             const double *x = NV_X(X[0]);
+#pragma omp simd
             for (size_t i = i0; i < i1; i++)
                 z[i] = c[0] * x[i];
         }
         for (int k = 1; k < nvec; k++) {
             const double *x = NV_X(X[k]);
             double ck = c[k];
+#pragma omp simd
             for (size_t i = i0; i < i1; i++)
                 z[i] += ck * x[i];
         }
@@ -699,7 +733,8 @@ static int nv_linearcombination(int nvec, sunrealtype *c, N_Vector *X, N_Vector 
 }
 
 /* Z[k] = Y[k] + a[k] x (in place when Y == Z). */
-static int nv_scaleaddmulti(int nvec, sunrealtype *a, N_Vector xv, N_Vector *Y, N_Vector *Z)
+AM_CLONES static int nv_scaleaddmulti(int nvec, sunrealtype *a, N_Vector xv, N_Vector *Y,
+                                      N_Vector *Z)
 {
     if (nvec < 1) return -1;
     if (nvec == 1) {
@@ -712,9 +747,11 @@ static int nv_scaleaddmulti(int nvec, sunrealtype *a, N_Vector xv, N_Vector *Y, 
         const double *y = NV_X(Y[k]);
         double *z = NV_X(Z[k]), ak = a[k];
         if (Y == Z)
+#pragma omp simd
             for (size_t i = 0; i < n; i++)
                 z[i] += ak * x[i];
         else
+#pragma omp simd
             for (size_t i = 0; i < n; i++)
                 z[i] = ak * x[i] + y[i];
     }
@@ -730,7 +767,7 @@ static int nv_dotprodmulti(int nvec, N_Vector xv, N_Vector *Y, sunrealtype *dots
 }
 
 /* Z[k] = c[k] X[k] (CVODE rescales its history with it). */
-static int nv_scalevectorarray(int nvec, sunrealtype *c, N_Vector *X, N_Vector *Z)
+AM_CLONES static int nv_scalevectorarray(int nvec, sunrealtype *c, N_Vector *X, N_Vector *Z)
 {
     if (nvec < 1) return -1;
     for (int k = 0; k < nvec; k++) {
@@ -739,6 +776,7 @@ static int nv_scalevectorarray(int nvec, sunrealtype *c, N_Vector *X, N_Vector *
         } else {
             size_t n = NV_N(X[k]);
             double *x = NV_X(X[k]);
+#pragma omp simd
             for (size_t i = 0; i < n; i++)
                 x[i] *= c[k];
         }
