@@ -8,6 +8,7 @@
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
+#   make bitident-check  default, -march=native and clang builds give the same output bytes
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
