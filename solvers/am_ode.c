@@ -259,7 +259,7 @@ typedef double am_v4d __attribute__((vector_size(32)));
             t2 += r2[j] * v[j];                                                                    \
             t3 += r3[j] * v[j];                                                                    \
         }                                                                                          \
-        double dot[4] = {                                                                          \
+        const double dot[4] = {                                                                    \
             ((a0[0] + a0[1]) + (a0[2] + a0[3])) + t0, ((a1[0] + a1[1]) + (a1[2] + a1[3])) + t1,    \
             ((a2[0] + a2[1]) + (a2[2] + a2[3])) + t2, ((a3[0] + a3[1]) + (a3[2] + a3[3])) + t3};   \
         for (size_t m = 0; m < 4; m++) {                                                           \

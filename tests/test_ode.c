@@ -342,7 +342,7 @@ static double dot_reference(const double *x, const double *y, size_t n)
  * plain left-to-right sum differs from it for the long vector. */
 Test(ode, dense_dot_product_same_bits_at_every_vector_width)
 {
-    size_t lens[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 1000, 1003};
+    const size_t lens[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 1000, 1003};
     double *x = malloc(1003 * sizeof *x), *y = malloc(1003 * sizeof *y);
     for (size_t j = 0; j < 1003; j++) {
         x[j] = sin(1.0 + 0.7 * (double)j) * exp(0.01 * (double)(j % 37));
@@ -376,7 +376,7 @@ void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, in
  * summation order. */
 Test(ode, symmetric_product_same_bits_at_every_vector_width)
 {
-    size_t dims[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 1000};
+    const size_t dims[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 1000};
     for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
         size_t d = dims[k];
         double *S = malloc(d * d * sizeof *S), *v = malloc(d * sizeof *v);
@@ -512,7 +512,7 @@ static size_t first_bit_difference(const double *a, const double *b, size_t n)
  * sees a change in the last bits. */
 Test(ode, vector_kernels_same_bits_as_sundials)
 {
-    size_t dims[2] = {4, 300};
+    const size_t dims[2] = {4, 300};
     for (int k = 0; k < 4; k++) {
         size_t d = dims[k & 1], n = 31;
         ode_case c = ode_case_make(d, 0, 5);
