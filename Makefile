@@ -10,6 +10,7 @@
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
+#   make bitident-check  default, -march=native and clang builds give the same output bytes
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
@@ -25,7 +26,11 @@ CC      ?= cc
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 CFLAGS  ?= $(OPT) -g
-ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
+# -ffp-contract=off: in gnu11 mode GCC fuses a*b + c into one fused multiply-add wherever the
+# target has one (-march=native), rounding once instead of twice, so output bits would depend
+# on the machine and the flags; off, every build rounds each operation as written
+# (make bitident-check compares the default, -march=native and clang builds byte for byte).
+ALL_CFLAGS := -std=gnu11 -ffp-contract=off $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
 LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lz -lm
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
@@ -43,7 +48,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check
 
 all: $(BIN)
 
@@ -55,7 +60,15 @@ $(DEPS_STAMP): scripts/install-deps.sh
 deps:
 	scripts/install-deps.sh
 
-$(BUILD)/%.o: %.c
+# The compile command, rewritten only when it changes: every object (library, command, tests,
+# benchmarks) depends on it, so a change of CC, OPT, CFLAGS or EXTRA_CFLAGS recompiles.
+FLAGS_STAMP := $(BUILD)/.cflags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@printf '%s\n' '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || printf '%s\n' '$(CC) $(ALL_CFLAGS)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -128,6 +141,10 @@ validate-quick: $(BIN)
 mpi-check:
 	scripts/mpi-check.sh
 
+# Default, -march=native and clang builds must write the same bytes (scripts/bitident-check.sh).
+bitident-check: $(DEPS_STAMP)
+	scripts/bitident-check.sh
+
 bench-sweep: $(BIN)
 	scripts/bench-sweep.sh $(BUILD)
 
@@ -152,11 +169,11 @@ all: shared
 endif
 
 # cli objects: hidden symbols, only embed.h's AM_CLI_EXPORT functions leave libamsgd-cli.so
-$(BUILD)/pic/cli/%.o: cli/%.c
+$(BUILD)/pic/cli/%.o: cli/%.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/pic/%.o: %.c
+$(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
@@ -179,7 +196,7 @@ $(BUILD)/inst/.prefix: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
 
-$(INST_FIG_OBJ): cli/cmd_figures.c $(BUILD)/inst/.prefix
+$(INST_FIG_OBJ): cli/cmd_figures.c $(BUILD)/inst/.prefix $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DAM_DATADIR='"$(DATADIR)"' -c $< -o $@
 
@@ -241,7 +258,7 @@ format:
 	clang-format -i $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)
 
 clean:
-	rm -rf build build-san out
+	rm -rf build build-san build-bitident out
 
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)

@@ -26,6 +26,9 @@ static const cli_opt OPT_SCALING = {"delay-scaling", "SPEC", "none",
                                     "(tau = C/eta)"};
 static const cli_opt OPT_SDE = {"sde", NULL, NULL,
                                 "also the gap to the global SDE (Euler-Maruyama, dt = eta)"};
+static const cli_opt OPT_LIMIT = {"limit", "NAME", "ode",
+                                  "reference limit: ode, or dde (the delay-differential limit at "
+                                  "the lag C of --delay-scaling inverse:C; predicted order 1)"};
 static const cli_opt OPT_ORDER = {"order", "P", "auto",
                                   "predicted order (auto: 1, GAMMA for paper, 0 for inverse)"};
 static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
@@ -34,8 +37,8 @@ static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
 static const cli_opt *const cv_opts[] = {
     &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
     &OPT_DELAY_IID, &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
-    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_ORDER,   &OPT_NOISE_K,
-    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
+    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_LIMIT,   &OPT_ORDER,
+    &OPT_NOISE_K,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
 
 static json_t *json_sizes(const size_t *x, size_t n)
 {
@@ -118,6 +121,15 @@ int cmd_converge(int argc, char **argv)
                             cli_str(&a, "dist"));
         cp.sde = 1;
     }
+    const char *limit = cli_str(&a, "limit");
+    if (strcmp(limit, "dde") == 0) {
+        if (cp.scaling.kind != AM_SCALING_INVERSE)
+            cli_usage_error("--limit dde needs --delay-scaling inverse:C (a fixed lag C), got %s",
+                            cli_str(&a, "delay-scaling"));
+        cp.dde = 1;
+    } else if (strcmp(limit, "ode") != 0) {
+        cli_usage_error("--limit must be ode or dde, got '%s'", limit);
+    }
     for (size_t l = 0; l < n_eta; l++)
         if (cp.horizon / etas[l] > 1e12)
             cli_usage_error("--time / eta = %.3g steps is more than 1e12", cp.horizon / etas[l]);
@@ -136,8 +148,9 @@ int cmd_converge(int argc, char **argv)
     double fit_a = r->fitted ? r->fit.intercept : NAN;
     if (!json) {
         fputs("eta,tau,weak_error,weak_error_sem,t_max,weak_error_sde,weak_error_sde_sem,"
-              "diverged,fit\n",
+              "diverged,fit",
               f);
+        fputs(cp.dde ? ",weak_error_ode\n" : "\n", f);
         for (size_t l = 0; l < n; l++) {
             double row[7] = {r->eta[l],
                              r->tau[l],
@@ -152,6 +165,10 @@ int cmd_converge(int argc, char **argv)
             }
             fprintf(f, "%zu,", r->diverged[l]);
             cli_csv_double(f, r->fit_curve[l]);
+            if (cp.dde) {
+                fputc(',', f);
+                cli_csv_double(f, r->weak_error_ode[l]);
+            }
             fputc('\n', f);
         }
     } else {
@@ -168,6 +185,7 @@ int cmd_converge(int argc, char **argv)
         json_object_set_new(params, "replicas", json_integer((json_int_t)cp.ens.replicas));
         json_object_set_new(params, "threads", json_integer(cp.ens.threads));
         json_object_set_new(params, "sde", json_boolean(sde));
+        if (cp.dde) json_object_set_new(params, "limit", json_string("dde"));
         json_object_set_new(params, "noise_k", json_real(cp.fit.noise_k));
         json_object_set_new(params, "order", json_num(r->check.predicted));
         json_t *root = cli_json_root("converge", params);
@@ -198,6 +216,10 @@ int cmd_converge(int argc, char **argv)
         json_object_set_new(root, "note", json_string(r->check.note));
         json_object_set_new(root, "t", cli_json_doubles(r->t, r->ngrid));
         json_object_set_new(root, "ode_error", cli_json_doubles(r->ode, r->ngrid));
+        if (cp.dde) {
+            json_object_set_new(root, "dde_error", cli_json_doubles(r->dde, r->ngrid));
+            json_object_set_new(root, "weak_error_ode", cli_json_doubles(r->weak_error_ode, n));
+        }
         json_t *mean = json_array(), *sem = json_array();
         for (size_t l = 0; l < n; l++) {
             json_array_append_new(mean, cli_json_doubles(r->mean + l * r->ngrid, r->ngrid));

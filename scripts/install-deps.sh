@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages amsgd needs, if any is missing. Safe to run repeatedly.
-# Usage: scripts/install-deps.sh [--mpi] [--bench] [--report]
+# Usage: scripts/install-deps.sh [--mpi] [--bench] [--clang] [--report]
 # --report: headless Chromium (large) for the rendering check of the demo's HTML report.
 set -euo pipefail
 
@@ -11,6 +11,7 @@ for arg in "$@"; do
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
     --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc) ;;
     --report) pkgs+=(python3 chromium) ;;
+    --clang) pkgs+=(clang libomp-dev) ;; # the clang build of make bitident-check (OpenMP: libomp)
     *) echo "install-deps: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done

@@ -27,6 +27,14 @@
 #include "../theory/am_problem.h"
 #include "test_util.h"
 
+#include <cvode/cvode.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_version.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+#include <sunnonlinsol/sunnonlinsol_fixedpoint.h>
+#include <sunnonlinsol/sunnonlinsol_newton.h>
+
 #define ODE_TOL 1e-7
 
 typedef struct {
@@ -308,6 +316,233 @@ Test(ode, reuse_and_coordinates)
     am_ode_free(a);
     am_ode_free(b);
     ode_case_free(&c);
+}
+
+/* The dense products' dot product (solvers/am_ode.c): eight running sums, lane k taking the
+ * terms 8m + k, combined as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), then the
+ * remaining terms added one by one from the first. */
+double am_ode_dot_level(const double *x, const double *y, size_t n, int level);
+
+static double dot_reference(const double *x, const double *y, size_t n)
+{
+    double lane[8] = {0}, tail = 0;
+    size_t full = n / 8 * 8;
+    for (size_t j = 0; j < full; j++)
+        lane[j % 8] += x[j] * y[j];
+    for (size_t j = full; j < n; j++)
+        tail += x[j] * y[j];
+    return (((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+            ((lane[4] + lane[5]) + (lane[6] + lane[7]))) +
+           tail;
+}
+
+/* Every instruction set level (baseline, AVX2, AVX-512 where the processor has them) gives the
+ * bits of the documented order, for lengths around the lane count and a long one, terms of
+ * mixed signs and magnitudes (so that another order would round differently). Control: the
+ * plain left-to-right sum differs from it for the long vector. */
+Test(ode, dense_dot_product_same_bits_at_every_vector_width)
+{
+    const size_t lens[] = {0, 1, 7, 8, 9, 15, 16, 17, 63, 1000, 1003};
+    double *x = malloc(1003 * sizeof *x), *y = malloc(1003 * sizeof *y);
+    for (size_t j = 0; j < 1003; j++) {
+        x[j] = sin(1.0 + 0.7 * (double)j) * exp(0.01 * (double)(j % 37));
+        y[j] = cos(2.0 + 1.3 * (double)j) / (1.0 + (double)(j % 11));
+    }
+    for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
+        size_t n = lens[k];
+        double ref = dot_reference(x, y, n);
+        for (int level = 0; level <= 2; level++) {
+            double got = am_ode_dot_level(x, y, n, level);
+            cr_assert(memcmp(&got, &ref, sizeof got) == 0,
+                      "n=%zu level %d: %.17g, documented order %.17g", n, level, got, ref);
+        }
+    }
+    double seq = 0;
+    for (size_t j = 0; j < 1000; j++)
+        seq += x[j] * y[j];
+    double ref = dot_reference(x, y, 1000);
+    cr_assert(memcmp(&seq, &ref, sizeof seq) != 0,
+              "control: left-to-right sum %.17g has the bits of the lane order %.17g", seq, ref);
+    free(x), free(y);
+}
+
+/* The rotated right-hand side's product Sigma v from the upper triangle (solvers/am_ode.c). */
+void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, int level);
+
+/* For d = 1..9, 63, 64, 65 and 1000 (every remainder of the four-row blocks): the baseline and
+ * the AVX2 code (where the processor has it) give the same bits, and both equal the plain
+ * product sum_j Sigma_ij v_j to within 1e-14 of sum_j |Sigma_ij v_j|. Control: at d = 1000 the
+ * plain left-to-right sums differ in their bits, so the bitwise comparison sees a change of
+ * summation order. */
+Test(ode, symmetric_product_same_bits_at_every_vector_width)
+{
+    const size_t dims[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 1000};
+    for (size_t k = 0; k < sizeof dims / sizeof *dims; k++) {
+        size_t d = dims[k];
+        double *S = malloc(d * d * sizeof *S), *v = malloc(d * sizeof *v);
+        double *s0 = malloc(d * sizeof *s0), *s1 = malloc(d * sizeof *s1);
+        for (size_t i = 0; i < d; i++) {
+            v[i] = sin(0.3 + 1.7 * (double)i);
+            for (size_t j = 0; j <= i; j++)
+                S[i * d + j] = S[j * d + i] =
+                    cos(1.0 + 0.37 * (double)(i * d + j)) / (1.0 + (double)(i + j));
+        }
+        am_ode_symv_level(S, d, v, s0, 0);
+        am_ode_symv_level(S, d, v, s1, 1);
+        int differs_from_plain = 0;
+        for (size_t i = 0; i < d; i++) {
+            cr_assert(memcmp(s0 + i, s1 + i, sizeof *s0) == 0,
+                      "d=%zu row %zu: baseline %.17g, AVX2 %.17g", d, i, s0[i], s1[i]);
+            double plain = 0, mag = 0;
+            for (size_t j = 0; j < d; j++) {
+                plain += S[i * d + j] * v[j];
+                mag += fabs(S[i * d + j] * v[j]);
+            }
+            cr_assert(fabs(s0[i] - plain) <= 1e-14 * mag, "d=%zu row %zu: %.17g, plain sum %.17g",
+                      d, i, s0[i], plain);
+            differs_from_plain |= memcmp(s0 + i, &plain, sizeof plain) != 0;
+        }
+        if (d == 1000)
+            cr_assert(differs_from_plain, "control: d=1000 product has the bits of the plain sums");
+        free(S), free(v), free(s0), free(s1);
+    }
+}
+
+/* Reference solve with SUNDIALS' own serial vector kernels: CVODE set up as am_ode sets it up
+ * (method, tolerances, step limit, fused operations; standard basis), the same right-hand side
+ * and Jacobian written out here, V saved at the grid times. */
+typedef struct {
+    const double *lambda;
+    double c;
+    size_t d;
+} ref_data;
+
+static int ref_rhs(sunrealtype t, N_Vector yv, N_Vector ydot, void *ud)
+{
+    (void)t;
+    const ref_data *r = ud;
+    const double *v = N_VGetArrayPointer(yv);
+    double *f = N_VGetArrayPointer(ydot), q = 0;
+    for (size_t i = 0; i < r->d; i++)
+        f[i] = r->lambda[i] * v[i];
+    for (size_t i = 0; i < r->d; i++)
+        q += v[i] * f[i];
+    for (size_t i = 0; i < r->d; i++)
+        f[i] = r->c * (f[i] - q * v[i]);
+    return 0;
+}
+
+static int ref_jac(sunrealtype t, N_Vector yv, N_Vector fy, SUNMatrix J, void *ud, N_Vector t1,
+                   N_Vector t2, N_Vector t3)
+{
+    (void)t, (void)fy, (void)t2, (void)t3;
+    const ref_data *r = ud;
+    const double *v = N_VGetArrayPointer(yv);
+    double *s = N_VGetArrayPointer(t1), q = 0;
+    for (size_t i = 0; i < r->d; i++)
+        s[i] = r->lambda[i] * v[i];
+    for (size_t i = 0; i < r->d; i++)
+        q += v[i] * s[i];
+    for (size_t j = 0; j < r->d; j++) {
+        double *col = SUNDenseMatrix_Column(J, (sunindextype)j), sj = -2.0 * s[j];
+        for (size_t i = 0; i < r->d; i++)
+            col[i] = r->c * sj * v[i];
+        col[j] += r->c * r->lambda[j];
+        col[j] -= r->c * q;
+    }
+    return 0;
+}
+
+static void ref_solve(const am_problem *p, const am_ode_params *op, double mu, const double *v0,
+                      const double *t, size_t n, double *vout)
+{
+    size_t d = p->dim;
+    ref_data r = {p->lambda, 1.0 / (1.0 - mu), d};
+    SUNContext ctx;
+#if SUNDIALS_VERSION_MAJOR >= 7
+    cr_assert_eq(SUNContext_Create(SUN_COMM_NULL, &ctx), 0);
+#else
+    cr_assert_eq(SUNContext_Create(NULL, &ctx), 0);
+#endif
+    N_Vector y = N_VNew_Serial((sunindextype)d, ctx);
+    cr_assert(y);
+    cr_assert_eq(N_VEnableFusedOps_Serial(y, SUNTRUE), 0);
+    memcpy(N_VGetArrayPointer(y), v0, d * sizeof *v0);
+    int bdf = op->method == AM_ODE_BDF;
+    void *mem = CVodeCreate(bdf ? CV_BDF : CV_ADAMS, ctx);
+    SUNNonlinearSolver nls = bdf ? SUNNonlinSol_Newton(y, ctx) : SUNNonlinSol_FixedPoint(y, 0, ctx);
+    SUNMatrix a = bdf ? SUNDenseMatrix((sunindextype)d, (sunindextype)d, ctx) : NULL;
+    SUNLinearSolver ls = bdf ? SUNLinSol_Dense(y, a, ctx) : NULL;
+    cr_assert(mem && nls && (!bdf || (a && ls)));
+    cr_assert_eq(CVodeInit(mem, ref_rhs, 0.0, y), CV_SUCCESS);
+    cr_assert_eq(CVodeSetUserData(mem, &r), CV_SUCCESS);
+    cr_assert_eq(CVodeSStolerances(mem, op->rtol, op->atol), CV_SUCCESS);
+    cr_assert_eq(CVodeSetMaxNumSteps(mem, op->max_steps), CV_SUCCESS);
+    cr_assert_eq(CVodeSetMaxHnilWarns(mem, -1), CV_SUCCESS);
+    cr_assert_eq(CVodeSetNonlinearSolver(mem, nls), CV_SUCCESS);
+    if (bdf) {
+        cr_assert_eq(CVodeSetLinearSolver(mem, ls, a), CV_SUCCESS);
+        cr_assert_eq(CVodeSetJacFn(mem, ref_jac), CV_SUCCESS);
+    }
+    sunrealtype tcur = 0;
+    for (size_t g = 0; g < n; g++) {
+        if (t[g] > tcur) cr_assert_geq(CVode(mem, t[g], y, &tcur, CV_NORMAL), 0);
+        memcpy(vout + g * d, N_VGetArrayPointer(y), d * sizeof *vout);
+    }
+    CVodeFree(&mem);
+    SUNNonlinSolFree(nls);
+    if (ls) SUNLinSolFree(ls);
+    if (a) SUNMatDestroy(a);
+    N_VDestroy(y);
+    SUNContext_Free(&ctx);
+}
+
+/* Index of the first of n doubles that differ in their bits, n if none. */
+static size_t first_bit_difference(const double *a, const double *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i, b + i, sizeof *a)) return i;
+    return n;
+}
+
+/* am_ode runs CVODE on its own vector kernels (compiled with the library); they reproduce
+ * SUNDIALS' serial kernels operation for operation, so the trajectory is the same bits as
+ * with SUNDIALS' kernels: Adams (fixed point) and BDF (Newton, dense LU), d = 4 and 300.
+ * Control: the reference at a tolerance one part in 10^6 away differs, so the comparison
+ * sees a change in the last bits. */
+Test(ode, vector_kernels_same_bits_as_sundials)
+{
+    const size_t dims[2] = {4, 300};
+    for (int k = 0; k < 4; k++) {
+        size_t d = dims[k & 1], n = 31;
+        ode_case c = ode_case_make(d, 0, 5);
+        am_ode_params op = am_ode_params_default();
+        op.method = k >= 2 ? AM_ODE_BDF : AM_ODE_ADAMS;
+        double mu = 0.5, t[31], *e = malloc(n * sizeof *e), *nrm = malloc(n * sizeof *nrm);
+        double *v = malloc(n * d * sizeof *v), *vr = malloc(n * d * sizeof *vr);
+        am_grid grid = {n, 6};
+        am_grid_times(&grid, t);
+        am_status st;
+        am_ode *s = am_ode_alloc(c.p, &op, &st, NULL, 0);
+        cr_assert(s, "alloc failed: %d", st);
+        am_ode_output o = {e, nrm, NULL, v};
+        cr_assert_eq(am_ode_solve(s, mu, c.v0, t, n, &o, NULL), AM_OK);
+        ref_solve(c.p, &op, mu, c.v0, t, n, vr);
+        size_t i = first_bit_difference(v, vr, n * d);
+        cr_assert_eq(i, n * d,
+                     "%s d=%zu mu=%g: V differs from SUNDIALS' kernels at t=%g, coordinate %zu: "
+                     "%.17g vs %.17g",
+                     am_ode_method_name(op.method), d, mu, t[i / d], i % d, v[i], vr[i]);
+        am_ode_params wrong = op;
+        wrong.rtol *= 1 + 1e-6;
+        ref_solve(c.p, &wrong, mu, c.v0, t, n, vr);
+        cr_assert_lt(first_bit_difference(v, vr, n * d), n * d,
+                     "%s d=%zu: control with rtol %.17g reproduced the bits of rtol %.17g",
+                     am_ode_method_name(op.method), d, wrong.rtol, op.rtol);
+        am_ode_free(s);
+        free(e), free(nrm), free(v), free(vr);
+        ode_case_free(&c);
+    }
 }
 
 Test(ode, failures_and_bad_arguments)

@@ -8,6 +8,7 @@
  * code decides; nothing of a check is repeated here.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +188,13 @@ Test(validate_power, delay)
     vp_power("delay", 1.0, 0.5, 2);
 }
 
+/* the delay-differential limit: order 0.5 instead of 1 (the ODE's order 0 is the delay
+   family's delay-inverse row) */
+Test(validate_power, dde)
+{
+    vp_power("dde", 1.0, -0.5, 3);
+}
+
 Test(validate_power, asyncmom)
 {
     vp_power("asyncmom", 0.8, 0.0, 6);
@@ -271,6 +279,38 @@ Test(converge_power, inverse_example)
         cr_expect(r->order_ci[0] <= r->order && r->order <= r->order_ci[1]);
         am_converge_result_free(r);
     }
+}
+
+/* the same inverse ladder against the delay-differential limit (--limit dde): order 1 passes,
+   the orders 0, 0.5 fail; the gap to the ODE stays finite; --limit dde needs inverse scaling */
+Test(converge_power, inverse_example_against_the_dde)
+{
+    const char *base = "converge --dist expected --replicas 1 --mu 0.5 --time 2 "
+                       "--etas 4e-3,1e-3,2.5e-4,6.25e-5 --delay-scaling inverse:0.02 "
+                       "--limit dde --format json";
+    const char *orders[3] = {"1", "0", "0.5"};
+    for (int i = 0; i < 3; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "%s --order %s", base, orders[i]);
+        test_run r = test_amsgd(cmd);
+        cr_assert_eq(r.status, i == 0 ? 0 : 1, "order %s: exit %d (%s)", orders[i], r.status,
+                     r.err);
+        json_error_t je;
+        json_t *root = json_loads(r.out, 0, &je);
+        cr_assert_not_null(root, "order %s: %s", orders[i], je.text);
+        cr_expect_str_eq(json_string_value(json_object_get(root, "verdict")),
+                         i == 0 ? "PASS" : "FAIL", "order %s", orders[i]);
+        json_t *ode = json_object_get(root, "weak_error_ode");
+        json_t *dde = json_object_get(root, "weak_error");
+        double ode_last = json_number_value(json_array_get(ode, 3));
+        double dde_last = json_number_value(json_array_get(dde, 3));
+        cr_expect(ode_last > 20 * dde_last && ode_last > 1e-3,
+                  "finest rung: gap to the ODE %g, to the DDE %g", ode_last, dde_last);
+        json_decref(root);
+        test_run_free(&r);
+    }
+    test_expect_usage_error("converge --limit dde --etas 1e-3,5e-4", "inverse");
+    test_expect_usage_error("converge --limit sde", "--limit");
 }
 
 /* paper scaling GAMMA = 1/2: order 0.5 passes, 0.8 fails */

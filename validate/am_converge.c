@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../core/am_grid.h"
+#include "../solvers/am_dde.h"
 #include "../solvers/am_sde.h"
 #include "../theory/am_theory.h"
 
@@ -159,6 +160,11 @@ am_status am_converge_params_check(const am_problem *p, const am_converge_params
         snprintf(err, errlen, "replicas must be >= 1");
         return AM_EINVAL;
     }
+    if (par->dde && par->scaling.kind != AM_SCALING_INVERSE) {
+        snprintf(err, errlen,
+                 "the delay-differential reference needs inverse delay scaling (a fixed lag)");
+        return AM_EINVAL;
+    }
     for (size_t l = 0; l < par->n_eta; l++) {
         am_delay d;
         double tau;
@@ -190,9 +196,11 @@ void am_converge_result_free(am_converge_result *r)
     free(r->t_max);
     free(r->weak_error_sde);
     free(r->weak_error_sde_sem);
+    free(r->weak_error_ode);
     free(r->diverged);
     free(r->t);
     free(r->ode);
+    free(r->dde);
     free(r->mean);
     free(r->sem);
     free(r->fit_curve);
@@ -212,15 +220,17 @@ static am_converge_result *result_alloc(size_t n, size_t ngrid)
     r->t_max = calloc(n, sizeof(double));
     r->weak_error_sde = calloc(n, sizeof(double));
     r->weak_error_sde_sem = calloc(n, sizeof(double));
+    r->weak_error_ode = calloc(n, sizeof(double));
     r->diverged = calloc(n, sizeof(size_t));
     r->t = calloc(ngrid, sizeof(double));
     r->ode = calloc(ngrid, sizeof(double));
+    r->dde = calloc(ngrid, sizeof(double));
     r->mean = calloc(n * ngrid, sizeof(double));
     r->sem = calloc(n * ngrid, sizeof(double));
     r->fit_curve = calloc(n, sizeof(double));
     if (!r->eta || !r->tau || !r->weak_error || !r->weak_error_sem || !r->t_max ||
-        !r->weak_error_sde || !r->weak_error_sde_sem || !r->diverged || !r->t || !r->ode ||
-        !r->mean || !r->sem || !r->fit_curve) {
+        !r->weak_error_sde || !r->weak_error_sde_sem || !r->weak_error_ode || !r->diverged ||
+        !r->t || !r->ode || !r->dde || !r->mean || !r->sem || !r->fit_curve) {
         am_converge_result_free(r);
         return NULL;
     }
@@ -240,6 +250,26 @@ static void to_eigen(const am_problem *p, const double *v0, double *h0, double *
 }
 
 /* Runs one step size; fills row l of the result. */
+/* Error of the delay-differential limit at lag s from v0 at the n times t (into out). */
+static am_status dde_error(const am_problem *p, double mu, double s, const double *v0,
+                           const double *t, size_t n, double *out)
+{
+    am_status st;
+    am_dde_params dp = am_dde_params_default();
+    am_dde *sv = am_dde_alloc(p, &dp, &st, NULL, 0);
+    if (!sv) return st;
+    double *nrm = malloc(n * sizeof *nrm);
+    if (!nrm) {
+        am_dde_free(sv);
+        return AM_ENOMEM;
+    }
+    am_ode_output o = {out, nrm, NULL, NULL};
+    st = am_dde_solve(sv, mu, s, v0, t, n, &o, NULL, NULL, 0);
+    free(nrm);
+    am_dde_free(sv);
+    return st;
+}
+
 static am_status run_eta(const am_problem *p, const am_converge_params *par, size_t l,
                          const double *h0, am_converge_result *r, double *v0)
 {
@@ -258,8 +288,9 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
     double *tk = malloc(n * sizeof *tk);
     double *sde_mean = par->sde ? malloc(n * sizeof *sde_mean) : NULL;
     double *sde_sem = par->sde ? malloc(n * sizeof *sde_sem) : NULL;
+    double *ref = par->dde ? malloc(n * sizeof *ref) : NULL;
     am_ensemble_result *er = NULL;
-    if (!k || !tk || (par->sde && (!sde_mean || !sde_sem))) {
+    if (!k || !tk || (par->sde && (!sde_mean || !sde_sem)) || (par->dde && !ref)) {
         st = AM_ENOMEM;
         goto done;
     }
@@ -269,25 +300,34 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
     if (st) goto done;
     r->diverged[l] = er->diverged;
     int expected = p->dist.kind == AM_DIST_EXPECTED;
-    double best = -1, best_sem = NAN, best_t = NAN;
-    for (size_t g = 0; g < n; g++) {
+    for (size_t g = 0; g < n; g++)
         tk[g] = (double)k[g] * eta;
+    if (par->dde) {
+        am_msgd_initial(m, 0, v0);
+        st = dde_error(p, mp.mu, par->scaling.c, v0, tk, n, ref);
+        if (st) goto done;
+    }
+    double best = -1, best_sem = NAN, best_t = NAN, best_ode = -1;
+    for (size_t g = 0; g < n; g++) {
         const am_stats *s = &er->obs[g * er->nobs];
         double mean = er->alive[g] ? s->mean : NAN;
         double sem = expected ? 0.0 : am_stats_sem(s);
         r->mean[l * n + g] = mean;
         r->sem[l * n + g] = sem;
-        double gap = fabs(mean - am_theory_ode_error(p, mp.mu, h0, tk[g]));
+        double gap_ode = fabs(mean - am_theory_ode_error(p, mp.mu, h0, tk[g]));
+        double gap = par->dde ? fabs(mean - ref[g]) : gap_ode;
+        best_ode = isnan(gap_ode) || isnan(best_ode) ? NAN : fmax(best_ode, gap_ode);
         if (isnan(gap)) {
             best = NAN;
-            break;
+            continue;
         }
-        if (gap > best) {
+        if (!isnan(best) && gap > best) {
             best = gap;
             best_sem = sem;
             best_t = tk[g];
         }
     }
+    r->weak_error_ode[l] = best_ode;
     r->weak_error[l] = best;
     r->weak_error_sem[l] = best_sem;
     r->t_max[l] = best_t;
@@ -320,6 +360,7 @@ done:
     free(tk);
     free(sde_mean);
     free(sde_sem);
+    free(ref);
     am_msgd_free(m);
     return st;
 }
@@ -388,16 +429,23 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     to_eigen(p, v0, h0, col);
     am_grid grid = {ng, par->horizon};
     am_grid_times(&grid, r->t);
-    for (size_t g = 0; g < ng; g++)
+    for (size_t g = 0; g < ng; g++) {
         r->ode[g] = am_theory_ode_error(p, par->msgd.mu, h0, r->t[g]);
+        r->dde[g] = NAN;
+    }
+    if (par->dde) {
+        st = dde_error(p, par->msgd.mu, par->scaling.c, v0, r->t, ng, r->dde);
+        if (st) goto fail;
+    }
     for (size_t l = 0; l < n; l++) {
         st = run_eta(p, par, l, h0, r, v0);
         if (st) goto fail;
     }
 
     /* the order fit */
-    double pred =
-        isnan(par->predicted_order) ? am_scaling_order(&par->scaling) : par->predicted_order;
+    double pred = !isnan(par->predicted_order) ? par->predicted_order
+                  : par->dde                   ? 1.0
+                                               : am_scaling_order(&par->scaling);
     r->deterministic = 1;
     for (size_t l = 0; l < n; l++)
         if (r->weak_error_sem[l] != 0) r->deterministic = 0;

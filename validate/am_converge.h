@@ -10,7 +10,10 @@
  * with weak_error_sem the standard error of the ensemble mean at the maximising time. The
  * ODE is evaluated in closed form (am_theory_ode_error) from the same initial point v_0
  * as the ensemble (a shared initial point is required). Optionally the same gap against
- * the global SDE (an ensemble of Euler-Maruyama paths with dt = eta from the same v_0).
+ * the global SDE (an ensemble of Euler-Maruyama paths with dt = eta from the same v_0), and,
+ * under inverse scaling, the delay-differential limit at the lag s = C as the reference
+ * (dde = 1; solvers/am_dde.h): the ensemble tends to it at order 1 while its gap to the ODE
+ * stays finite.
  * The order p in e ~ C eta^p is measured with one interval and decided by the equivalence rule
  * of am_check.h (band: fit.model_error + fit.margin around the prediction):
  *   Monte Carlo ladder: am_fit_order_check (noise floor first, then the WLS slope with its
@@ -71,6 +74,9 @@ typedef struct {
     am_msgd_params msgd;    /* template: mu, delay (scaling none), init, seed, blowup */
     am_ensemble_params ens; /* replicas, threads */
     int sde;                /* 1: also the gap to the global SDE (am_sde_pca_global_error) */
+    int dde;                /* 1: the reference limit is the delay-differential equation at the
+                               lag s = C of inverse scaling (solvers/am_dde.h): weak_error is
+                               the gap to it and the predicted order is 1 */
     double predicted_order; /* NAN: am_scaling_order(scaling) */
     am_fit_params fit;      /* order fit, noise floor, level, band (model_error + margin) */
 } am_converge_params;
@@ -88,10 +94,12 @@ typedef struct {
     double *t_max;          /* [n] the maximising time */
     double *weak_error_sde; /* [n] max_g |mean err - mean err_SDE| (NaN without SDE) */
     double *weak_error_sde_sem;
-    size_t *diverged; /* [n] diverged replicas */
+    double *weak_error_ode; /* [n] max_g |mean err - ODE| (= weak_error unless dde) */
+    size_t *diverged;       /* [n] diverged replicas */
     size_t ngrid;
     double *t;    /* [ngrid] saved times */
     double *ode;  /* [ngrid] ODE error */
+    double *dde;  /* [ngrid] DDE error at the lag s = C (NaN unless dde) */
     double *mean; /* [n * ngrid] ensemble mean error, row l for eta_l */
     double *sem;  /* [n * ngrid] */
     double replicas;

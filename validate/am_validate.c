@@ -37,6 +37,8 @@ const am_validate_check am_validate_checks[] = {
     {"delay-scaling",
      "noise-free gap between delayed and undelayed trajectories ~ tau eta/(1-mu)^2 (Liu's lemma)",
      3, 0.25, am_vf_delay_scaling_run},
+    {"dde", "under inverse scaling the recursion tends to the delay-differential limit at order 1",
+     3, 0.25, am_vf_dde_run},
     {"asyncmom", "stale gradients with M workers act as momentum 1 - 1/M and step eta/M", 6, 0.10,
      am_vf_asyncmom_run},
     {"runtime", "time per iteration and mean staleness of the six variants match their formulas",

@@ -38,6 +38,8 @@ am_status am_vf_asyncmom_run(const am_validate_check *c, const am_validate_opts 
                              am_check_result *rows, size_t *nrows);
 am_status am_vf_delay_scaling_run(const am_validate_check *c, const am_validate_opts *o,
                                   am_check_result *rows, size_t *nrows);
+am_status am_vf_dde_run(const am_validate_check *c, const am_validate_opts *o,
+                        am_check_result *rows, size_t *nrows);
 am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *o,
                             am_check_result *rows, size_t *nrows);
 
