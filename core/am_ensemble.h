@@ -30,6 +30,14 @@ typedef struct {
     void (*summarize)(const void *ctx, const void *work, const double *obs, size_t ngrid,
                       int diverged, double *summary);
     const void *ctx;
+    /* Optional, replicas side by side: batch > 1 replicas advanced together from k0 to k1
+       by advance_batch over the workspaces works[0..n-1] (n <= batch, each started and not
+       diverged), with the same result, byte for byte, as n calls of advance; writes each
+       replica's divergence flag to diverged[j]. am_ensemble_run then groups consecutive
+       replicas of a chunk in blocks of batch (0 or 1: one replica at a time). */
+    size_t batch;
+    void (*advance_batch)(const void *ctx, void *const *works, size_t n, uint64_t k0,
+                          uint64_t k1, int *diverged);
 } am_model;
 
 typedef struct {

@@ -15,6 +15,7 @@
  */
 #include "am_rng.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -552,6 +553,379 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
             am_rng_seek(r, step0 + s0 + s);
             size_t k = zig_from_buffer(r, buf + 2 * s * nbs, 0, nbs, 0, o, n, zig_simd);
             if (k < n) am_rng_fill_gaussian(r, o + k, n - k);
+        }
+    }
+}
+
+/* ---- streams side by side: AM_RNG_LANES streams (same key), one lane each ---- */
+
+/* Whether r[0..AM_RNG_LANES-1] share one key (the lane code needs it). */
+static int lanes_same_key(const am_rng *r)
+{
+    for (int l = 1; l < AM_RNG_LANES; l++)
+        if (r[l].key.v[0] != r[0].key.v[0] || r[l].key.v[1] != r[0].key.v[1]) return 0;
+    return 1;
+}
+
+/* Words one block at a time (any CPU). */
+static void lanes_words_portable(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
+                                 uint64_t *out)
+{
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        am_rng q = r[l];
+        for (size_t s = 0; s < ns; s++) {
+            am_rng_seek(&q, step0 + s);
+            for (size_t b = 0; b < nb; b++) {
+                uint64_t w[2];
+                philox_block(&q, (uint32_t)b, w);
+                out[(s * 2 * nb + 2 * b) * AM_RNG_LANES + (size_t)l] = w[0];
+                out[(s * 2 * nb + 2 * b + 1) * AM_RNG_LANES + (size_t)l] = w[1];
+            }
+        }
+    }
+}
+
+#if AM_RNG_X86
+/* Counter words c0, c2, c3 of pair t (step step0 + t / nb, block t % nb). */
+static inline void pair_ctr(uint64_t step0, size_t nb, size_t t, uint32_t *c0, uint32_t *c2,
+                            uint32_t *c3)
+{
+    uint64_t step = step0 + t / nb;
+    *c0 = (uint32_t)(t % nb);
+    *c2 = (uint32_t)(step << 16);
+    *c3 = (uint32_t)(step >> 16);
+}
+
+/* The 2 words (x1 x0), (x3 x2) of 8 blocks in the 32-bit lanes of x0..x3 (lanes 0..7 of
+ * 256-bit halves) as 8 64-bit words each. */
+AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m128i x1h,
+                                     uint64_t *out)
+{
+    __m256i a = _mm256_or_si256(_mm256_cvtepu32_epi64(x0l),
+                                _mm256_slli_epi64(_mm256_cvtepu32_epi64(x1l), 32));
+    __m256i b = _mm256_or_si256(_mm256_cvtepu32_epi64(x0h),
+                                _mm256_slli_epi64(_mm256_cvtepu32_epi64(x1h), 32));
+    _mm256_storeu_si256((__m256i *)out, a);
+    _mm256_storeu_si256((__m256i *)out + 1, b);
+}
+
+/* Pairs (step, block) t0 .. t0+3 of the 8 lanes: 32 blocks, two registers of 16 lanes
+ * (lanes 0..7 one pair, 8..15 the next). Words of pair t to out[(2 t + j) 8 + l]. */
+AVX512 static void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo, uint64_t step0,
+                                       size_t nb, size_t t0, uint64_t *out)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    uint32_t c0[4], c2[4], c3[4];
+    for (int i = 0; i < 4; i++)
+        pair_ctr(step0, nb, t0 + (size_t)i, &c0[i], &c2[i], &c3[i]);
+    __m512i a0 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c0[0]),
+                                         _mm512_set1_epi32((int)c0[1]));
+    __m512i a2 = _mm512_or_si512(c2lo, _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c2[0]),
+                                                               _mm512_set1_epi32((int)c2[1])));
+    __m512i a3 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c3[0]),
+                                         _mm512_set1_epi32((int)c3[1]));
+    __m512i e0 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c0[2]),
+                                         _mm512_set1_epi32((int)c0[3]));
+    __m512i e2 = _mm512_or_si512(c2lo, _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c2[2]),
+                                                               _mm512_set1_epi32((int)c2[3])));
+    __m512i e3 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c3[2]),
+                                         _mm512_set1_epi32((int)c3[3]));
+    __m512i a1 = c1, e1 = c1;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
+        __m512i h0, l0, h1, l1, g0, f0, g1, f1;
+        mulhilo16(a0, m0, &h0, &l0);
+        mulhilo16(a2, m1, &h1, &l1);
+        mulhilo16(e0, m0, &g0, &f0);
+        mulhilo16(e2, m1, &g1, &f1);
+        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96);
+        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
+        a1 = l1;
+        a3 = l0;
+        e0 = _mm512_ternarylogic_epi32(g1, e1, kk0, 0x96);
+        e2 = _mm512_ternarylogic_epi32(g0, e3, kk1, 0x96);
+        e1 = f1;
+        e3 = f0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    __m512i x[2][4] = {{a0, a1, a2, a3}, {e0, e1, e2, e3}};
+    for (int g = 0; g < 2; g++)
+        for (int h = 0; h < 2; h++) {
+            uint64_t *o = out + (2 * (size_t)(2 * g + h)) * AM_RNG_LANES;
+            __m256i y0 = _mm512_extracti64x4_epi64(x[g][0], 0), y1, y2, y3;
+            if (h) y0 = _mm512_extracti64x4_epi64(x[g][0], 1);
+            y1 = h ? _mm512_extracti64x4_epi64(x[g][1], 1) : _mm512_extracti64x4_epi64(x[g][1], 0);
+            y2 = h ? _mm512_extracti64x4_epi64(x[g][2], 1) : _mm512_extracti64x4_epi64(x[g][2], 0);
+            y3 = h ? _mm512_extracti64x4_epi64(x[g][3], 1) : _mm512_extracti64x4_epi64(x[g][3], 0);
+            __m512i w0 = _mm512_or_si512(_mm512_cvtepu32_epi64(y0),
+                                         _mm512_slli_epi64(_mm512_cvtepu32_epi64(y1), 32));
+            __m512i w1 = _mm512_or_si512(_mm512_cvtepu32_epi64(y2),
+                                         _mm512_slli_epi64(_mm512_cvtepu32_epi64(y3), 32));
+            _mm512_storeu_si512(o, w0);
+            _mm512_storeu_si512(o + AM_RNG_LANES, w1);
+        }
+}
+
+AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
+                                      uint64_t *out)
+{
+    uint32_t c1[16], c2[16];
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        c1[l] = c1[l + 8] = r[l].ctr.v[1];
+        c2[l] = c2[l + 8] = r[l].ctr.v[2] & 0xffffu;
+    }
+    __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    size_t np = ns * nb, t = 0;
+    for (; t + 4 <= np; t += 4)
+        lanes_words4_avx512(r, vc1, vc2, step0, nb, t, out + 2 * t * AM_RNG_LANES);
+    if (t < np) {
+        uint64_t tmp[4 * 2 * AM_RNG_LANES];
+        lanes_words4_avx512(r, vc1, vc2, step0, nb, t, tmp);
+        memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+    }
+}
+
+/* Pairs t0, t0+1 of the 8 lanes: two registers of 8 lanes. */
+AVX2 static void lanes_words2_avx2(const am_rng *r, __m256i c1, __m256i c2lo, uint64_t step0,
+                                   size_t nb, size_t t0, uint64_t *out)
+{
+    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
+    uint32_t c0[2], c2[2], c3[2];
+    for (int i = 0; i < 2; i++)
+        pair_ctr(step0, nb, t0 + (size_t)i, &c0[i], &c2[i], &c3[i]);
+    __m256i a0 = _mm256_set1_epi32((int)c0[0]), e0 = _mm256_set1_epi32((int)c0[1]);
+    __m256i a2 = _mm256_or_si256(c2lo, _mm256_set1_epi32((int)c2[0]));
+    __m256i e2 = _mm256_or_si256(c2lo, _mm256_set1_epi32((int)c2[1]));
+    __m256i a3 = _mm256_set1_epi32((int)c3[0]), e3 = _mm256_set1_epi32((int)c3[1]);
+    __m256i a1 = c1, e1 = c1;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m256i kk0 = _mm256_set1_epi32((int)k0), kk1 = _mm256_set1_epi32((int)k1);
+        __m256i h0, l0, h1, l1, g0, f0, g1, f1;
+        mulhilo8(a0, m0, &h0, &l0);
+        mulhilo8(a2, m1, &h1, &l1);
+        mulhilo8(e0, m0, &g0, &f0);
+        mulhilo8(e2, m1, &g1, &f1);
+        a0 = _mm256_xor_si256(_mm256_xor_si256(h1, a1), kk0);
+        a2 = _mm256_xor_si256(_mm256_xor_si256(h0, a3), kk1);
+        a1 = l1;
+        a3 = l0;
+        e0 = _mm256_xor_si256(_mm256_xor_si256(g1, e1), kk0);
+        e2 = _mm256_xor_si256(_mm256_xor_si256(g0, e3), kk1);
+        e1 = f1;
+        e3 = f0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    __m256i x[2][4] = {{a0, a1, a2, a3}, {e0, e1, e2, e3}};
+    for (int g = 0; g < 2; g++) {
+        uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
+        lanes_store8(_mm256_castsi256_si128(x[g][0]), _mm256_extracti128_si256(x[g][0], 1),
+                     _mm256_castsi256_si128(x[g][1]), _mm256_extracti128_si256(x[g][1], 1), o);
+        lanes_store8(_mm256_castsi256_si128(x[g][2]), _mm256_extracti128_si256(x[g][2], 1),
+                     _mm256_castsi256_si128(x[g][3]), _mm256_extracti128_si256(x[g][3], 1),
+                     o + AM_RNG_LANES);
+    }
+}
+
+AVX2 static void lanes_words_avx2(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
+                                  uint64_t *out)
+{
+    uint32_t c1[8], c2[8];
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        c1[l] = r[l].ctr.v[1];
+        c2[l] = r[l].ctr.v[2] & 0xffffu;
+    }
+    __m256i vc1 = _mm256_loadu_si256((const __m256i *)c1);
+    __m256i vc2 = _mm256_loadu_si256((const __m256i *)c2);
+    size_t np = ns * nb, t = 0;
+    for (; t + 2 <= np; t += 2)
+        lanes_words2_avx2(r, vc1, vc2, step0, nb, t, out + 2 * t * AM_RNG_LANES);
+    if (t < np) {
+        uint64_t tmp[2 * 2 * AM_RNG_LANES];
+        lanes_words2_avx2(r, vc1, vc2, step0, nb, t, tmp);
+        memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * AM_RNG_LANES * sizeof *tmp);
+    }
+}
+
+/* Ziggurat fast path on 8 lanes' words w: normals to z, returns the mask of the lanes whose
+ * fast test passed (the others need the rare case). Same operations as am_rng_gaussian. */
+__attribute__((target("avx512f,avx512dq"))) static inline unsigned
+zig8_avx512(const uint64_t *w, double *z)
+{
+    const __m512i low8 = _mm512_set1_epi64(0xff), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    __m512i x = _mm512_loadu_si512(w);
+    __m512i i = _mm512_and_si512(x, low8);
+    __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)),
+                              _mm512_set1_pd(0x1.0p-63));
+    __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
+    unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
+    _mm512_storeu_pd(z, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
+    return ok;
+}
+
+/* (double)(int64_t)(w & ~0x7ff) * 2^-63 exactly, 4 lanes, without a 64-bit conversion:
+ * the high 32 bits (signed) and bits 11..31 as doubles by the 2^52 trick, then summed (the
+ * sum is the exact value, which has at most 53 significant bits). */
+AVX2 static inline __m256d zig_u_avx2(__m256i x)
+{
+    const __m256i exp52 = _mm256_set1_epi64x(0x4330000000000000LL);
+    const __m256d two52 = _mm256_set1_pd(0x1.0p52), bias = _mm256_set1_pd(0x1.0p52 + 0x1.0p31);
+    __m256i hi = _mm256_xor_si256(_mm256_srli_epi64(x, 32), _mm256_set1_epi64x(0x80000000LL));
+    __m256i lo = _mm256_and_si256(_mm256_srli_epi64(x, 11), _mm256_set1_epi64x(0x1fffff));
+    __m256d hd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(hi, exp52)), bias);
+    __m256d ld = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(lo, exp52)), two52);
+    __m256d v = _mm256_add_pd(_mm256_mul_pd(hd, _mm256_set1_pd(0x1.0p32)),
+                              _mm256_mul_pd(ld, _mm256_set1_pd(0x1.0p11)));
+    return _mm256_mul_pd(v, _mm256_set1_pd(0x1.0p-63));
+}
+
+/* zig8_avx512 with AVX2: 4 lanes, mask in bits 0..3. */
+AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
+{
+    __m256i x = _mm256_loadu_si256((const __m256i *)w);
+    __m256i i = _mm256_and_si256(x, _mm256_set1_epi64x(0xff));
+    __m256d u = zig_u_avx2(x);
+    __m256d r = _mm256_i64gather_pd(am_zig_r, i, 8);
+    __m256d au = _mm256_and_pd(u, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL)));
+    unsigned ok = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(au, r, _CMP_LT_OQ));
+    _mm256_storeu_pd(z, _mm256_mul_pd(u, _mm256_i64gather_pd(am_zig_x, i, 8)));
+    return ok;
+}
+
+AVX2 static unsigned zig8_avx2(const uint64_t *w, double *z)
+{
+    return zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4;
+}
+
+__attribute__((target("avx512f,avx512dq"))) static unsigned zig8_avx512_call(const uint64_t *w,
+                                                                             double *z)
+{
+    return zig8_avx512(w, z);
+}
+#endif
+
+/* Ziggurat fast path on 8 words, any CPU. */
+static unsigned zig8_portable(const uint64_t *w, double *z)
+{
+    unsigned ok = 0;
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        unsigned i = (unsigned)(w[l] & 0xff);
+        double u = (double)(int64_t)(w[l] & ~(uint64_t)0x7ff) * 0x1.0p-63;
+        ok |= (unsigned)(fabs(u) < am_zig_r[i]) << l;
+        z[l] = u * am_zig_x[i];
+    }
+    return ok;
+}
+
+static int lanes_simd(int simd)
+{
+#if AM_RNG_X86
+    if (simd >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        return 2;
+    if (simd >= 1 && __builtin_cpu_supports("avx2")) return 1;
+#endif
+    return 0;
+}
+
+void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t nblocks,
+                        uint64_t *out, int simd)
+{
+    int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
+#if AM_RNG_X86
+    if (s == 2) {
+        lanes_words_avx512(r, step0, nsteps, nblocks, out);
+        return;
+    }
+    if (s == 1) {
+        lanes_words_avx2(r, step0, nsteps, nblocks, out);
+        return;
+    }
+#endif
+    (void)s;
+    lanes_words_portable(r, step0, nsteps, nblocks, out);
+}
+
+/* Steps per batch of am_rng_gaussian_lanes: words of at most LANE_WORDS per lane. */
+#define LANE_WORDS 256
+
+void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
+                           int simd)
+{
+    enum { NLANE = AM_RNG_LANES };
+    size_t nb = (n + 1) / 2, nw = 2 * nb;
+    if (n == 0) return;
+    int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
+    if (nw > LANE_WORDS) {
+        /* long steps: one lane at a time */
+        double *tmp = malloc(n * sizeof *tmp);
+        for (int l = 0; l < NLANE && tmp; l++) {
+            am_rng q = r[l];
+            for (size_t t = 0; t < nsteps; t++) {
+                am_rng_seek(&q, step0 + t);
+                am_rng_fill_gaussian(&q, tmp, n);
+                for (size_t i = 0; i < n; i++)
+                    out[(t * n + i) * NLANE + (size_t)l] = tmp[i];
+            }
+        }
+        if (tmp) {
+            free(tmp);
+            return;
+        }
+        for (int l = 0; l < NLANE; l++) { /* no memory for tmp: normal by normal */
+            am_rng q = r[l];
+            for (size_t t = 0; t < nsteps; t++) {
+                am_rng_seek(&q, step0 + t);
+                for (size_t i = 0; i < n; i++)
+                    out[(t * n + i) * NLANE + (size_t)l] = am_rng_gaussian(&q);
+            }
+        }
+        return;
+    }
+    uint64_t words[LANE_WORDS * NLANE];
+    size_t per = LANE_WORDS / nw;
+    int zig_simd = zig_simd_available();
+    for (size_t t0 = 0; t0 < nsteps; t0 += per) {
+        size_t ns = nsteps - t0 < per ? nsteps - t0 : per;
+        am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
+        for (size_t t = 0; t < ns; t++) {
+            unsigned bad = 0; /* lanes with a rejection at this step */
+            size_t first[NLANE];
+            for (size_t i = 0; i < n; i++) {
+                const uint64_t *w = words + (t * nw + i) * NLANE;
+                double *z = out + ((t0 + t) * n + i) * NLANE;
+                unsigned ok;
+#if AM_RNG_X86
+                if (s == 2)
+                    ok = zig8_avx512_call(w, z);
+                else if (s == 1)
+                    ok = zig8_avx2(w, z);
+                else
+#endif
+                    ok = zig8_portable(w, z);
+                unsigned fresh = ~ok & ~bad & 0xffu;
+                for (unsigned m = fresh; m; m &= m - 1)
+                    first[__builtin_ctz(m)] = i;
+                bad |= fresh;
+            }
+            /* the rare case: that lane's normals from the first rejection on, from the
+             * step's words already drawn and then its stream */
+            for (unsigned m = bad; m; m &= m - 1) {
+                int l = __builtin_ctz(m);
+                uint64_t buf[LANE_WORDS];
+                double tmp[LANE_WORDS];
+                size_t f = first[l];
+                for (size_t j = 0; j < nw; j++)
+                    buf[j] = words[(t * nw + j) * NLANE + (size_t)l];
+                am_rng q = r[l];
+                am_rng_seek(&q, step0 + t0 + t);
+                size_t k = zig_from_buffer(&q, buf, 0, nb, f, tmp, n - f, zig_simd);
+                if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
+                for (size_t i = f; i < n; i++)
+                    out[((t0 + t) * n + i) * NLANE + (size_t)l] = tmp[i - f];
+            }
         }
     }
 }

@@ -152,6 +152,23 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
  * has it. */
 void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd);
 
+/* Streams side by side (e.g. the data streams of AM_RNG_LANES replicas; the streams should
+ * share one seed, else the portable code runs): lane l is stream r[l], whose position is
+ * not used or moved. */
+#define AM_RNG_LANES 8
+
+/* Words 0 .. 2 nblocks - 1 of steps step0 .. step0 + nsteps - 1 of each lane:
+ * out[(s 2 nblocks + w) AM_RNG_LANES + l] = word w of step step0 + s of stream r[l], with at
+ * most instruction set simd (as am_rng_blocks). */
+void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t nblocks,
+                        uint64_t *out, int simd);
+
+/* The normals of am_rng_fill_gaussian_steps(r + l, step0, nsteps, n, ...) for every lane,
+ * side by side: out[(s n + i) AM_RNG_LANES + l] = normal i of step step0 + s of stream r[l]
+ * (ziggurat 8 lanes at a time, the rare case lane by lane from the words already drawn). */
+void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
+                           int simd);
+
 /* Instruction set of the bulk draws on this CPU: 2 AVX-512F, 1 AVX2, 0 portable. */
 int am_rng_simd(void);
 
