@@ -27,7 +27,44 @@
 
 #define ZIG_R 3.6541528853610088
 
-double am_rng_gaussian_slow(am_rng *r, uint64_t w)
+/* Words for the rare case: from buf[j..nw) while there are any (buf[0] = word 0 of block
+ * b0 of r's step), then from the stream r positioned after buf (j = nw + 1 marks that);
+ * without buf (nw = 0, j = 1) from r alone. */
+typedef struct {
+    am_rng *r;
+    const uint64_t *buf;
+    size_t j, nw;
+    uint32_t b0;
+} word_src;
+
+static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, size_t j);
+
+static inline uint64_t src_u64(word_src *s)
+{
+    if (s->j < s->nw) return s->buf[s->j++];
+    if (s->j == s->nw) {
+        set_position(s->r, s->buf, s->b0, s->nw);
+        s->j++;
+    }
+    return am_rng_u64(s->r);
+}
+
+static inline double src_uniform(word_src *s)
+{
+    return ((double)(src_u64(s) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* Margin of the one-exponential wedge test (see zig_rare). */
+#define WEDGE_MARGIN 1e-12
+
+/* The rare case of the ziggurat from word w on: the tail (x > R, Marsaglia's exponential
+ * method) and the wedges, accepted when f1 + U (f0 - f1) < 1 with
+ * f0 = exp(-(x[i]^2 - x^2)/2), f1 = exp(-(x[i+1]^2 - x^2)/2). f1 is taken as f0 c[i]
+ * (c[i] = f(x[i+1]) / f(x[i])), which differs from the exponential by a few 1e-15 relative
+ * (rounding of the arguments and of exp; f0, f1 <= 2.1); only when the test lands within
+ * WEDGE_MARGIN of 1, where the two could disagree, is f1 computed by exp as well. So the
+ * decisions, and the normals, are those of the two-exponential test, with one exp. */
+static inline double zig_rare(word_src *s, uint64_t w)
 {
     for (;;) {
         unsigned i = (unsigned)(w & 0xff);
@@ -36,17 +73,29 @@ double am_rng_gaussian_slow(am_rng *r, uint64_t w)
         if (i == 0) {
             double x, y;
             do {
-                x = log(am_rng_uniform(r)) / ZIG_R;
-                y = log(am_rng_uniform(r));
+                x = log(src_uniform(s)) / ZIG_R;
+                y = log(src_uniform(s));
             } while (-2.0 * y < x * x);
             return u < 0 ? x - ZIG_R : ZIG_R - x;
         }
         double x = u * am_zig_x[i];
         double f0 = exp(-0.5 * (am_zig_x[i] * am_zig_x[i] - x * x));
-        double f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
-        if (f1 + am_rng_uniform(r) * (f0 - f1) < 1.0) return x;
-        w = am_rng_u64(r);
+        double f1 = f0 * am_zig_c[i];
+        double U = src_uniform(s);
+        double t = f1 + U * (f0 - f1);
+        if (fabs(t - 1.0) <= WEDGE_MARGIN) {
+            f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
+            t = f1 + U * (f0 - f1);
+        }
+        if (t < 1.0) return x;
+        w = src_u64(s);
     }
+}
+
+double am_rng_gaussian_slow(am_rng *r, uint64_t w)
+{
+    word_src s = {r, NULL, 1, 0, 0};
+    return zig_rare(&s, w);
 }
 
 /* One block: words 2b, 2b+1 of r's step. On x86-64 with SSE2 (always present): the state
@@ -339,11 +388,20 @@ __attribute__((target("avx512f,avx512dq"))) static size_t zig_fast_avx512(const 
         __m512i i = _mm512_and_si512(w, low8);
         __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), scale);
         __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
-        if (_mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ) != 0xff) break;
-        _mm512_storeu_pd(dst + t, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
+        unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
+        __m512d z = _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8));
+        if (ok != 0xff) {
+            /* the lanes before the first rejection */
+            unsigned f = (unsigned)__builtin_ctz(~ok);
+            _mm512_mask_storeu_pd(dst + t, (__mmask8)((1u << f) - 1), z);
+            return t + f;
+        }
+        _mm512_storeu_pd(dst + t, z);
     }
     return t;
 }
+
+AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m);
 /* Blocks at arbitrary counters ctr[t][0..3] (t < nb, nb a multiple of 16), one block per
  * 128-bit lane with philox_block's scheme, four registers interleaved. */
 AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t (*ctr)[4],
@@ -446,7 +504,10 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
         const uint64_t *src = buf + j;
         double *dst = out + k;
 #if AM_RNG_X86
-        if (zig_simd) t = zig_fast_avx512(src, dst, m);
+        if (zig_simd == 2)
+            t = zig_fast_avx512(src, dst, m);
+        else if (zig_simd == 1)
+            t = zig_fast_avx2(src, dst, m);
 #endif
         for (; t < m; t++) {
             uint64_t w = src[t];
@@ -461,21 +522,20 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
             set_position(r, buf, b0, j);
             return k;
         }
-        /* rare case: finish this normal on the scalar stream */
-        set_position(r, buf, b0, j + 1);
-        out[k] = am_rng_gaussian_slow(r, buf[j]);
-        k++;
-        uint32_t blk = r->ctr.v[0] - b0; /* >= 1: the slow path drew at least one word */
-        if (blk > nb) return k;          /* left the buffer: r is authoritative */
-        j = 2 * (size_t)blk - 2 + r->used;
-        if (j >= nw) return k;
+        /* rare case: its words from the buffer, then (rarely) from the stream */
+        word_src s = {r, buf, j + 1, nw, b0};
+        out[k++] = zig_rare(&s, buf[j]);
+        if (s.j > nw) return k; /* left the buffer: r is positioned after the last word */
+        j = s.j;
     }
 }
 
+/* Vector ziggurat of this CPU: 2 AVX-512F/DQ, 1 AVX2, 0 none. */
 static int zig_simd_available(void)
 {
 #if AM_RNG_X86
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
 #else
     return 0;
 #endif
@@ -795,15 +855,44 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
     return ok;
 }
 
-AVX2 static unsigned zig8_avx2(const uint64_t *w, double *z)
+/* The fast path on every word of ns steps (n normals of nw words each, layout of
+ * am_rng_words_lanes): normals to out, lane masks of passed tests to ok[t n + i]. */
+__attribute__((target("avx512f,avx512dq"))) static void
+zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
+                 unsigned char *ok)
 {
-    return zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4;
+    for (size_t t = 0; t < ns; t++)
+        for (size_t i = 0; i < n; i++)
+            ok[t * n + i] = (unsigned char)zig8_avx512(words + (t * nw + i) * AM_RNG_LANES,
+                                                       out + (t * n + i) * AM_RNG_LANES);
 }
 
-__attribute__((target("avx512f,avx512dq"))) static unsigned zig8_avx512_call(const uint64_t *w,
-                                                                             double *z)
+AVX2 static void zig_lanes_avx2(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
+                                unsigned char *ok)
 {
-    return zig8_avx512(w, z);
+    for (size_t t = 0; t < ns; t++)
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t *w = words + (t * nw + i) * AM_RNG_LANES;
+            double *z = out + (t * n + i) * AM_RNG_LANES;
+            ok[t * n + i] = (unsigned char)(zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4);
+        }
+}
+
+/* zig_fast_avx512 with AVX2, 4 words at a time. */
+AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m)
+{
+    size_t t = 0;
+    for (; t + 4 <= m; t += 4) {
+        double z[4];
+        unsigned ok = zig4_avx2(src + t, z);
+        if (ok != 0xf) {
+            unsigned f = (unsigned)__builtin_ctz(~ok);
+            memcpy(dst + t, z, f * sizeof *z);
+            return t + f;
+        }
+        memcpy(dst + t, z, sizeof z);
+    }
+    return t;
 }
 #endif
 
@@ -851,6 +940,66 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 /* Steps per batch of am_rng_gaussian_lanes: words of at most LANE_WORDS per lane. */
 #define LANE_WORDS 256
 
+/* Extra blocks per rare case of am_rng_gaussian_lanes, computed together for all of them. */
+#define RARE_BLOCKS 2
+
+/* A rare case: lane l's normal f of step t failed the fast test. */
+typedef struct {
+    size_t t, f;
+    int l;
+} lane_event;
+
+/* The rare cases of one batch: for each event (step t, lane l, first failed normal f), that
+ * lane's normals f .. n-1 of step step0 + t, from the step's words already drawn, then
+ * RARE_BLOCKS more blocks of the step (computed for all events at once), then the stream. */
+static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
+                       double *out, const lane_event *ev, size_t nev, int zig_simd)
+{
+    enum { NLANE = AM_RNG_LANES };
+    size_t nw = 2 * nb;
+    /* counters of the extra blocks, padded to a multiple of 16 */
+    size_t nx = nev * RARE_BLOCKS, nx16 = (nx + 15) / 16 * 16;
+    uint32_t (*ctr)[4] = malloc(nx16 * sizeof *ctr);
+    uint64_t *extra = malloc(2 * nx16 * sizeof *extra);
+    if (ctr && extra) {
+        for (size_t e = 0; e < nx16; e++) {
+            size_t j = e < nx ? e : 0;
+            am_rng q = r[ev[j / RARE_BLOCKS].l];
+            am_rng_seek(&q, step0 + ev[j / RARE_BLOCKS].t);
+            ctr[e][0] = (uint32_t)(nb + j % RARE_BLOCKS);
+            ctr[e][1] = q.ctr.v[1];
+            ctr[e][2] = q.ctr.v[2];
+            ctr[e][3] = q.ctr.v[3];
+        }
+#if AM_RNG_X86
+        if (__builtin_cpu_supports("avx512f"))
+            blocks_at_avx512(&r[0].key, (const uint32_t(*)[4])ctr, nx16, extra);
+        else
+#endif
+            blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
+    }
+    uint64_t buf[LANE_WORDS + 2 * RARE_BLOCKS];
+    double tmp[LANE_WORDS];
+    for (size_t e = 0; e < nev; e++) {
+        size_t t = ev[e].t, f = ev[e].f, l = (size_t)ev[e].l, nbb = nb;
+        for (size_t j = 0; j < nw; j++)
+            buf[j] = words[(t * nw + j) * NLANE + l];
+        if (ctr && extra) {
+            memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
+            nbb += RARE_BLOCKS;
+        }
+        am_rng q = r[l];
+        am_rng_seek(&q, step0 + t);
+        size_t k = zig_from_buffer(&q, buf, 0, nbb, f, tmp, n - f, zig_simd);
+        if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
+        for (size_t i = f; i < n; i++)
+            out[(t * n + i) * NLANE + l] = tmp[i - f];
+    }
+    free(ctr);
+    free(extra);
+}
+
+
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
                            int simd)
 {
@@ -885,47 +1034,43 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         return;
     }
     uint64_t words[LANE_WORDS * NLANE];
+    unsigned char ok[LANE_WORDS];
     size_t per = LANE_WORDS / nw;
     int zig_simd = zig_simd_available();
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
         size_t ns = nsteps - t0 < per ? nsteps - t0 : per;
+        double *o = out + t0 * n * NLANE;
         am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
-        for (size_t t = 0; t < ns; t++) {
-            unsigned bad = 0; /* lanes with a rejection at this step */
-            size_t first[NLANE];
-            for (size_t i = 0; i < n; i++) {
-                const uint64_t *w = words + (t * nw + i) * NLANE;
-                double *z = out + ((t0 + t) * n + i) * NLANE;
-                unsigned ok;
 #if AM_RNG_X86
-                if (s == 2)
-                    ok = zig8_avx512_call(w, z);
-                else if (s == 1)
-                    ok = zig8_avx2(w, z);
-                else
+        if (s == 2)
+            zig_lanes_avx512(words, ns, n, nw, o, ok);
+        else if (s == 1)
+            zig_lanes_avx2(words, ns, n, nw, o, ok);
+        else
 #endif
-                    ok = zig8_portable(w, z);
-                unsigned fresh = ~ok & ~bad & 0xffu;
-                for (unsigned m = fresh; m; m &= m - 1)
-                    first[__builtin_ctz(m)] = i;
-                bad |= fresh;
-            }
-            /* the rare case: that lane's normals from the first rejection on, from the
-             * step's words already drawn and then its stream */
-            for (unsigned m = bad; m; m &= m - 1) {
+            for (size_t t = 0; t < ns * n; t++)
+                ok[t] = (unsigned char)zig8_portable(words + (t / n * nw + t % n) * NLANE,
+                                                     o + t * NLANE);
+        /* the rare cases: (step, lane) pairs with a failed fast test */
+        lane_event ev[LANE_WORDS];
+        size_t nev = 0;
+        for (size_t t = 0; t < ns; t++) {
+            unsigned all = 0xff;
+            for (size_t i = 0; i < n; i++)
+                all &= ok[t * n + i];
+            if (all == 0xff) continue;
+            for (unsigned m = ~all & 0xffu; m; m &= m - 1) {
                 int l = __builtin_ctz(m);
-                uint64_t buf[LANE_WORDS];
-                double tmp[LANE_WORDS];
-                size_t f = first[l];
-                for (size_t j = 0; j < nw; j++)
-                    buf[j] = words[(t * nw + j) * NLANE + (size_t)l];
-                am_rng q = r[l];
-                am_rng_seek(&q, step0 + t0 + t);
-                size_t k = zig_from_buffer(&q, buf, 0, nb, f, tmp, n - f, zig_simd);
-                if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
-                for (size_t i = f; i < n; i++)
-                    out[((t0 + t) * n + i) * NLANE + (size_t)l] = tmp[i - f];
+                size_t f = 0;
+                while (ok[t * n + f] >> l & 1)
+                    f++;
+                if (nev < LANE_WORDS) {
+                    ev[nev].t = t;
+                    ev[nev].f = f;
+                    ev[nev++].l = l;
+                }
             }
         }
+        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, zig_simd);
     }
 }

@@ -75,6 +75,7 @@ typedef struct {
 
 extern const double am_zig_x[257];
 extern const double am_zig_r[256];
+extern const double am_zig_c[256]; /* f(x[i+1]) / f(x[i]), the wedges (am_rng.c) */
 
 /* 1 if (replica, stream, step) fit the counter layout (distinct streams guaranteed). */
 static inline int am_rng_in_range(uint64_t replica, uint64_t stream, uint64_t step)
