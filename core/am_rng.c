@@ -627,14 +627,22 @@ static int lanes_same_key(const am_rng *r)
     return 1;
 }
 
+/* q at step `step` of src's stream, without copying src's cache. */
+static inline void lane_at(const am_rng *src, uint64_t step, am_rng *q)
+{
+    q->key = src->key;
+    q->ctr = src->ctr;
+    am_rng_seek(q, step);
+}
+
 /* Words one block at a time (any CPU). */
 static void lanes_words_portable(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
                                  uint64_t *out)
 {
     for (int l = 0; l < AM_RNG_LANES; l++) {
-        am_rng q = r[l];
+        am_rng q;
         for (size_t s = 0; s < ns; s++) {
-            am_rng_seek(&q, step0 + s);
+            lane_at(&r[l], step0 + s, &q);
             for (size_t b = 0; b < nb; b++) {
                 uint64_t w[2];
                 philox_block(&q, (uint32_t)b, w);
@@ -964,12 +972,12 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     if (ctr && extra) {
         for (size_t e = 0; e < nx16; e++) {
             size_t j = e < nx ? e : 0;
-            am_rng q = r[ev[j / RARE_BLOCKS].l];
-            am_rng_seek(&q, step0 + ev[j / RARE_BLOCKS].t);
+            const am_rng *q = &r[ev[j / RARE_BLOCKS].l];
+            uint64_t step = step0 + ev[j / RARE_BLOCKS].t;
             ctr[e][0] = (uint32_t)(nb + j % RARE_BLOCKS);
-            ctr[e][1] = q.ctr.v[1];
-            ctr[e][2] = q.ctr.v[2];
-            ctr[e][3] = q.ctr.v[3];
+            ctr[e][1] = q->ctr.v[1];
+            ctr[e][2] = (q->ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
+            ctr[e][3] = (uint32_t)(step >> 16);
         }
 #if AM_RNG_X86
         if (__builtin_cpu_supports("avx512f"))
@@ -988,8 +996,8 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
             memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
             nbb += RARE_BLOCKS;
         }
-        am_rng q = r[l];
-        am_rng_seek(&q, step0 + t);
+        am_rng q;
+        lane_at(&r[l], step0 + t, &q);
         size_t k = zig_from_buffer(&q, buf, 0, nbb, f, tmp, n - f, zig_simd);
         if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
         for (size_t i = f; i < n; i++)
@@ -1011,9 +1019,9 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         /* long steps: one lane at a time */
         double *tmp = malloc(n * sizeof *tmp);
         for (int l = 0; l < NLANE && tmp; l++) {
-            am_rng q = r[l];
+            am_rng q;
             for (size_t t = 0; t < nsteps; t++) {
-                am_rng_seek(&q, step0 + t);
+                lane_at(&r[l], step0 + t, &q);
                 am_rng_fill_gaussian(&q, tmp, n);
                 for (size_t i = 0; i < n; i++)
                     out[(t * n + i) * NLANE + (size_t)l] = tmp[i];
@@ -1024,9 +1032,9 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
             return;
         }
         for (int l = 0; l < NLANE; l++) { /* no memory for tmp: normal by normal */
-            am_rng q = r[l];
+            am_rng q;
             for (size_t t = 0; t < nsteps; t++) {
-                am_rng_seek(&q, step0 + t);
+                lane_at(&r[l], step0 + t, &q);
                 for (size_t i = 0; i < n; i++)
                     out[(t * n + i) * NLANE + (size_t)l] = am_rng_gaussian(&q);
             }
