@@ -1082,3 +1082,13 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, zig_simd);
     }
 }
+
+void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n,
+                           int simd)
+{
+    int zs = zig_simd_available();
+    if (zs > simd) zs = simd < 0 ? 0 : simd;
+    nw &= ~(size_t)1;
+    size_t k = zig_from_buffer(r, w, r->ctr.v[0], nw / 2, 0, out, n, zs);
+    if (k < n) am_rng_fill_gaussian(r, out + k, n - k);
+}

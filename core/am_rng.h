@@ -170,6 +170,14 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
                            int simd);
 
+/* The ziggurat of am_rng_fill_gaussian on given words, for tests of the transform: the next
+ * n normals of r (positioned at the start of a block) as if the stream's next nw words
+ * (nw even) were w[0..nw-1], later words from the stream after them; the fast path with at
+ * most instruction set simd (0 scalar, 1 AVX2, 2 AVX-512F/DQ). r is left after the last word
+ * used (the second word of a block left half used is w's). */
+void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n,
+                           int simd);
+
 /* Instruction set of the bulk draws on this CPU: 2 AVX-512F, 1 AVX2, 0 portable. */
 int am_rng_simd(void);
 
