@@ -14,6 +14,7 @@
  */
 #include "am_msgd_batch.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,10 @@ _Static_assert(AM_MSGD_LANES == AM_RNG_LANES, "one lane per replica of am_rng_ga
 #define BATCH_DOUBLES 256
 
 typedef double vd __attribute__((vector_size(NL * sizeof(double))));
+typedef uint64_t vu __attribute__((vector_size(NL * sizeof(uint64_t))));
+
+/* Words per lane drawn at once for the sign, uniform and delay draws. */
+#define LANE_WORDS 256
 
 am_msgd_path am_msgd_batch_best(void)
 {
@@ -66,13 +71,23 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
     const double eta = b->eta, mu = b->mu;
     const am_delay *dl = b->delay;
     const int has_delay = dl->kind != AM_DELAY_NONE;
-    const int common_delay = dl->kind == AM_DELAY_NONE || dl->kind == AM_DELAY_CONST;
     const int fast_gauss = p->dist.kind == AM_DIST_GAUSSIAN && !p->q;
     const int expected = p->dist.kind == AM_DIST_EXPECTED;
+    const am_dist_kind kind = p->dist.kind;
+    /* data from words drawn side by side: normals, signs (one word), uniforms (d words);
+     * Student data lane by lane through am_data_draw (a varying number of words) */
+    const int gauss = kind == AM_DIST_GAUSSIAN, rade = kind == AM_DIST_RADEMACHER;
+    const int unif = kind == AM_DIST_UNIFORM;
+    const int drawn_delay = dl->kind == AM_DELAY_UNIFORM || dl->kind == AM_DELAY_GEOMETRIC;
+    const size_t dnb = rade ? 1 : (d + 1) / 2; /* blocks of data words per step */
     am_rng data[NL], delay[NL];
     vd x[MAXD], y[MAXD], wb[MAXD], sw[MAXD];
     double tmp[MAXD];
     vd zs[BATCH_DOUBLES];
+    vu dw[LANE_WORDS], tw[LANE_WORDS]; /* words of the data and delay streams */
+    uint64_t kw = k0, nw = 0, perw = LANE_WORDS / (2 * dnb);
+    uint64_t kt = k0, nt = 0, pert = LANE_WORDS / 2;
+    const double s3 = sqrt(3.0);
     for (size_t l = 0; l < NL; l++) {
         am_rng_init(&data[l], b->seed, rep[l], AM_STREAM_DATA, 0);
         am_rng_init(&delay[l], b->seed, rep[l], AM_STREAM_DELAY, 0);
@@ -89,14 +104,26 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
         vd *vn = ring + next * d;
         const vd *w = v;
         if (has_delay) {
-            if (common_delay) {
+            if (!drawn_delay) {
                 uint64_t tau = dl->max;
                 size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
                 w = ring + slot * d;
             } else {
+                if (k >= kt + nt) {
+                    kt = k;
+                    nt = k1 - k < pert ? k1 - k : pert;
+                    am_rng_words_lanes(delay, kt, (size_t)nt, 1, (uint64_t *)tw, simd);
+                }
+                const vu tk = tw[2 * (k - kt)]; /* word 0 of step k */
                 for (size_t l = 0; l < NL; l++) {
-                    am_rng_seek(&delay[l], k);
-                    uint64_t tau = am_delay_draw(dl, &delay[l]);
+                    uint64_t tau;
+                    if (dl->kind == AM_DELAY_UNIFORM) {
+                        tau = (uint64_t)(((unsigned __int128)tk[l] * (dl->max + 1)) >> 64);
+                    } else {
+                        double uu = ((double)(tk[l] >> 11) + 0.5) * 0x1.0p-53;
+                        double j = floor(log(uu) / dl->log1mp);
+                        tau = j >= (double)dl->max ? dl->max : (uint64_t)j;
+                    }
                     size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
                     for (size_t i = 0; i < d; i++)
                         wb[i][l] = ring[slot * d + i][l];
@@ -136,11 +163,41 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                 }
             } else {
                 vd *dst = p->q ? y : x;
-                for (size_t l = 0; l < NL; l++) {
-                    am_rng_seek(&data[l], k);
-                    am_data_draw(p, &data[l], tmp);
+                if (gauss) {
+                    if (k >= kb + nz) {
+                        kb = k;
+                        nz = k1 - k < per ? k1 - k : per;
+                        am_rng_gaussian_lanes(data, kb, (size_t)nz, d, (double *)zs, simd);
+                    }
+                    const vd *z = zs + (size_t)(k - kb) * d;
                     for (size_t i = 0; i < d; i++)
-                        dst[i][l] = tmp[i];
+                        dst[i] = z[i] * p->sqrt_lambda[i];
+                } else if (rade || unif) {
+                    if (k >= kw + nw) {
+                        kw = k;
+                        nw = k1 - k < perw ? k1 - k : perw;
+                        am_rng_words_lanes(data, kw, (size_t)nw, dnb, (uint64_t *)dw, simd);
+                    }
+                    const vu *wk = dw + 2 * dnb * (k - kw);
+                    for (size_t i = 0; i < d; i++) {
+                        if (rade) {
+                            /* bit i of the word flips the sign of sqrt(lambda_i) */
+                            uint64_t sl;
+                            memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
+                            vu bits = sl ^ ((wk[0] >> i & 1) << 63);
+                            memcpy(&dst[i], &bits, sizeof bits);
+                        } else {
+                            vd u = (__builtin_convertvector(wk[i] >> 11, vd) + 0.5) * 0x1.0p-53;
+                            dst[i] = s3 * p->sqrt_lambda[i] * (2.0 * u - 1.0);
+                        }
+                    }
+                } else {
+                    for (size_t l = 0; l < NL; l++) {
+                        am_rng_seek(&data[l], k);
+                        am_data_draw(p, &data[l], tmp);
+                        for (size_t i = 0; i < d; i++)
+                            dst[i][l] = tmp[i];
+                    }
                 }
                 if (p->q)
                     for (size_t i = 0; i < d; i++) {
