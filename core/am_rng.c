@@ -677,72 +677,55 @@ AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m1
     _mm256_storeu_si256((__m256i *)out + 1, b);
 }
 
-/* Pairs (step, block) t0 .. t0+3 of the 8 lanes: 32 blocks, two registers of 16 lanes
- * (lanes 0..7 one pair, 8..15 the next). Words of pair t to out[(2 t + j) 8 + l]. */
+/* Pairs (step, block) t0 .. t0+3 of the 8 lanes: one register per pair and state word,
+ * the 32-bit state in the low half of each 64-bit lane (one lane per stream), so that one
+ * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
+ * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
 AVX512 static void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo, uint64_t step0,
                                        size_t nb, size_t t0, uint64_t *out)
 {
     const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    uint32_t c0[4], c2[4], c3[4];
-    for (int i = 0; i < 4; i++)
-        pair_ctr(step0, nb, t0 + (size_t)i, &c0[i], &c2[i], &c3[i]);
-    __m512i a0 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c0[0]),
-                                         _mm512_set1_epi32((int)c0[1]));
-    __m512i a2 = _mm512_or_si512(c2lo, _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c2[0]),
-                                                               _mm512_set1_epi32((int)c2[1])));
-    __m512i a3 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c3[0]),
-                                         _mm512_set1_epi32((int)c3[1]));
-    __m512i e0 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c0[2]),
-                                         _mm512_set1_epi32((int)c0[3]));
-    __m512i e2 = _mm512_or_si512(c2lo, _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c2[2]),
-                                                               _mm512_set1_epi32((int)c2[3])));
-    __m512i e3 = _mm512_mask_blend_epi32(0xff00, _mm512_set1_epi32((int)c3[2]),
-                                         _mm512_set1_epi32((int)c3[3]));
-    __m512i a1 = c1, e1 = c1;
+    __m512i x0[4], x1[4], x2[4], x3[4];
+    for (int g = 0; g < 4; g++) {
+        uint32_t c0, c2, c3;
+        pair_ctr(step0, nb, t0 + (size_t)g, &c0, &c2, &c3);
+        x0[g] = _mm512_set1_epi64(c0);
+        x1[g] = c1;
+        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64(c2));
+        x3[g] = _mm512_set1_epi64(c3);
+    }
     uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
     for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
-        __m512i h0, l0, h1, l1, g0, f0, g1, f1;
-        mulhilo16(a0, m0, &h0, &l0);
-        mulhilo16(a2, m1, &h1, &l1);
-        mulhilo16(e0, m0, &g0, &f0);
-        mulhilo16(e2, m1, &g1, &f1);
-        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96);
-        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
-        a1 = l1;
-        a3 = l0;
-        e0 = _mm512_ternarylogic_epi32(g1, e1, kk0, 0x96);
-        e2 = _mm512_ternarylogic_epi32(g0, e3, kk1, 0x96);
-        e1 = f1;
-        e3 = f0;
+        __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
+        for (int g = 0; g < 4; g++) {
+            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+            x1[g] = p1;
+            x3[g] = p0;
+        }
         k0 += PHILOX_W32_0;
         k1 += PHILOX_W32_1;
     }
-    __m512i x[2][4] = {{a0, a1, a2, a3}, {e0, e1, e2, e3}};
-    for (int g = 0; g < 2; g++)
-        for (int h = 0; h < 2; h++) {
-            uint64_t *o = out + (2 * (size_t)(2 * g + h)) * AM_RNG_LANES;
-            __m256i y0 = _mm512_extracti64x4_epi64(x[g][0], 0), y1, y2, y3;
-            if (h) y0 = _mm512_extracti64x4_epi64(x[g][0], 1);
-            y1 = h ? _mm512_extracti64x4_epi64(x[g][1], 1) : _mm512_extracti64x4_epi64(x[g][1], 0);
-            y2 = h ? _mm512_extracti64x4_epi64(x[g][2], 1) : _mm512_extracti64x4_epi64(x[g][2], 0);
-            y3 = h ? _mm512_extracti64x4_epi64(x[g][3], 1) : _mm512_extracti64x4_epi64(x[g][3], 0);
-            __m512i w0 = _mm512_or_si512(_mm512_cvtepu32_epi64(y0),
-                                         _mm512_slli_epi64(_mm512_cvtepu32_epi64(y1), 32));
-            __m512i w1 = _mm512_or_si512(_mm512_cvtepu32_epi64(y2),
-                                         _mm512_slli_epi64(_mm512_cvtepu32_epi64(y3), 32));
-            _mm512_storeu_si512(o, w0);
-            _mm512_storeu_si512(o + AM_RNG_LANES, w1);
-        }
+    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+    for (int g = 0; g < 4; g++) {
+        uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
+        /* (x1 << 32) | (x0 & low) */
+        _mm512_storeu_si512(o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g],
+                                                         low, 0xF8));
+        _mm512_storeu_si512(o + AM_RNG_LANES,
+                            _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low,
+                                                      0xF8));
+    }
 }
 
 AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
                                       uint64_t *out)
 {
-    uint32_t c1[16], c2[16];
+    uint64_t c1[AM_RNG_LANES], c2[AM_RNG_LANES];
     for (int l = 0; l < AM_RNG_LANES; l++) {
-        c1[l] = c1[l + 8] = r[l].ctr.v[1];
-        c2[l] = c2[l + 8] = r[l].ctr.v[2] & 0xffffu;
+        c1[l] = r[l].ctr.v[1];
+        c2[l] = r[l].ctr.v[2] & 0xffffu;
     }
     __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
     size_t np = ns * nb, t = 0;
