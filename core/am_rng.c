@@ -681,22 +681,22 @@ AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m1
  * the 32-bit state in the low half of each 64-bit lane (one lane per stream), so that one
  * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
  * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
-AVX512 static void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo, uint64_t step0,
-                                       size_t nb, size_t t0, uint64_t *out)
+AVX512 static inline void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo,
+                                              const uint32_t (*ctr)[3], uint64_t *out)
 {
     const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
     __m512i x0[4], x1[4], x2[4], x3[4];
+#pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
-        uint32_t c0, c2, c3;
-        pair_ctr(step0, nb, t0 + (size_t)g, &c0, &c2, &c3);
-        x0[g] = _mm512_set1_epi64(c0);
+        x0[g] = _mm512_set1_epi64(ctr[g][0]);
         x1[g] = c1;
-        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64(c2));
-        x3[g] = _mm512_set1_epi64(c3);
+        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64(ctr[g][1]));
+        x3[g] = _mm512_set1_epi64(ctr[g][2]);
     }
     uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
     for (int round = 0; round < 10; round++) {
         __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
+#pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
             __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
             x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
@@ -708,6 +708,7 @@ AVX512 static void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo
         k1 += PHILOX_W32_1;
     }
     const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+#pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
         /* (x1 << 32) | (x0 & low) */
@@ -728,13 +729,29 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
         c2[l] = r[l].ctr.v[2] & 0xffffu;
     }
     __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
-    size_t np = ns * nb, t = 0;
-    for (; t + 4 <= np; t += 4)
-        lanes_words4_avx512(r, vc1, vc2, step0, nb, t, out + 2 * t * AM_RNG_LANES);
-    if (t < np) {
-        uint64_t tmp[4 * 2 * AM_RNG_LANES];
-        lanes_words4_avx512(r, vc1, vc2, step0, nb, t, tmp);
-        memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+    size_t np = ns * nb;
+    uint64_t step = step0;
+    uint32_t b = 0;
+    for (size_t t = 0; t < np; t += 4) {
+        /* counter words (c0, high part of c2, c3) of the next four pairs (step, block) */
+        uint32_t ctr[4][3];
+        for (int g = 0; g < 4; g++) {
+            ctr[g][0] = b;
+            ctr[g][1] = (uint32_t)(step << 16);
+            ctr[g][2] = (uint32_t)(step >> 16);
+            if (++b == nb) {
+                b = 0;
+                step++;
+            }
+        }
+        if (t + 4 <= np) {
+            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr,
+                                out + 2 * t * AM_RNG_LANES);
+        } else {
+            uint64_t tmp[4 * 2 * AM_RNG_LANES];
+            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
+            memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+        }
     }
 }
 
