@@ -867,23 +867,34 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
  * am_rng_words_lanes): normals to out, lane masks of passed tests to ok[t n + i]. */
 __attribute__((target("avx512f,avx512dq"))) static void
 zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
-                 unsigned char *ok)
+                 unsigned char *ok, unsigned char *okstep)
 {
-    for (size_t t = 0; t < ns; t++)
-        for (size_t i = 0; i < n; i++)
-            ok[t * n + i] = (unsigned char)zig8_avx512(words + (t * nw + i) * AM_RNG_LANES,
-                                                       out + (t * n + i) * AM_RNG_LANES);
+    for (size_t t = 0; t < ns; t++) {
+        unsigned all = 0xff;
+        for (size_t i = 0; i < n; i++) {
+            unsigned m = zig8_avx512(words + (t * nw + i) * AM_RNG_LANES,
+                                     out + (t * n + i) * AM_RNG_LANES);
+            ok[t * n + i] = (unsigned char)m;
+            all &= m;
+        }
+        okstep[t] = (unsigned char)all;
+    }
 }
 
 AVX2 static void zig_lanes_avx2(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
-                                unsigned char *ok)
+                                unsigned char *ok, unsigned char *okstep)
 {
-    for (size_t t = 0; t < ns; t++)
+    for (size_t t = 0; t < ns; t++) {
+        unsigned all = 0xff;
         for (size_t i = 0; i < n; i++) {
             const uint64_t *w = words + (t * nw + i) * AM_RNG_LANES;
             double *z = out + (t * n + i) * AM_RNG_LANES;
-            ok[t * n + i] = (unsigned char)(zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4);
+            unsigned m = zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4;
+            ok[t * n + i] = (unsigned char)m;
+            all &= m;
         }
+        okstep[t] = (unsigned char)all;
+    }
 }
 
 /* zig_fast_avx512 with AVX2, 4 words at a time. */
@@ -1042,7 +1053,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         return;
     }
     uint64_t words[LANE_WORDS * NLANE];
-    unsigned char ok[LANE_WORDS];
+    unsigned char ok[LANE_WORDS], okstep[LANE_WORDS];
     size_t per = LANE_WORDS / nw;
     int zig_simd = zig_simd_available();
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
@@ -1051,21 +1062,25 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
 #if AM_RNG_X86
         if (s == 2)
-            zig_lanes_avx512(words, ns, n, nw, o, ok);
+            zig_lanes_avx512(words, ns, n, nw, o, ok, okstep);
         else if (s == 1)
-            zig_lanes_avx2(words, ns, n, nw, o, ok);
+            zig_lanes_avx2(words, ns, n, nw, o, ok, okstep);
         else
 #endif
-            for (size_t t = 0; t < ns * n; t++)
-                ok[t] = (unsigned char)zig8_portable(words + (t / n * nw + t % n) * NLANE,
-                                                     o + t * NLANE);
+            for (size_t t = 0; t < ns; t++) {
+                unsigned all = 0xff;
+                for (size_t i = 0; i < n; i++) {
+                    unsigned m = zig8_portable(words + (t * nw + i) * NLANE, o + (t * n + i) * NLANE);
+                    ok[t * n + i] = (unsigned char)m;
+                    all &= m;
+                }
+                okstep[t] = (unsigned char)all;
+            }
         /* the rare cases: (step, lane) pairs with a failed fast test */
         lane_event ev[LANE_WORDS];
         size_t nev = 0;
         for (size_t t = 0; t < ns; t++) {
-            unsigned all = 0xff;
-            for (size_t i = 0; i < n; i++)
-                all &= ok[t * n + i];
+            unsigned all = okstep[t];
             if (all == 0xff) continue;
             for (unsigned m = ~all & 0xffu; m; m &= m - 1) {
                 int l = __builtin_ctz(m);
