@@ -177,8 +177,7 @@ static am_status run_block(const am_model *m, const uint64_t *k, size_t ngrid, u
         if (diverged[j]) acc->diverged++;
         if (m->nsummary && m->summarize) {
             double *summary = sums + j * nsum;
-            m->summarize(m->ctx, works[j], trajs + j * ngrid * nobs, ngrid, diverged[j],
-                         summary);
+            m->summarize(m->ctx, works[j], trajs + j * ngrid * nobs, ngrid, diverged[j], summary);
             for (size_t i = 0; i < m->nsummary; i++)
                 if (isfinite(summary[i])) am_stats_push(&acc->sum[i], summary[i]);
         }
@@ -266,8 +265,7 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
                     failed = (int)st;
                     break;
                 }
-                if (res->summary)
-                    memcpy(res->summary + b0 * nsum, sum, nb * nsum * sizeof *sum);
+                if (res->summary) memcpy(res->summary + b0 * nsum, sum, nb * nsum * sizeof *sum);
             }
             for (size_t r = r0; lanes == 1 && r < r1; r++) {
                 am_status st = run_replica(m, k, ngrid, r, work, traj, sum, acc);

@@ -36,8 +36,8 @@ typedef struct {
        replica's divergence flag to diverged[j]. am_ensemble_run then groups consecutive
        replicas of a chunk in blocks of batch (0 or 1: one replica at a time). */
     size_t batch;
-    void (*advance_batch)(const void *ctx, void *const *works, size_t n, uint64_t k0,
-                          uint64_t k1, int *diverged);
+    void (*advance_batch)(const void *ctx, void *const *works, size_t n, uint64_t k0, uint64_t k1,
+                          int *diverged);
 } am_model;
 
 typedef struct {

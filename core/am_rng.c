@@ -10,8 +10,10 @@
  *    (16) consecutive blocks in the lanes of one register, two such groups interleaved,
  *    and forms the 32 x 32 -> 64-bit products of even and odd lanes with vpmuludq; a
  *    transpose writes the words in stream order. A normal whose ziggurat fast test fails is
- * finished by am_rng_gaussian_slow on the scalar stream, and the bulk loop then continues from the
- * words already generated, so the result equals the scalar calls.
+ *    finished by the rare case on the words already generated (then the stream), and the
+ *    bulk loop continues after the words it used, so the result equals the scalar calls.
+ * 3. Streams side by side (am_rng_words_lanes, am_rng_gaussian_lanes): 8 streams, one per
+ *    lane, for the replica-batched kernel.
  */
 #include "am_rng.h"
 
@@ -712,11 +714,10 @@ AVX512 static inline void lanes_words4_avx512(const am_rng *r, __m512i c1, __m51
     for (int g = 0; g < 4; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
         /* (x1 << 32) | (x0 & low) */
-        _mm512_storeu_si512(o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g],
-                                                         low, 0xF8));
-        _mm512_storeu_si512(o + AM_RNG_LANES,
-                            _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low,
-                                                      0xF8));
+        _mm512_storeu_si512(
+            o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8));
+        _mm512_storeu_si512(o + AM_RNG_LANES, _mm512_ternarylogic_epi64(
+                                                  _mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8));
     }
 }
 
@@ -745,8 +746,7 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
             }
         }
         if (t + 4 <= np) {
-            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr,
-                                out + 2 * t * AM_RNG_LANES);
+            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, out + 2 * t * AM_RNG_LANES);
         } else {
             uint64_t tmp[4 * 2 * AM_RNG_LANES];
             lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
@@ -820,14 +820,14 @@ AVX2 static void lanes_words_avx2(const am_rng *r, uint64_t step0, size_t ns, si
 
 /* Ziggurat fast path on 8 lanes' words w: normals to z, returns the mask of the lanes whose
  * fast test passed (the others need the rare case). Same operations as am_rng_gaussian. */
-__attribute__((target("avx512f,avx512dq"))) static inline unsigned
-zig8_avx512(const uint64_t *w, double *z)
+__attribute__((target("avx512f,avx512dq"))) static inline unsigned zig8_avx512(const uint64_t *w,
+                                                                               double *z)
 {
     const __m512i low8 = _mm512_set1_epi64(0xff), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
     __m512i x = _mm512_loadu_si512(w);
     __m512i i = _mm512_and_si512(x, low8);
-    __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)),
-                              _mm512_set1_pd(0x1.0p-63));
+    __m512d u =
+        _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)), _mm512_set1_pd(0x1.0p-63));
     __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
     unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
     _mm512_storeu_pd(z, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
@@ -872,8 +872,8 @@ zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *
     for (size_t t = 0; t < ns; t++) {
         unsigned all = 0xff;
         for (size_t i = 0; i < n; i++) {
-            unsigned m = zig8_avx512(words + (t * nw + i) * AM_RNG_LANES,
-                                     out + (t * n + i) * AM_RNG_LANES);
+            unsigned m =
+                zig8_avx512(words + (t * nw + i) * AM_RNG_LANES, out + (t * n + i) * AM_RNG_LANES);
             ok[t * n + i] = (unsigned char)m;
             all &= m;
         }
@@ -978,7 +978,7 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     size_t nw = 2 * nb;
     /* counters of the extra blocks, padded to a multiple of 16 */
     size_t nx = nev * RARE_BLOCKS, nx16 = (nx + 15) / 16 * 16;
-    uint32_t (*ctr)[4] = malloc(nx16 * sizeof *ctr);
+    uint32_t(*ctr)[4] = malloc(nx16 * sizeof *ctr);
     uint64_t *extra = malloc(2 * nx16 * sizeof *extra);
     if (ctr && extra) {
         for (size_t e = 0; e < nx16; e++) {
@@ -1017,7 +1017,6 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     free(ctr);
     free(extra);
 }
-
 
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
                            int simd)
@@ -1070,7 +1069,8 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
             for (size_t t = 0; t < ns; t++) {
                 unsigned all = 0xff;
                 for (size_t i = 0; i < n; i++) {
-                    unsigned m = zig8_portable(words + (t * nw + i) * NLANE, o + (t * n + i) * NLANE);
+                    unsigned m =
+                        zig8_portable(words + (t * nw + i) * NLANE, o + (t * n + i) * NLANE);
                     ok[t * n + i] = (unsigned char)m;
                     all &= m;
                 }
@@ -1098,8 +1098,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
     }
 }
 
-void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n,
-                           int simd)
+void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n, int simd)
 {
     int zs = zig_simd_available();
     if (zs > simd) zs = simd < 0 ? 0 : simd;

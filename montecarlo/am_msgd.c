@@ -23,10 +23,10 @@
 struct am_msgd {
     const am_problem *p;
     am_msgd_params par;
-    size_t ring_len; /* L */
-    double *v0;      /* shared initial point (random, e:J, angle) or NULL */
-    double *u1;      /* top eigenvector in original coordinates */
-    double *sigma;   /* dense Sigma when rotated and expected, else NULL */
+    size_t ring_len;   /* L */
+    double *v0;        /* shared initial point (random, e:J, angle) or NULL */
+    double *u1;        /* top eigenvector in original coordinates */
+    double *sigma;     /* dense Sigma when rotated and expected, else NULL */
     am_msgd_path path; /* replicas side by side (d <= AM_MSGD_BATCH_MAXDIM) or one at a time */
     am_msgd_batch batch;
     am_model model;
@@ -378,9 +378,8 @@ static void msgd_advance_batch(const void *ctx, void *const *works, size_t n, ui
 
 void am_msgd_set_path(am_msgd *m, int path)
 {
-    m->path = path < AM_MSGD_PATH_SCALAR || path > (int)am_msgd_batch_best()
-                  ? am_msgd_batch_best()
-                  : (am_msgd_path)path;
+    m->path = path < AM_MSGD_PATH_SCALAR || path > (int)am_msgd_batch_best() ? am_msgd_batch_best()
+                                                                             : (am_msgd_path)path;
     int on = m->path != AM_MSGD_PATH_SCALAR && m->p->dim <= AM_MSGD_BATCH_MAXDIM;
     m->model.batch = on ? AM_MSGD_LANES : 0;
     m->model.advance_batch = on ? msgd_advance_batch : NULL;

@@ -62,9 +62,10 @@ am_msgd_path am_msgd_batch_path(void)
 
 /* The whole advance of one lane group; state in ring (L d vectors). Inlined into one
  * function per instruction set. */
-static inline __attribute__((always_inline)) void
-batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1, vd *ring,
-           int *diverged, int simd)
+static inline __attribute__((always_inline)) void batch_body(const am_msgd_batch *b,
+                                                             const uint64_t *rep, uint64_t k0,
+                                                             uint64_t k1, vd *ring, int *diverged,
+                                                             int simd)
 {
     const am_problem *p = b->p;
     const size_t d = p->dim, L = b->ring_len;

@@ -147,8 +147,7 @@ Test(msgd_batch, rotated_basis_and_initial_points)
             am_problem *p = make_problem(d, dists[di].kind, dists[di].nu, 12345);
             am_msgd_params mp = base_params(ii % 2 ? "uniform:6" : "const:5", 0.5);
             char err[256];
-            cr_assert_eq(am_init_parse(inits[ii], d, &mp.init, err, sizeof err), AM_OK, "%s",
-                         err);
+            cr_assert_eq(am_init_parse(inits[ii], d, &mp.init, err, sizeof err), AM_OK, "%s", err);
             mp.coords_signed = (int)(ii % 2);
             char what[128];
             snprintf(what, sizeof what, "rotated, dist %s init %s", dists[di].name, inits[ii]);
@@ -269,8 +268,7 @@ Test(msgd_batch, words_lanes_equal_scalar_words)
                     for (size_t j = 0; j < 2 * nb; j++) {
                         uint64_t x = am_rng_u64(&q);
                         cr_assert_eq(w[(s * 2 * nb + j) * AM_RNG_LANES + (size_t)l], x,
-                                     "simd=%d nb=%zu lane %d step %zu word %zu", simd, nb, l, s,
-                                     j);
+                                     "simd=%d nb=%zu lane %d step %zu word %zu", simd, nb, l, s, j);
                     }
                 }
         }

@@ -426,8 +426,7 @@ Test(rng_bulk, ziggurat_equals_two_exp_reference_over_many_draws, .timeout = 600
         }
         am_rng_fill_gaussian(&v, b, N);
         cr_assert(memcmp(ref, a, sizeof ref) == 0, "step %zu: am_rng_gaussian differs", st);
-        cr_assert(memcmp(ref, b, sizeof ref) == 0, "step %zu: am_rng_fill_gaussian differs",
-                  st);
+        cr_assert(memcmp(ref, b, sizeof ref) == 0, "step %zu: am_rng_fill_gaussian differs", st);
         if (st % 50 == 0) {
             /* the words transform on 64 words of the step, each instruction set */
             for (int simd = 0; simd <= 2; simd++) {
@@ -470,8 +469,7 @@ Test(rng_bulk, ziggurat_equals_two_exp_reference_over_many_draws, .timeout = 600
                           "steps from %zu lane %d normal %zu: lanes differ", s0, l, t);
         }
     }
-    cr_log_info("ziggurat hash over %zu normals: %016llx", nsteps * N,
-                (unsigned long long)h_ref);
+    cr_log_info("ziggurat hash over %zu normals: %016llx", nsteps * N, (unsigned long long)h_ref);
 }
 
 /* Crafted words: every fast-test boundary |u| = r[i] +- 1 unit of the 53-bit u, u = -1, 0,
@@ -576,6 +574,5 @@ Test(rng_bulk, ziggurat_boundaries_tail_and_wedge_threshold)
     /* the tail words reach the tail: a reference with the tail constant one ulp off gives
      * other normals in most of them (the rest round to the same double) */
     cr_assert(tail_cases > 0 && 2 * tail_differs > tail_cases,
-              "tail: %ld of %ld cases differ with a wrong tail constant", tail_differs,
-              tail_cases);
+              "tail: %ld of %ld cases differ with a wrong tail constant", tail_differs, tail_cases);
 }
