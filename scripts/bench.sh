@@ -18,14 +18,14 @@ echo
 echo "== Random numbers: ns per word / per normal, scalar and bulk calls (bench/README-rng.md)"
 "$build/bench_rng" "${BENCH_RNG_BUDGET:-2e5}" "${BENCH_RNG_REPS:-20}" | tee "$build/bench_rng.txt"
 echo
-echo "== Monte Carlo kernel: ns per coordinate-step, const delay 8, mu 0.9, 1 thread"
+echo "== Monte Carlo kernel: ns (CPU time) per coordinate-step, const delay 8, mu 0.9, 1 thread"
 echo "   (default path: replicas side by side for d <= 16; scalar: one replica at a time)"
 "$build/bench_mc" "${BENCH_MC_BUDGET:-4e8}" "${BENCH_MC_REPS:-2}" | tee "$build/bench_mc.txt"
 echo
-echo "== NumPy peer (same step, batched over replicas, 1 thread)"
+echo "== NumPy peer (same step, batched over replicas, 1 thread, CPU time)"
 pyrun "$here/bench/mc_numpy.py" "${BENCH_NUMPY_BUDGET:-4e7}" | tee "$build/bench_numpy.txt"
 echo
-echo "== Numba peer (same step, compiled loop, one replica at a time, 1 thread)"
+echo "== Numba peer (same step, compiled loop, one replica at a time, 1 thread, CPU time)"
 pyrun "$here/bench/mc_numba.py" "${BENCH_NUMBA_BUDGET:-4e7}" | tee "$build/bench_numba.txt"
 echo
 echo "== Ratios per core (peer ns / amsgd ns per coordinate-step, same run)"
@@ -45,9 +45,9 @@ trap 'rm -rf "$tmp"' EXIT
     --quiet -o "$tmp/new.csv"
 read -r wall cpu <"$tmp/t"
 np_liu=$(awk '$1 == "liu2018" {print $3}' "$build/bench_numpy.txt")
-printf 'amsgd: wall %.2f s, user %.2f s, %.1f ns per replica-step; NumPy at 40 replicas, d = 4: %s ns per replica-step (%.0fx)\n' \
-    "$wall" "$cpu" "$(echo "$wall * 1000000000 / (85 * 40 * 40000)" | bc -l)" "$np_liu" \
-    "$(echo "$np_liu / ($wall * 1000000000 / (85 * 40 * 40000))" | bc -l)"
+printf 'amsgd: wall %.2f s, user %.2f s, %.1f ns (user CPU) per replica-step; NumPy at 40 replicas, d = 4: %s ns (CPU) per replica-step (%.0fx)\n' \
+    "$wall" "$cpu" "$(echo "$cpu * 1000000000 / (85 * 40 * 40000)" | bc -l)" "$np_liu" \
+    "$(echo "$np_liu / ($cpu * 1000000000 / (85 * 40 * 40000))" | bc -l)"
 if [ -n "${BENCH_BASE:-}" ]; then
     echo "against $BENCH_BASE, alternately (hyperfine, ${BENCH_BASE_ROUNDS:-3} rounds of 2 runs each):"
     "$BENCH_BASE" phase --preset liu2018 --replicas 40 --threads 1 --quiet -o "$tmp/base.csv"
@@ -61,14 +61,18 @@ if [ -n "${BENCH_BASE:-}" ]; then
     pyrun - "$tmp"/h*.json <<'PY'
 import json, sys
 t = {"base": [], "new": []}
+u = {"base": [], "new": []}
 for f in sys.argv[1:]:
     for r in json.load(open(f))["results"]:
         t[r["command"]] += r["times"]
+        u[r["command"]].append(r["user"])  # mean user CPU of the round
 for k in ("base", "new"):
     v = sorted(t[k])
-    print(f"  {k}: min {v[0]:.2f} s, median {v[len(v) // 2]:.2f} s over {len(v)} runs")
-print(f"  speed-up: {min(t['base']) / min(t['new']):.2f}x (min), "
-      f"{sorted(t['base'])[len(t['base']) // 2] / sorted(t['new'])[len(t['new']) // 2]:.2f}x (median)")
+    print(f"  {k}: wall min {v[0]:.2f} s, median {v[len(v) // 2]:.2f} s over {len(v)} runs; "
+          f"user CPU min {min(u[k]):.2f} s (round means)")
+print(f"  speed-up: wall {min(t['base']) / min(t['new']):.2f}x (min), "
+      f"{sorted(t['base'])[len(t['base']) // 2] / sorted(t['new'])[len(t['new']) // 2]:.2f}x "
+      f"(median); user CPU {min(u['base']) / min(u['new']):.2f}x (min)")
 PY
 fi
 echo
