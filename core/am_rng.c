@@ -274,89 +274,52 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
 
 #define AVX512 __attribute__((target("avx512f")))
 
-/* hi and lo halves of the 16 products a_l * m (m = multiplier in every 64-bit lane). */
-AVX512 static inline void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
-{
-    __m512i pe = _mm512_mul_epu32(a, m);
-    __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-    *lo = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
-    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-}
-
-/* Words of blocks b .. b+15 (lanes of x0..x3) to out[0..31] in stream order. */
-AVX512 static inline void store16(__m512i x0, __m512i x1, __m512i x2, __m512i x3, uint64_t *out)
-{
-    __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpacklo_epi32(x2, x3);
-    __m512i t2 = _mm512_unpackhi_epi32(x0, x1), t3 = _mm512_unpackhi_epi32(x2, x3);
-    __m512i u0 = _mm512_unpacklo_epi64(t0, t1); /* blocks 0 4 8 12 (one per 128-bit lane) */
-    __m512i u1 = _mm512_unpackhi_epi64(t0, t1); /* 1 5 9 13 */
-    __m512i u2 = _mm512_unpacklo_epi64(t2, t3); /* 2 6 10 14 */
-    __m512i u3 = _mm512_unpackhi_epi64(t2, t3); /* 3 7 11 15 */
-    __m512i p0 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(1, 0, 1, 0)); /* 0 4 1 5 */
-    __m512i p1 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(1, 0, 1, 0)); /* 2 6 3 7 */
-    __m512i p2 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(3, 2, 3, 2)); /* 8 12 9 13 */
-    __m512i p3 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(3, 2, 3, 2)); /* 10 14 11 15 */
-    _mm512_storeu_si512(out, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_storeu_si512(out + 8, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(3, 1, 3, 1)));
-    _mm512_storeu_si512(out + 16, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_storeu_si512(out + 24, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(3, 1, 3, 1)));
-}
-
-/* Blocks b0 .. b0+31 into out[0..63]. */
-AVX512 static void philox32_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
-{
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
-    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
-    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
-    __m512i c0 = _mm512_add_epi32(a0, _mm512_set1_epi32(16)), c1 = a1, c2 = a2, c3 = a3;
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
-        __m512i h0, l0, h1, l1, g0, e0, g1, e1;
-        mulhilo16(a0, m0, &h0, &l0);
-        mulhilo16(a2, m1, &h1, &l1);
-        mulhilo16(c0, m0, &g0, &e0);
-        mulhilo16(c2, m1, &g1, &e1);
-        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96); /* h1 ^ a1 ^ k0 */
-        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
-        a1 = l1;
-        a3 = l0;
-        c0 = _mm512_ternarylogic_epi32(g1, c1, kk0, 0x96);
-        c2 = _mm512_ternarylogic_epi32(g0, c3, kk1, 0x96);
-        c1 = e1;
-        c3 = e0;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
+/* Blocks b0 .. b0 + 8 NG - 1 into out[0 .. 16 NG - 1]: NG register sets of 8 consecutive
+ * blocks, one block per 64-bit lane with the 32-bit state in the low half (one vpmuludq
+ * gives the whole product; the high halves carry garbage that the multiplies ignore and the
+ * final mask removes), then the words put in stream order. */
+#define PHILOX8X_AVX512(NAME, NG)                                                                 \
+    AVX512 static void NAME(const am_rng *r, uint32_t b0, uint64_t *out)                          \
+    {                                                                                             \
+        const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0);                                     \
+        const __m512i m1 = _mm512_set1_epi64(PHILOX_M4x32_1);                                     \
+        const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);                           \
+        __m512i x0[NG], x1[NG], x2[NG], x3[NG];                                                   \
+        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                      \
+        {                                                                                         \
+            x0[g] = _mm512_add_epi64(_mm512_set1_epi64((uint32_t)(b0 + 8u * (unsigned)g)), lane); \
+            x1[g] = _mm512_set1_epi64(r->ctr.v[1]);                                               \
+            x2[g] = _mm512_set1_epi64(r->ctr.v[2]);                                               \
+            x3[g] = _mm512_set1_epi64(r->ctr.v[3]);                                               \
+        }                                                                                         \
+        uint32_t k0 = r->key.v[0], k1 = r->key.v[1];                                              \
+        for (int round = 0; round < 10; round++) {                                                \
+            __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);                     \
+            _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                  \
+            {                                                                                     \
+                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);       \
+                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);   \
+                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);   \
+                x1[g] = p1;                                                                       \
+                x3[g] = p0;                                                                       \
+            }                                                                                     \
+            k0 += PHILOX_W32_0;                                                                   \
+            k1 += PHILOX_W32_1;                                                                   \
+        }                                                                                         \
+        const __m512i low = _mm512_set1_epi64(0xffffffffLL);                                      \
+        const __m512i lo_idx = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);                       \
+        const __m512i hi_idx = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);                     \
+        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                      \
+        {                                                                                         \
+            __m512i w0 = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8); \
+            __m512i w1 = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8); \
+            _mm512_storeu_si512(out + 16 * g, _mm512_permutex2var_epi64(w0, lo_idx, w1));         \
+            _mm512_storeu_si512(out + 16 * g + 8, _mm512_permutex2var_epi64(w0, hi_idx, w1));     \
+        }                                                                                         \
     }
-    store16(a0, a1, a2, a3, out);
-    store16(c0, c1, c2, c3, out + 32);
-}
 
-/* Blocks b0 .. b0+15 into out[0..31] (one group of philox32_avx512). */
-AVX512 static void philox16_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
-{
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
-    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
-    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
-        __m512i h0, l0, h1, l1;
-        mulhilo16(a0, m0, &h0, &l0);
-        mulhilo16(a2, m1, &h1, &l1);
-        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96);
-        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
-        a1 = l1;
-        a3 = l0;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
-    }
-    store16(a0, a1, a2, a3, out);
-}
+PHILOX8X_AVX512(philox32_avx512, 4)
+PHILOX8X_AVX512(philox16_avx512, 2)
 
 AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
 {
