@@ -278,44 +278,46 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
  * blocks, one block per 64-bit lane with the 32-bit state in the low half (one vpmuludq
  * gives the whole product; the high halves carry garbage that the multiplies ignore and the
  * final mask removes), then the words put in stream order. */
-#define PHILOX8X_AVX512(NAME, NG)                                                                 \
-    AVX512 static void NAME(const am_rng *r, uint32_t b0, uint64_t *out)                          \
-    {                                                                                             \
-        const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0);                                     \
-        const __m512i m1 = _mm512_set1_epi64(PHILOX_M4x32_1);                                     \
-        const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);                           \
-        __m512i x0[NG], x1[NG], x2[NG], x3[NG];                                                   \
-        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                      \
-        {                                                                                         \
-            x0[g] = _mm512_add_epi64(_mm512_set1_epi64((uint32_t)(b0 + 8u * (unsigned)g)), lane); \
-            x1[g] = _mm512_set1_epi64(r->ctr.v[1]);                                               \
-            x2[g] = _mm512_set1_epi64(r->ctr.v[2]);                                               \
-            x3[g] = _mm512_set1_epi64(r->ctr.v[3]);                                               \
-        }                                                                                         \
-        uint32_t k0 = r->key.v[0], k1 = r->key.v[1];                                              \
-        for (int round = 0; round < 10; round++) {                                                \
-            __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);                     \
-            _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                  \
-            {                                                                                     \
-                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);       \
-                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);   \
-                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);   \
-                x1[g] = p1;                                                                       \
-                x3[g] = p0;                                                                       \
-            }                                                                                     \
-            k0 += PHILOX_W32_0;                                                                   \
-            k1 += PHILOX_W32_1;                                                                   \
-        }                                                                                         \
-        const __m512i low = _mm512_set1_epi64(0xffffffffLL);                                      \
-        const __m512i lo_idx = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);                       \
-        const __m512i hi_idx = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);                     \
-        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                      \
-        {                                                                                         \
-            __m512i w0 = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8); \
-            __m512i w1 = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8); \
-            _mm512_storeu_si512(out + 16 * g, _mm512_permutex2var_epi64(w0, lo_idx, w1));         \
-            _mm512_storeu_si512(out + 16 * g + 8, _mm512_permutex2var_epi64(w0, hi_idx, w1));     \
-        }                                                                                         \
+#define PHILOX8X_AVX512(NAME, NG)                                                                  \
+    AVX512 static void NAME(const am_rng *r, uint32_t b0, uint64_t *out)                           \
+    {                                                                                              \
+        const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0);                                      \
+        const __m512i m1 = _mm512_set1_epi64(PHILOX_M4x32_1);                                      \
+        const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);                            \
+        __m512i x0[NG], x1[NG], x2[NG], x3[NG];                                                    \
+        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                       \
+        {                                                                                          \
+            x0[g] = _mm512_add_epi64(_mm512_set1_epi64((uint32_t)(b0 + 8u * (unsigned)g)), lane);  \
+            x1[g] = _mm512_set1_epi64(r->ctr.v[1]);                                                \
+            x2[g] = _mm512_set1_epi64(r->ctr.v[2]);                                                \
+            x3[g] = _mm512_set1_epi64(r->ctr.v[3]);                                                \
+        }                                                                                          \
+        uint32_t k0 = r->key.v[0], k1 = r->key.v[1];                                               \
+        for (int round = 0; round < 10; round++) {                                                 \
+            __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);                      \
+            _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                   \
+            {                                                                                      \
+                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);        \
+                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);    \
+                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);    \
+                x1[g] = p1;                                                                        \
+                x3[g] = p0;                                                                        \
+            }                                                                                      \
+            k0 += PHILOX_W32_0;                                                                    \
+            k1 += PHILOX_W32_1;                                                                    \
+        }                                                                                          \
+        const __m512i low = _mm512_set1_epi64(0xffffffffLL);                                       \
+        const __m512i lo_idx = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);                        \
+        const __m512i hi_idx = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);                      \
+        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                       \
+        {                                                                                          \
+            __m512i w0 =                                                                           \
+                _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8);         \
+            __m512i w1 =                                                                           \
+                _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8);         \
+            _mm512_storeu_si512(out + 16 * g, _mm512_permutex2var_epi64(w0, lo_idx, w1));          \
+            _mm512_storeu_si512(out + 16 * g + 8, _mm512_permutex2var_epi64(w0, hi_idx, w1));      \
+        }                                                                                          \
     }
 
 PHILOX8X_AVX512(philox32_avx512, 4)

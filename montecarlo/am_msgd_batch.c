@@ -89,6 +89,7 @@ static inline __attribute__((always_inline)) void batch_body(const am_msgd_batch
     uint64_t kw = k0, nw = 0, perw = LANE_WORDS / (2 * dnb);
     uint64_t kt = k0, nt = 0, pert = LANE_WORDS / 2;
     const double s3 = sqrt(3.0);
+    memset(y, 0, sizeof y); /* written before use (rotated data); zeroed for the analysers */
     for (size_t l = 0; l < NL; l++) {
         am_rng_init(&data[l], b->seed, rep[l], AM_STREAM_DATA, 0);
         am_rng_init(&delay[l], b->seed, rep[l], AM_STREAM_DELAY, 0);

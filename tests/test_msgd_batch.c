@@ -36,7 +36,8 @@ static const size_t reps[] = {1, 5, 13, 19};
 
 static am_problem *make_problem(size_t d, am_dist_kind kind, double nu, uint64_t rot)
 {
-    double l[16];
+    double l[32];
+    cr_assert_leq(d, 32, "make_problem: d=%zu", d);
     for (size_t i = 0; i < d; i++)
         l[i] = 4.0 - 3.0 * (double)i / (double)(d > 1 ? d - 1 : 1) + (i == 0 ? 0.5 : 0.0);
     am_dist dist = {kind, nu};
