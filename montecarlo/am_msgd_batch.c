@@ -14,6 +14,11 @@
  */
 #include "am_msgd_batch.h"
 
+/* Products and sums rounded separately, as in the one-replica code, even where the build
+ * does not pass -ffp-contract=off: the AVX-512 target has fused multiply-add, which GCC's
+ * default (-ffp-contract=fast) would form here and change the bytes. */
+#pragma GCC optimize("fp-contract=off")
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
