@@ -4,7 +4,10 @@
  * Replicas 0..R-1 are cut into chunks of AM_CHUNK consecutive replicas. A wave of up to
  * AM_WAVE chunks runs in parallel; each chunk accumulates its replicas in order into its
  * own statistics (Welford), then the chunks are merged into the total in chunk order
- * (Chan). The arithmetic therefore never depends on which thread ran which chunk.
+ * (Chan). The arithmetic therefore never depends on which thread ran which chunk. A model
+ * with advance_batch runs the replicas of a chunk in blocks of its batch side by side and
+ * pushes their observations in replica order, so every statistic receives the same values
+ * in the same order as one replica at a time.
  */
 #include "am_ensemble.h"
 

@@ -18,7 +18,8 @@
 typedef struct {
     size_t nobs;       /* observables per saved time */
     size_t nsummary;   /* per-replica summary values (0 if none) */
-    size_t work_bytes; /* bytes of one replica's workspace (one per thread is allocated) */
+    size_t work_bytes; /* bytes of one replica's workspace (one per thread, or batch with
+                          advance_batch, is allocated) */
     /* Initialises the replica's state in work (zeroed, 64-byte aligned). */
     am_status (*start)(const void *ctx, uint64_t replica, void *work);
     /* Advances the state from step k0 to step k1 >= k0; returns 1 if it diverged, else 0. */
