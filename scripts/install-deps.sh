@@ -9,7 +9,7 @@ pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
 for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
-    --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc) ;;
+    --bench) pkgs+=(python3-numpy python3-scipy python3-numba hyperfine time bc) ;;
     --report) pkgs+=(python3 chromium) ;;
     --clang) pkgs+=(clang libomp-dev) ;; # the clang build of make bitident-check (OpenMP: libomp)
     *) echo "install-deps: unknown option '$arg'" >&2; exit 2 ;;
