@@ -24,10 +24,14 @@ OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion
 CFLAGS  ?= $(OPT) -g
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lm
+# models/: OpenBLAS for the network GEMMs (called through dgemm_) and zlib for IDX files.
+# libgslcblas is kept in the executable's own list (--no-as-needed) ahead of -lopenblas, so
+# GSL's cblas_* calls still bind to GSL's CBLAS and existing results stay bit-identical.
+LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -Wl,--no-as-needed -lgslcblas \
+           -Wl,--as-needed -lfftw3 -ljansson -lm -lopenblas -lz
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
-LIB_DIRS := core theory solvers montecarlo validate
+LIB_DIRS := core theory solvers montecarlo models validate
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -131,7 +135,7 @@ bench-sweep: $(BIN)
 # make install PREFIX=...: the command, the static library, the headers (under
 # include/amsgd/, with the umbrella <amsgd/amsgd.h>), a pkg-config file and the man page.
 PREFIX ?= /usr/local
-HEADERS := $(foreach d,core theory solvers montecarlo validate,$(wildcard $(d)/*.h))
+HEADERS := $(foreach d,core theory solvers montecarlo models validate,$(wildcard $(d)/*.h))
 install: $(BIN) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1
