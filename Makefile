@@ -5,6 +5,7 @@
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
 #   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
+#   make bench-nn   an MLP training step against PyTorch on CPU (bench/README-nn.md)
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
@@ -45,7 +46,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick
+.PHONY: all test demo bench bench-nn deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick
 
 all: $(BIN)
 
@@ -106,6 +107,16 @@ bench-sde:
 	$(BUILD)/bench_sde
 
 $(BUILD)/bench_sde: $(BUILD)/bench/bench_sde.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# One MLP training step against PyTorch on CPU, one thread, float64 (bench/README-nn.md).
+bench-nn: $(DEPS_STAMP)
+	scripts/install-deps.sh --bench
+	$(MAKE) --no-print-directory $(BUILD)/bench_nn
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench_nn > $(BUILD)/bench-nn.txt
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/nn_torch.py $(BUILD)/bench-nn.txt
+
+$(BUILD)/bench_nn: $(BUILD)/bench/bench_nn.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).

@@ -4,11 +4,12 @@
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
-      librandom123-dev libjansson-dev gnuplot-nox pkg-config)
+      librandom123-dev libjansson-dev gnuplot-nox pkg-config
+      libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
-    --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc) ;;
+    --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc python3-torch) ;;
     *) echo "install-deps: unknown option '$arg'" >&2; exit 2 ;;
     esac
 done
