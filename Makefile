@@ -32,7 +32,7 @@ LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -Wl,--no-as-needed -lgsl
            -Wl,--as-needed -lfftw3 -ljansson -lm -lopenblas -lz
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
-LIB_DIRS := core theory solvers montecarlo models validate
+LIB_DIRS := core theory solvers montecarlo models validate studies
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -146,7 +146,7 @@ bench-sweep: $(BIN)
 # make install PREFIX=...: the command, the static library, the headers (under
 # include/amsgd/, with the umbrella <amsgd/amsgd.h>), a pkg-config file and the man page.
 PREFIX ?= /usr/local
-HEADERS := $(foreach d,core theory solvers montecarlo models validate,$(wildcard $(d)/*.h))
+HEADERS := $(foreach d,core theory solvers montecarlo models validate studies,$(wildcard $(d)/*.h))
 install: $(BIN) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1
