@@ -40,7 +40,7 @@ static const cli_opt OPT_NNMOM = {"momentum", "M", "0.9", "momentum of momentum/
 static const cli_opt OPT_TARGET_ACC = {"target-accuracy", "A", NULL,
                                        "test accuracy to reach (default: mlr 0.8, mlp 0.82)"};
 static const cli_opt OPT_MAXB = {"max-batches", "N", "20000", "budget of batches per run"};
-static const cli_opt OPT_EVAL_EVERY = {"eval-every", "N", "200",
+static const cli_opt OPT_EVAL_EVERY = {"eval-every", "N", "100",
                                        "batches between test-accuracy evaluations"};
 static const cli_opt OPT_EVAL_ROWS = {"eval-rows", "N", "2000",
                                       "test rows of those evaluations (0 = all)"};

@@ -18,7 +18,7 @@
 
 am_nnstale_params am_nnstale_params_default(void)
 {
-    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 200, 2000, 512, 1};
+    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 1};
     return p;
 }
 

@@ -52,7 +52,7 @@ typedef struct {
     uint64_t seed;
 } am_nnstale_params;
 
-/* P 1, s 0, B 32, ssp, target 0.8, 20000 batches, evaluations every 200 batches on 2000
+/* P 1, s 0, B 32, ssp, target 0.8, 20000 batches, evaluations every 100 batches on 2000
  * test rows, coherence on 512 training rows, seed 1. */
 am_nnstale_params am_nnstale_params_default(void);
 

@@ -5,7 +5,9 @@
  * when the package is installed (models/am_idx.h, am_classset.h, am_nn.h; out-of-place
  * optimiser steps of montecarlo/am_optim.h).
  */
+#define _GNU_SOURCE /* dladdr */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -652,4 +654,18 @@ Test(nn, learns_fashion_mnist, .timeout = 120)
     }
     am_classset_free(tr);
     am_classset_free(te);
+}
+
+/* The link order keeps GSL on its own CBLAS (existing results bit-identical) while the
+ * networks' dgemm_ comes from OpenBLAS: both symbols are looked up in the running process. */
+Test(nn, blas_symbols_bind_as_documented)
+{
+    Dl_info info;
+    void *ddot = dlsym(RTLD_DEFAULT, "cblas_ddot"), *gemm = dlsym(RTLD_DEFAULT, "dgemm_");
+    cr_assert(ddot && gemm, "cblas_ddot %p, dgemm_ %p", ddot, gemm);
+    cr_assert(dladdr(ddot, &info) && info.dli_fname);
+    cr_expect(strstr(info.dli_fname, "gslcblas") != NULL, "cblas_ddot comes from %s",
+              info.dli_fname);
+    cr_assert(dladdr(gemm, &info) && info.dli_fname);
+    cr_expect(strstr(info.dli_fname, "openblas") != NULL, "dgemm_ comes from %s", info.dli_fname);
 }

@@ -208,6 +208,52 @@ Test(nnstale, sweep_thread_invariant)
     am_classset_free(te);
 }
 
+/* The grid search returns a step of its grid whose score (mean batches to target, 2 max_batches
+ * when not reached) is no worse than the starting step's. */
+Test(nnstale, tune_picks_from_grid)
+{
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/amsgd_nnt_%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 60; i++)
+        fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
+                -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
+    fclose(f);
+    am_classset *tr, *te;
+    cr_assert_eq(am_classset_open(path, &tr, &te, err, sizeof err), AM_OK, "%s", err);
+    unlink(path);
+    am_status st;
+    am_nn *net = am_nn_alloc("mlr", tr->d, tr->classes, &st, err, sizeof err);
+    am_optim_params op = am_optim_params_default(AM_OPT_SGD);
+    op.lr = 0.001; /* too small: the grid must move up */
+    am_nnstale_params p = am_nnstale_params_default();
+    p.batch = 4;
+    p.target = 0.9;
+    p.max_batches = 400;
+    p.eval_every = 4;
+    double best;
+    cr_assert_eq(am_nnstale_tune(net, &op, &p, 2, 1, tr, te, &best), AM_OK);
+    double j = 2 * log10(best / op.lr);
+    cr_expect(fabs(j - round(j)) < 1e-9 && j >= -4 - 1e-9 && j <= 4 + 1e-9,
+              "best %g is not lr0 10^(j/2), j in -4..4", best);
+    double score[2] = {0, 0};
+    for (int v = 0; v < 2; v++) {
+        am_optim_params o = op;
+        o.lr = v ? best : op.lr;
+        for (uint64_t k = 0; k < 2; k++) {
+            am_nnstale_outcome u;
+            cr_assert_eq(am_nnstale_run_one(net, &o, &p, tr, te, k, &u, NULL), AM_OK);
+            score[v] += u.reached ? u.batches : 2.0 * (double)p.max_batches;
+        }
+    }
+    cr_expect(score[1] <= score[0] && best > op.lr, "tuned %g scores %g, lr0 %g scores %g", best,
+              score[1], op.lr, score[0]);
+    am_nn_free(net);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
 Test(nnstale, memory_and_inputs_checked)
 {
     am_classset *tr, *te;
