@@ -122,13 +122,13 @@ static void idx_path(char *buf, size_t len, const char *dir, const char *name)
 }
 
 /* Opens the train and t10k pairs of an IDX directory. */
-static am_status open_idx(const char *dir, const char *fix, am_classset **train, am_classset **test,
-                          char *err, size_t errlen)
+static am_status open_idx(const char *dir, const char *fix_missing, const char *fix,
+                          am_classset **train, am_classset **test, char *err, size_t errlen)
 {
     struct stat sb;
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         snprintf(err, errlen, "cannot open directory '%s': %s (%s)", dir,
-                 stat(dir, &sb) != 0 ? strerror(errno) : "not a directory", fix);
+                 stat(dir, &sb) != 0 ? strerror(errno) : "not a directory", fix_missing);
         return AM_EIO;
     }
     char im[4096], lb[4096];
@@ -160,19 +160,19 @@ am_status am_classset_open(const char *spec, am_classset **train, am_classset **
     *train = *test = NULL;
     if (strcmp(spec, "fashion-mnist") == 0)
         return open_idx(AM_IDX_FASHION_DIR,
-                        "install dataset-fashion-mnist: apt-get install "
-                        "dataset-fashion-mnist, or scripts/install-deps.sh",
-                        train, test, err, errlen);
+                        "install dataset-fashion-mnist: apt-get install dataset-fashion-mnist, "
+                        "or scripts/install-deps.sh",
+                        "reinstall it: apt-get install --reinstall dataset-fashion-mnist", train,
+                        test, err, errlen);
     if (strncmp(spec, "idx:", 4) == 0) {
         if (!spec[4]) {
             snprintf(err, errlen, "idx: needs a directory, e.g. idx:/usr/share/datasets/mnist");
             return AM_EINVAL;
         }
-        return open_idx(spec + 4,
-                        "a directory with train-images-idx3-ubyte.gz, "
-                        "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
-                        "t10k-labels-idx1-ubyte.gz (plain or gzip)",
-                        train, test, err, errlen);
+        const char *layout = "idx:DIR needs train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+                             "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each plain or "
+                             ".gz, images and labels matching";
+        return open_idx(spec + 4, layout, layout, train, test, err, errlen);
     }
     const size_t max_classes = 100000;
     const char *comma = strchr(spec, ',');

@@ -329,7 +329,7 @@ Test(nnstale, cli_json_and_errors)
     test_expect_usage_error("staleness --model cnn", "unknown model 'cnn'");
     test_expect_usage_error("staleness --model mlr --data idx:/nonexistent/dir", "/nonexistent");
     test_expect_usage_error("staleness --model mlr --data idx:/nonexistent/dir",
-                            "train-images-idx3-ubyte.gz");
+                            "train-images-idx3-ubyte");
     test_expect_usage_error("staleness --model=mlp:0", "hidden widths");
     test_expect_usage_error("staleness --model mlr --semantics async", "--semantics");
 }
