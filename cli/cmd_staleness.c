@@ -62,7 +62,8 @@ int cmd_staleness(int argc, char **argv)
     cli_parse(&a, "staleness",
               "Run P workers whose gradients are Uniform{0..s} steps stale on an objective and\n"
               "count the steps to a target loss for each optimiser and s, normalised by s = 0,\n"
-              "with the gradient coherence along the runs (Dai et al. 2019).",
+              "with the gradient coherence along the runs (Dai et al. 2019).\n"
+              "With --model SPEC: networks on real data (amsgd staleness --model mlr --help).",
               staleness_opts, argc, argv);
     char err[512];
     am_objective_kind ok;
