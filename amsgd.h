@@ -1,8 +1,9 @@
 /*
  * amsgd.h -- the public interface of the amsgd library in one include:
  * problems and closed forms (theory/), the ODE and SDE engines (solvers/), the Monte Carlo
- * engines and the parallel ensemble (montecarlo/), and the statistics of the checks
- * (validate/). Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
+ * engines and the parallel ensemble (montecarlo/), networks on real data (models/), the
+ * statistics of the checks (validate/) and the staleness study on networks (studies/).
+ * Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
  */
 #ifndef AMSGD_H
 #define AMSGD_H
@@ -21,6 +22,10 @@
 #include "montecarlo/am_delay.h"
 #include "montecarlo/am_msgd.h"
 #include "montecarlo/am_sweep.h"
+#include "models/am_idx.h"
+#include "models/am_classset.h"
+#include "models/am_nn.h"
+#include "studies/am_nnstale.h"
 #include "validate/am_acf.h"
 #include "validate/am_check.h"
 #include "validate/am_fit.h"

@@ -284,8 +284,8 @@ static double xent_row(const double *z, size_t k, int y, double *p, double scale
     double mx = z[0];
     for (size_t j = 1; j < k; j++)
         if (z[j] > mx) mx = z[j];
-    double sum = 0;
-    for (size_t j = 0; j < k; j++)
+    double sum = exp(z[0] - mx); /* >= 1: the largest logit contributes e^0 */
+    for (size_t j = 1; j < k; j++)
         sum += exp(z[j] - mx);
     double lse = mx + log(sum);
     double loss = lse - z[y];

@@ -6,7 +6,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULES = ["core", "theory", "solvers", "montecarlo", "validate"]
+MODULES = ["core", "theory", "solvers", "montecarlo", "models", "validate"]
 
 
 def split_top(text):
