@@ -15,8 +15,10 @@
 #include "cli_common.h"
 #include "commands.h"
 
-static const cli_opt OPT_MODEL = {"model", "SPEC", NULL,
-                                  "network: mlr, or mlp:W1,W2,... (hidden widths, e.g. mlp:256)"};
+static const cli_opt OPT_MODEL = {
+    "model", "SPEC", NULL,
+    "network: mlr, mlp:W1,W2,... (hidden widths, e.g. mlp:256), or cnn (LeNet-like: "
+    "cnn:6,16,120,84; images only)"};
 static const cli_opt OPT_NNDATA = {
     "data", "SPEC", "fashion-mnist",
     "fashion-mnist (package dataset-fashion-mnist), idx:DIR, FILE.csv or TRAIN.csv,TEST.csv"};
@@ -38,7 +40,7 @@ static const cli_opt OPT_TUNE = {
     "tune each optimiser's step at s = 0 (grid lr 10^(j/2), j = -4..4, around the default)"};
 static const cli_opt OPT_NNMOM = {"momentum", "M", "0.9", "momentum of momentum/nesterov"};
 static const cli_opt OPT_TARGET_ACC = {"target-accuracy", "A", NULL,
-                                       "test accuracy to reach (default: mlr 0.8, mlp 0.82)"};
+                                       "test accuracy to reach (default: mlr 0.8, others 0.82)"};
 static const cli_opt OPT_MAXB = {"max-batches", "N", "20000", "budget of batches per run"};
 static const cli_opt OPT_EVAL_EVERY = {"eval-every", "N", "100",
                                        "batches between test-accuracy evaluations"};
@@ -87,7 +89,7 @@ int cmd_staleness_model(int argc, char **argv)
               nnstale_opts, argc, argv);
     char err[1024];
     const char *model = cli_str(&a, "model");
-    if (!model) cli_usage_error("--model needs a value (mlr or mlp:W1,...)");
+    if (!model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
     /* optimisers */
     const char *olist = cli_str(&a, "optimizer");
     size_t nopt = 0;
@@ -137,7 +139,9 @@ int cmd_staleness_model(int argc, char **argv)
     am_status st = am_classset_open(data, &train, &test, err, sizeof err);
     if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
     if (st) cli_usage_error("--data %s", err);
-    am_nn *net = am_nn_alloc(model, train->d, train->classes, &st, err, sizeof err);
+    am_nn *net = train->rows ? am_nn_alloc_image(model, train->rows, train->cols, train->classes,
+                                                 &st, err, sizeof err)
+                             : am_nn_alloc(model, train->d, train->classes, &st, err, sizeof err);
     if (!net) {
         if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
         cli_usage_error("--model %s", err);

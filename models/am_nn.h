@@ -37,22 +37,29 @@ typedef struct am_nn am_nn;
 am_nn *am_nn_alloc(const char *spec, size_t d, size_t classes, am_status *status, char *err,
                    size_t errlen);
 
+/* The same for images of rows x cols pixels (d = rows cols); the only way to build a "cnn". */
+am_nn *am_nn_alloc_image(const char *spec, size_t rows, size_t cols, size_t classes,
+                         am_status *status, char *err, size_t errlen);
+
 /* Frees a model; NULL is safe. */
 void am_nn_free(am_nn *net);
 
 /* Number of parameters (length of theta). */
 size_t am_nn_dim(const am_nn *net);
 
-/* Number of weight layers L (1 for mlr). */
+/* Number of inputs d (pixels for an image model). */
+size_t am_nn_inputs(const am_nn *net);
+
+/* Number of fully connected weight layers L (1 for mlr). */
 size_t am_nn_layers(const am_nn *net);
 
-/* Size n_l of layer l in 0..L. */
+/* Size n_l of fully connected layer l in 0..L (n_0 = d, or a cnn's flattened feature map). */
 size_t am_nn_width(const am_nn *net, size_t l);
 
 /* The canonical spec ("mlr", "mlp:256,128"). */
 const char *am_nn_spec(const am_nn *net);
 
-/* Offset in theta of W_l (l in 1..L); b_l follows at offset + n_l n_{l-1}. */
+/* Offset in theta of the fully connected W_l (l in 1..L); b_l follows at offset + n_l n_{l-1}. */
 size_t am_nn_offset(const am_nn *net, size_t l);
 
 /* Bytes of the workspace for minibatches of up to batch rows. */

@@ -71,7 +71,7 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     out->coherence_min = NAN;
     if (P < 1 || P > 1000000 || B < 1 || B > 1000000 || p->s > 1000000 ||
         !(p->target > 0 && p->target < 1) || p->max_batches < 1 || p->eval_every < 1 ||
-        train->d != am_nn_width(net, 0) || test->d != train->d ||
+        train->d != am_nn_inputs(net) || test->d != train->d ||
         train->classes > am_nn_width(net, am_nn_layers(net)) ||
         test->classes > am_nn_width(net, am_nn_layers(net)) || train->n < 1 || test->n < 1 ||
         !am_rng_in_range(replica, AM_STREAM_NNSTALE, p->max_batches / P + 1))

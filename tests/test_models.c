@@ -313,8 +313,8 @@ Test(nn, specs)
               "mlp:6,4: dim %zu spec %s", am_nn_dim(net), am_nn_spec(net));
     am_nn_free(net);
     am_nn_free(NULL);
-    const char *bad[] = {"mlp:", "mlp:0",  "mlp:3,", "mlp:3x",   "mlp:,3",
-                         "cnn",  "mlp:-3", "MLR",    "mlp:70000"};
+    const char *bad[] = {"mlp:", "mlp:0",  "mlp:3,", "mlp:3x",    "mlp:,3",
+                         "cnn",  "mlp:-3", "MLR",    "mlp:70000", "cnn:3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = 0;
         cr_expect_null(am_nn_alloc(bad[i], 5, 3, &st, err, sizeof err), "'%s' accepted", bad[i]);
@@ -331,6 +331,20 @@ Test(nn, specs)
         strcat(deep, ",65536");
     cr_expect_null(am_nn_alloc(deep, 5, 3, &st, err, sizeof err), "8 TB of weights accepted");
     cr_expect_eq(st, AM_ENOMEM, "status %d", st);
+    /* cnn needs images of at least 16 x 16; LeNet-like on 28 x 28: conv 6 @ 24 x 24, pool 12,
+     * conv 16 @ 8 x 8, pool 4, then 256 -> 120 -> 84 -> 10:
+     * (6 25 + 6) + (16 150 + 16) + (120 256 + 120) + (84 120 + 84) + (10 84 + 10) = 44426 */
+    net = am_nn_alloc_image("cnn", 28, 28, 10, &st, err, sizeof err);
+    cr_assert_not_null(net, "%s", err);
+    cr_expect(am_nn_dim(net) == 44426 && am_nn_inputs(net) == 784 && am_nn_width(net, 0) == 256 &&
+                  !strcmp(am_nn_spec(net), "cnn:6,16,120,84"),
+              "cnn: dim %zu, n_0 %zu, spec %s", am_nn_dim(net), am_nn_width(net, 0),
+              am_nn_spec(net));
+    am_nn_free(net);
+    cr_expect_null(am_nn_alloc_image("cnn", 15, 28, 10, &st, err, sizeof err), "15 rows accepted");
+    net = am_nn_alloc_image("mlp:5", 6, 7, 10, &st, err, sizeof err);
+    cr_expect(net && am_nn_inputs(net) == 42 && am_nn_width(net, 0) == 42, "mlp on images");
+    am_nn_free(net);
     net = am_nn_alloc("mlp:4096", 784, 10, &st, err, sizeof err);
     cr_assert_not_null(net);
     cr_expect_null(am_nn_work_alloc(net, (size_t)1 << 18, &st), "a 19 GB workspace accepted");
@@ -495,6 +509,50 @@ Test(nn, gradient_matches_finite_differences)
                          GC_SPECS[sp], (unsigned long long)seed, h, bad, dim, worst, wi, g[wi]);
             free(theta);
             free(g);
+            am_nn_work_free(w);
+            am_nn_free(net);
+        }
+}
+
+/* The LeNet-like cnn (5 x 5 convolutions, ReLU, 2 x 2 max-pooling) against the same check, on
+ * 16 x 16 and 17 x 18 images (odd sizes: pooling drops the last row or column). */
+Test(nn, cnn_gradient_matches_finite_differences)
+{
+    am_nn_blas_single_thread();
+    const size_t shapes[2][2] = {{16, 16}, {17, 18}}, k = 3, m = 3;
+    const char *specs[2] = {"cnn:2,3,4", "cnn:3,2"};
+    for (int sh = 0; sh < 2; sh++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            am_status st;
+            char err[128];
+            size_t rows = shapes[sh][0], cols = shapes[sh][1], d = rows * cols;
+            am_nn *net = am_nn_alloc_image(specs[sh], rows, cols, k, &st, err, sizeof err);
+            cr_assert_not_null(net, "%s", err);
+            am_nn_work *w = am_nn_work_alloc(net, 4, &st);
+            cr_assert_not_null(w);
+            size_t dim = am_nn_dim(net);
+            double *theta = malloc(dim * sizeof *theta), *g = malloc(dim * sizeof *g);
+            double *x = malloc(m * d * sizeof *x);
+            int y[3];
+            random_batch(seed, m, d, k, x, y);
+            gc_theta(net, seed, theta);
+            am_nn_loss_grad(net, w, theta, x, y, m, g);
+            double worst;
+            size_t wi;
+            size_t bad = gradcheck(net, w, theta, x, y, m, g, 1e-5, &worst, &wi);
+            cr_expect_eq(bad, 0,
+                         "%s on %zu x %zu, seed %llu: %zu of %zu coordinates outside the "
+                         "tolerance, worst ratio %.3g at %zu",
+                         specs[sh], rows, cols, (unsigned long long)seed, bad, dim, worst, wi);
+            double gmax = 0;
+            for (size_t i = 0; i < dim; i++)
+                gmax = fmax(gmax, fabs(g[i]));
+            g[1] += 1e-6 * gmax; /* a convolution weight of stage 1 */
+            cr_expect_eq(gradcheck(net, w, theta, x, y, m, g, 1e-5, &worst, &wi), 1,
+                         "%s: a wrong stage-1 weight gradient passes", specs[sh]);
+            free(theta);
+            free(g);
+            free(x);
             am_nn_work_free(w);
             am_nn_free(net);
         }

@@ -326,7 +326,9 @@ Test(nnstale, cli_json_and_errors)
     cr_expect(a && b && strcmp(a, b) == 0, "results differ between 1 and 2 threads");
     free(first);
     test_run_free(&r);
-    test_expect_usage_error("staleness --model cnn", "unknown model 'cnn'");
+    test_expect_usage_error("staleness --model rnn", "unknown model 'rnn'");
+    snprintf(args, sizeof args, "staleness --model cnn --data '%s'", spec);
+    test_expect_usage_error(args, "at least 16 x 16 pixels"); /* the fixture is 6 x 7 */
     test_expect_usage_error("staleness --model mlr --data idx:/nonexistent/dir", "/nonexistent");
     test_expect_usage_error("staleness --model mlr --data idx:/nonexistent/dir",
                             "train-images-idx3-ubyte");
