@@ -234,7 +234,8 @@ int cmd_staleness_model(int argc, char **argv)
             json_object_set_new(r, "seeds", sj);
             json_array_append_new(arr, r);
         } else {
-            fprintf(fo, "%s,%s,%zu,%zu,%s,", am_nn_spec(net), oname, c->workers, c->s, semname);
+            /* the spec has commas (mlp:256,128): quoted as a CSV field */
+            fprintf(fo, "\"%s\",%s,%zu,%zu,%s,", am_nn_spec(net), oname, c->workers, c->s, semname);
             cli_csv_double(fo, c->lr);
             fprintf(fo, ",%zu,%zu", res->seeds, c->reached);
             for (int k = 0; k < 8; k++) {

@@ -326,6 +326,17 @@ Test(nnstale, cli_json_and_errors)
     cr_expect(a && b && strcmp(a, b) == 0, "results differ between 1 and 2 threads");
     free(first);
     test_run_free(&r);
+    /* CSV: the spec is one quoted field */
+    snprintf(args, sizeof args,
+             "staleness --model mlp:3,2 --data '%s' --optimizer sgd --s 0 --batch 4 --seeds 1 "
+             "--max-batches 20 --eval-every 10 --target-accuracy 0.5",
+             spec);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *row = strchr(r.out, '\n');
+    cr_expect(row && strncmp(row + 1, "\"mlp:3,2\",sgd,1,0,ssp,", 22) == 0, "CSV row: %s",
+              row ? row + 1 : "(none)");
+    test_run_free(&r);
     test_expect_usage_error("staleness --model rnn", "unknown model 'rnn'");
     snprintf(args, sizeof args, "staleness --model cnn --data '%s'", spec);
     test_expect_usage_error(args, "at least 16 x 16 pixels"); /* the fixture is 6 x 7 */
