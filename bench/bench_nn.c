@@ -83,8 +83,10 @@ static int bench(size_t h, size_t b)
     }
     qsort(per, 7, sizeof per[0], cmp);
     printf("amsgd mlp %zu batch %zu: %.2f us per step\n", h, b, per[3]);
-    fprintf(stderr, "bench_nn: mlp %zu batch %zu: %zu parameters, %zu steps per block, "
-            "final loss %.4f, blocks %.2f..%.2f us\n", h, b, dim, n, loss, per[0], per[6]);
+    fprintf(stderr,
+            "bench_nn: mlp %zu batch %zu: %zu parameters, %zu steps per block, "
+            "final loss %.4f, blocks %.2f..%.2f us\n",
+            h, b, dim, n, loss, per[0], per[6]);
     am_optim_free(o);
     free(theta[0]);
     free(theta[1]);
