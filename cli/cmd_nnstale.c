@@ -49,12 +49,15 @@ static const cli_opt OPT_EVAL_ROWS = {"eval-rows", "N", "2000",
 static const cli_opt OPT_COH_ROWS = {"coherence-rows", "N", "512",
                                      "training rows of the coherence gradients (0 = all)"};
 static const cli_opt OPT_SEEDS = {"seeds", "N", "3", "independent runs per cell"};
+static const cli_opt OPT_COH_TRACE = {
+    "coherence-trace", NULL, NULL,
+    "JSON: the coherence at every evaluation of every run (coherence_trace per seed)"};
 
 static const cli_opt *const nnstale_opts[] = {
     &OPT_MODEL,      &OPT_NNDATA,    &OPT_NNOPT,    &OPT_NNS,   &OPT_NNWORKERS,  &OPT_NNBATCH,
     &OPT_SEMANTICS,  &OPT_NNLR,      &OPT_TUNE,     &OPT_NNMOM, &OPT_TARGET_ACC, &OPT_MAXB,
-    &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_SEED,       &OPT_THREADS,
-    &OPT_FORMAT,     &OPT_OUTPUT,    NULL};
+    &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_COH_TRACE,  &OPT_SEED,
+    &OPT_THREADS,    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
 
 /* A comma list of non-negative integers in [lo, hi]. */
 static size_t *int_list(const cli_args *a, const char *name, double lo, double hi, size_t *n)
@@ -125,6 +128,7 @@ int cmd_staleness_model(int argc, char **argv)
     bp.eval_every = (size_t)cli_int(&a, "eval-every", 1, 1000000000LL);
     bp.eval_rows = (size_t)cli_int(&a, "eval-rows", 0, 1000000000LL);
     bp.coherence_rows = (size_t)cli_int(&a, "coherence-rows", 0, 1000000000LL);
+    bp.coherence_trace = cli_flag(&a, "coherence-trace");
     bp.seed = cli_u64(&a, "seed");
     size_t seeds = (size_t)cli_int(&a, "seeds", 1, 100000);
     int threads = (int)cli_int(&a, "threads", 0, 4096);
@@ -229,6 +233,14 @@ int cmd_staleness_model(int argc, char **argv)
                 json_object_set_new(e, "coherence", cli_json_number(u->coherence));
                 json_object_set_new(e, "coherence_min", cli_json_number(u->coherence_min));
                 json_object_set_new(e, "diverged", json_boolean(u->diverged));
+                if (bp.coherence_trace) {
+                    json_t *tr = json_object();
+                    json_object_set_new(tr, "batches",
+                                        cli_json_doubles(u->trace_batches, u->trace_n));
+                    json_object_set_new(tr, "cosine",
+                                        cli_json_doubles(u->trace_cosine, u->trace_n));
+                    json_object_set_new(e, "coherence_trace", tr);
+                }
                 json_array_append_new(sj, e);
             }
             json_object_set_new(r, "seeds", sj);
@@ -278,6 +290,7 @@ int cmd_staleness_model(int argc, char **argv)
         json_object_set_new(params, "eval_rows", json_integer((json_int_t)bp.eval_rows));
         json_object_set_new(params, "coherence_rows", json_integer((json_int_t)bp.coherence_rows));
         json_object_set_new(params, "seeds", json_integer((json_int_t)seeds));
+        json_object_set_new(params, "coherence_trace", json_boolean(bp.coherence_trace));
         char sbuf[32];
         snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)bp.seed);
         json_object_set_new(params, "seed", json_string(sbuf));

@@ -18,7 +18,7 @@
 
 am_nnstale_params am_nnstale_params_default(void)
 {
-    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 1};
+    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 0, 1};
     return p;
 }
 
@@ -69,6 +69,8 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     out->test_accuracy = NAN;
     out->coherence = NAN;
     out->coherence_min = NAN;
+    out->trace_n = 0;
+    out->trace_batches = out->trace_cosine = NULL;
     if (P < 1 || P > 1000000 || B < 1 || B > 1000000 || p->s > 1000000 ||
         !(p->target > 0 && p->target < 1) || p->max_batches < 1 || p->eval_every < 1 ||
         train->d != am_nn_inputs(net) || test->d != train->d ||
@@ -88,7 +90,13 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     am_nn_work *w = am_nn_work_alloc(net, B, &st);
     am_nn_work *we = am_nn_work_alloc(net, EVAL_CHUNK, &st);
     am_optim *o = am_optim_alloc(opt, dim, &st);
-    if (!ring || !idx || !w || !we || !o) {
+    const size_t max_evals = (size_t)(p->max_batches / p->eval_every) + 2;
+    if (p->coherence_trace && p->s >= 1) {
+        out->trace_batches = malloc(max_evals * sizeof(double));
+        out->trace_cosine = malloc(max_evals * sizeof(double));
+        if (!out->trace_batches || !out->trace_cosine) st = AM_ENOMEM;
+    }
+    if (!ring || !idx || !w || !we || !o || st) {
         if (st == AM_OK) st = AM_ENOMEM;
         goto done;
     }
@@ -151,6 +159,10 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
                     am_stats_push(&coh, c);
                     if (c < coh_min) coh_min = c;
                 }
+                if (out->trace_cosine && out->trace_n < max_evals) {
+                    out->trace_batches[out->trace_n] = (double)batches;
+                    out->trace_cosine[out->trace_n++] = c;
+                }
             } else if (p->s == 0) {
                 am_stats_push(&coh, 1.0);
                 coh_min = 1.0;
@@ -171,6 +183,7 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
         out->coherence_min = coh_min;
     }
 done:
+    if (st) am_nnstale_outcome_free(out);
     am_optim_free(o);
     am_nn_work_free(w);
     am_nn_work_free(we);
@@ -179,12 +192,25 @@ done:
     return st;
 }
 
+void am_nnstale_outcome_free(am_nnstale_outcome *u)
+{
+    if (!u) return;
+    free(u->trace_batches);
+    free(u->trace_cosine);
+    u->trace_batches = u->trace_cosine = NULL;
+    u->trace_n = 0;
+}
+
 void am_nnstale_result_free(am_nnstale_result *r)
 {
     if (!r) return;
     if (r->cells)
-        for (size_t c = 0; c < r->ncells; c++)
+        for (size_t c = 0; c < r->ncells; c++) {
+            if (r->cells[c].runs)
+                for (size_t k = 0; k < r->seeds; k++)
+                    am_nnstale_outcome_free(&r->cells[c].runs[k]);
             free(r->cells[c].runs);
+        }
     free(r->cells);
     free(r->s_run);
     free(r);
@@ -277,6 +303,7 @@ am_status am_nnstale_tune(const am_nn *net, const am_optim_params *opt, const am
     am_nn_blas_single_thread();
     am_nnstale_params q = *p;
     q.s = 0;
+    q.coherence_trace = 0;
     int nt = am_ensemble_threads(threads);
     int fail = 0;
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(max : fail)

@@ -49,6 +49,7 @@ typedef struct {
     size_t eval_every;     /* batches between evaluations */
     size_t eval_rows;      /* test rows of the evaluations (0: all) */
     size_t coherence_rows; /* training rows of the coherence gradients (0: all) */
+    int coherence_trace;   /* 1: keep the cosine of every evaluation (outcome trace) */
     uint64_t seed;
 } am_nnstale_params;
 
@@ -62,20 +63,26 @@ am_nnstale_params am_nnstale_params_default(void);
 double am_nnstale_default_lr(am_optim_kind kind);
 
 typedef struct {
-    int reached;          /* 1 if the target accuracy was reached */
-    int diverged;         /* 1 if the loss or parameters stopped being finite */
-    double batches;       /* batches to the target (NaN if not reached) */
-    double test_accuracy; /* whole test set, where the run stopped */
-    double coherence;     /* mean cosine over the evaluations (NaN if none) */
-    double coherence_min; /* smallest cosine (NaN if none) */
+    int reached;                          /* 1 if the target accuracy was reached */
+    int diverged;                         /* 1 if the loss or parameters stopped being finite */
+    double batches;                       /* batches to the target (NaN if not reached) */
+    double test_accuracy;                 /* whole test set, where the run stopped */
+    double coherence;                     /* mean cosine over the evaluations (NaN if none) */
+    double coherence_min;                 /* smallest cosine (NaN if none) */
+    size_t trace_n;                       /* coherence_trace: evaluations with a cosine */
+    double *trace_batches, *trace_cosine; /* [trace_n] each (malloc'd; NULL without trace) */
 } am_nnstale_outcome;
 
 /* One run of seed index replica; the parameters where it stopped go to theta_final unless it
- * is NULL. AM_EINVAL for bad parameters, AM_ENOMEM. */
+ * is NULL. With coherence_trace the outcome owns its trace: free it with
+ * am_nnstale_outcome_free. AM_EINVAL for bad parameters, AM_ENOMEM. */
 am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
                              const am_nnstale_params *p, const am_classset *train,
                              const am_classset *test, uint64_t replica, am_nnstale_outcome *out,
                              double *theta_final);
+
+/* Frees the trace of an outcome (not the outcome itself); NULL is safe. */
+void am_nnstale_outcome_free(am_nnstale_outcome *u);
 
 /* One cell of a sweep: an optimiser, a worker count and a staleness bound, over the seeds. */
 typedef struct {

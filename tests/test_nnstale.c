@@ -316,6 +316,38 @@ Test(nnstale, cli_json_and_errors)
                                "result %zu lacks %s", i, keys[k]);
     cr_expect_eq(json_array_size(json_object_get(json_array_get(res, 0), "seeds")), 2);
     json_decref(root);
+    /* --coherence-trace: one cosine per evaluation, at multiples of --eval-every (P = 1),
+     * each in [-1, 1]; none for s = 0 */
+    {
+        char targs[8400];
+        snprintf(targs, sizeof targs, "%s --coherence-trace", args);
+        test_run t = test_amsgd(targs);
+        cr_assert_eq(t.status, 0, "%s", t.err);
+        json_t *tj = json_loads(t.out, 0, &je);
+        cr_assert_not_null(tj);
+        json_t *rs = json_object_get(tj, "results");
+        size_t ntr = 0;
+        for (size_t i = 0; i < json_array_size(rs); i++) {
+            json_t *cell = json_array_get(rs, i);
+            json_t *seed0 = json_array_get(json_object_get(cell, "seeds"), 0);
+            json_t *tr = json_object_get(seed0, "coherence_trace");
+            json_t *bt = json_object_get(tr, "batches"), *cs = json_object_get(tr, "cosine");
+            cr_assert(tr && json_array_size(bt) == json_array_size(cs), "cell %zu: trace", i);
+            long long s = json_integer_value(json_object_get(cell, "s"));
+            long long P = json_integer_value(json_object_get(cell, "workers"));
+            if (s == 0) cr_expect_eq(json_array_size(bt), 0, "s = 0 has a trace");
+            for (size_t k = 0; k < json_array_size(bt); k++) {
+                double b = json_number_value(json_array_get(bt, k));
+                double c = json_number_value(json_array_get(cs, k));
+                cr_expect(P != 1 || fmod(b, 10) == 0, "evaluation at %g batches", b);
+                cr_expect(c >= -1 - 1e-12 && c <= 1 + 1e-12, "cosine %g", c);
+                ntr++;
+            }
+        }
+        cr_expect_gt(ntr, 0, "no trace at all");
+        json_decref(tj);
+        test_run_free(&t);
+    }
     /* the same run on one thread prints the same bytes */
     char *first = strdup(r.out);
     test_run_free(&r);
