@@ -1,6 +1,8 @@
 # amsgd -- build, test, demo and benchmarks.
 #
-#   make            library build/libamsgd.a and the command build/amsgd
+#   make            libraries build/libamsgd.a, build/libamsgd.so.0 and the command build/amsgd
+#   make install PREFIX=...   install-check: install, then build and run against the install
+#   make python-test  the Python binding (python/amsgd) against the command's JSON
 #   make test       install missing packages, build, run the Criterion suite
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
@@ -76,6 +78,7 @@ $(TEST): $(TEST_OBJ) $(LIB)
 test: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory $(BIN) $(TEST)
 	AMSGD=$(abspath $(BIN)) $(TEST) --jobs $(JOBS)
+	$(MAKE) --no-print-directory python-test
 
 san-test: $(DEPS_STAMP)
 	$(MAKE) --no-print-directory BUILD=build-san OPT=-O1 \
@@ -143,28 +146,105 @@ mpi-check:
 bench-sweep: $(BIN)
 	scripts/bench-sweep.sh $(BUILD)
 
-# make install PREFIX=...: the command, the static library, the headers (under
-# include/amsgd/, with the umbrella <amsgd/amsgd.h>), a pkg-config file and the man page.
-PREFIX ?= /usr/local
-HEADERS := $(foreach d,core theory solvers montecarlo models validate studies,$(wildcard $(d)/*.h))
-install: $(BIN) $(LIB)
+# ==== shared libraries, install, Python binding (begin) ===================================
+# Position-independent copies of the objects live in $(BUILD)/pic/, so build/libamsgd.a and
+# build/amsgd are built from the same non-PIC objects as before (bit-identical output).
+#   libamsgd.so.0      the library (the objects of libamsgd.a)
+#   libamsgd-cli.so.0  the subcommands without main.c plus cli/embed.c's am_cli_call, linked
+#                      against libamsgd.so.0 (RUNPATH $ORIGIN); exports am_cli_call and
+#                      am_cli_free only. The Python binding (python/amsgd) loads it.
+SOVERSION   := 0
+SHLIB       := $(BUILD)/libamsgd.so.$(SOVERSION)
+CLI_SHLIB   := $(BUILD)/libamsgd-cli.so.$(SOVERSION)
+PIC_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+PIC_CLI_OBJ := $(filter-out $(BUILD)/pic/cli/main.o,$(CLI_SRC:%.c=$(BUILD)/pic/%.o))
+PYTHON      ?= $(firstword $(wildcard /usr/bin/python3) python3)
+
+.PHONY: shared python-test FORCE
+shared: $(SHLIB) $(CLI_SHLIB)
+ifneq ($(MPI),1)
+all: shared
+endif
+
+# cli objects: hidden symbols, only embed.h's AM_CLI_EXPORT functions leave libamsgd-cli.so
+$(BUILD)/pic/cli/%.o: cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(SHLIB): $(PIC_LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libamsgd.so.$(SOVERSION) -Wl,--no-undefined $(LDFLAGS) -o $@ \
+	    $(PIC_LIB_OBJ) $(LDLIBS)
+	ln -sf libamsgd.so.$(SOVERSION) $(BUILD)/libamsgd.so
+
+$(CLI_SHLIB): $(PIC_CLI_OBJ) $(SHLIB)
+	$(CC) -shared -Wl,-soname,libamsgd-cli.so.$(SOVERSION) -Wl,--no-undefined \
+	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -o $@ $(PIC_CLI_OBJ) $(SHLIB) $(LDLIBS) -lpthread
+
+# The installed command: build/amsgd with cmd_figures.c compiled for the data folder of
+# PREFIX (AM_DATADIR), so `amsgd figures` finds the installed gnuplot scripts anywhere.
+DATADIR      = $(PREFIX)/share/amsgd
+INST_BIN    := $(BUILD)/inst/amsgd
+INST_FIG_OBJ := $(BUILD)/inst/cli/cmd_figures.o
+
+$(BUILD)/inst/.prefix: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
+
+$(INST_FIG_OBJ): cli/cmd_figures.c $(BUILD)/inst/.prefix
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DAM_DATADIR='"$(DATADIR)"' -c $< -o $@
+
+$(INST_BIN): $(filter-out $(BUILD)/cli/cmd_figures.o,$(CLI_OBJ)) $(INST_FIG_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(LDLIBS)
+
+# make install PREFIX=...: the command, both libraries (static and shared, soname
+# libamsgd.so.0), the headers (under include/amsgd/, with the umbrella <amsgd/amsgd.h>), a
+# pkg-config file, the man page, the docs with the gnuplot scripts (share/amsgd/docs/, the
+# scripts in share/amsgd/docs/figures/), the embedding example, and the Python package
+# (lib/python3/dist-packages/amsgd, with libamsgd-cli.so.0 in lib/).
+PREFIX  ?= /usr/local
+PYDIR   := $(PREFIX)/lib/python3/dist-packages
+HEADERS := $(filter-out %_impl.h,$(foreach d,core theory solvers montecarlo models validate studies,$(wildcard $(d)/*.h)))
+install: $(INST_BIN) $(LIB) $(SHLIB) $(CLI_SHLIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/amsgd
+	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(DATADIR)/docs/figures $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(PYDIR)/amsgd
+	install -m 755 $(INST_BIN) $(DESTDIR)$(PREFIX)/bin/amsgd
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libamsgd.a
+	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/libamsgd.so.$(SOVERSION)
+	ln -sf libamsgd.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libamsgd.so
+	install -m 755 $(CLI_SHLIB) $(DESTDIR)$(PREFIX)/lib/libamsgd-cli.so.$(SOVERSION)
 	install -m 644 amsgd.h $(DESTDIR)$(PREFIX)/include/amsgd/amsgd.h
 	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/amsgd/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define AM_VERSION "\(.*\)"/\1/p' core/am_common.h)|' \
 	    scripts/amsgd.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/amsgd.pc
 	install -m 644 docs/amsgd.1 $(DESTDIR)$(PREFIX)/share/man/man1/amsgd.1
+	install -m 644 README.md $(wildcard ARCHITECTURE.md) $(DESTDIR)$(DATADIR)/
+	install -m 644 $(wildcard docs/*.md docs/*.json) $(DESTDIR)$(DATADIR)/docs/
+	install -m 644 $(wildcard docs/figures/*) $(DESTDIR)$(DATADIR)/docs/figures/
+	install -m 644 examples/embed.c examples/binding.py $(DESTDIR)$(DATADIR)/examples/
+	install -m 644 python/amsgd/*.py $(DESTDIR)$(PYDIR)/amsgd/
+
+# The binding's tests (python/tests, standard-library unittest) against build/amsgd's JSON.
+python-test: $(BIN) $(CLI_SHLIB)
+	AMSGD=$(abspath $(BIN)) AMSGD_LIBDIR=$(abspath $(BUILD)) PYTHONPATH=$(abspath python) \
+	    $(PYTHON) python/tests/run.py
+
+# Installs into a temporary prefix, builds examples/embed.c against it with pkg-config
+# (static and shared), runs it, an installed `amsgd figures` and `import amsgd`.
+install-check: $(DEPS_STAMP)
+	PYTHON=$(PYTHON) scripts/install-check.sh
+
+-include $(PIC_LIB_OBJ:.o=.d) $(PIC_CLI_OBJ:.o=.d) $(INST_FIG_OBJ:.o=.d)
+# ==== shared libraries, install, Python binding (end) =====================================
 
 # docs/api.md from the public headers.
 api-doc:
 	python3 scripts/api-doc.py > docs/api.md
-
-# Installs into a temporary prefix, builds examples/embed.c against it with pkg-config, runs it.
-install-check: $(DEPS_STAMP)
-	scripts/install-check.sh
 
 $(BUILD)/bench_rng: $(BUILD)/bench/bench_rng.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)

@@ -2,19 +2,31 @@
  * args.c -- option parsing, validation and help for the amsgd subcommands.
  */
 #include "args.h"
+#include "embed.h"
 
 #include <errno.h>
+#include <setjmp.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Prints "amsgd: error: <message>" as one line on stderr and exits with code. */
+_Thread_local cli_embed_frame *cli_embed_active = NULL;
+
+/* The one exit of the subcommands: prints "amsgd: error: <message>" (msg != NULL) as one line
+ * on stderr and exits with code; inside an embedded call (embed.c) records code and message
+ * and returns to am_cli_call instead. */
 static _Noreturn void fail(int code, const char *msg)
 {
+    cli_embed_frame *e = cli_embed_active;
+    if (e) {
+        e->status = code;
+        if (msg && e->errlen) snprintf(e->err, e->errlen, "%s", msg);
+        longjmp(e->jump, 1);
+    }
     fflush(stdout);
-    fprintf(stderr, "amsgd: error: %s\n", msg);
+    if (msg) fprintf(stderr, "amsgd: error: %s\n", msg);
     exit(code);
 }
 
@@ -76,7 +88,7 @@ void cli_parse(cli_args *a, const char *cmd, const char *summary, const cli_opt 
         const char *arg = argv[i];
         if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             cli_print_help(a);
-            exit(0);
+            fail(0, NULL);
         }
         const char *name, *val = NULL;
         size_t len;

@@ -2,13 +2,14 @@
  * cmd_figures.c -- `amsgd figures`: regenerates every figure the documentation shows, from
  * the same commands a user would type. Each figure is a row of the const table below: the
  * amsgd commands that write its data files and the gnuplot call that renders it, all run
- * inside the figures folder (default docs/figures), where the editable .gp scripts live
- * beside their data.
+ * inside the figures folder (default docs/figures; an installed amsgd falls back to the copy
+ * under its data folder), where the editable .gp scripts live beside their data.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,8 +116,20 @@ static const fig_entry figures[] = {
 };
 static const size_t nfigures = sizeof figures / sizeof figures[0];
 
+/* The scripts' folder when --dir is absent: docs/figures of the source tree (the current
+ * folder), else, for an installed amsgd (AM_DATADIR set by make install, e.g.
+ * PREFIX/share/amsgd), the copy installed under AM_DATADIR/docs/figures. */
+#define FIG_SRC_DIR "docs/figures"
+#ifdef AM_DATADIR
+#define FIG_DEFAULT_HELP FIG_SRC_DIR " if present, else " AM_DATADIR "/docs/figures"
+#define FIG_INSTALLED                                                                              \
+    "\nOutside the source tree it uses the scripts installed in\n" AM_DATADIR "/docs/figures."
+#else
+#define FIG_DEFAULT_HELP FIG_SRC_DIR
+#define FIG_INSTALLED ""
+#endif
 static const cli_opt OPT_DIR = {
-    "dir", "DIR", "docs/figures",
+    "dir", "DIR", FIG_DEFAULT_HELP,
     "folder of the gnuplot scripts, where data and figures are written"};
 static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "regenerate one figure (see --list)"};
 static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the figures and exit"};
@@ -150,7 +163,7 @@ int cmd_figures(int argc, char **argv)
     cli_parse(&a, "figures",
               "Regenerate every figure the documentation shows, with its data file, from the same\n"
               "commands a user would type (run from the source tree; needs gnuplot). Takes a few\n"
-              "minutes on 2 cores.",
+              "minutes on 2 cores." FIG_INSTALLED,
               figures_opts, argc, argv);
     if (cli_flag(&a, "list")) {
         for (size_t i = 0; i < nfigures; i++)
@@ -164,7 +177,12 @@ int cmd_figures(int argc, char **argv)
             i++;
         if (i == nfigures) cli_usage_error("--only: unknown figure '%s' (see --list)", only);
     }
-    const char *dir = cli_str(&a, "dir");
+    const char *dir = cli_given(&a, "dir") ? cli_str(&a, "dir") : FIG_SRC_DIR;
+#ifdef AM_DATADIR
+    struct stat sb;
+    if (!cli_given(&a, "dir") && !(stat(FIG_SRC_DIR, &sb) == 0 && S_ISDIR(sb.st_mode)))
+        dir = AM_DATADIR "/docs/figures";
+#endif
     int dry = cli_flag(&a, "dry-run");
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -175,6 +193,8 @@ int cmd_figures(int argc, char **argv)
         cli_usage_error("--dir: cannot enter '%s' (run from the source tree or give the folder of "
                         "the .gp scripts)",
                         dir);
+    if (!dry && access(".", W_OK) != 0)
+        cli_usage_error("--dir: cannot write in '%s' (copy the folder and give --dir COPY)", dir);
     for (size_t i = 0; i < nfigures; i++) {
         const fig_entry *f = &figures[i];
         if (only && strcmp(f->name, only) != 0) continue;

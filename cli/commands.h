@@ -24,6 +24,7 @@ int cmd_staleness(int argc, char **argv);
 int cmd_staleness_model(int argc, char **argv); /* staleness --model (cli/cmd_nnstale.c) */
 int cmd_wallclock(int argc, char **argv);
 int cmd_ode(int argc, char **argv);
+int cmd_dde(int argc, char **argv);
 
 int cmd_figures(int argc, char **argv);
 

@@ -1,5 +1,5 @@
 /*
- * main.c -- the amsgd command: dispatches to the subcommands of the registry below.
+ * main.c -- the amsgd command: dispatches to the subcommands of the registry in commands.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,23 +20,6 @@ static void mpi_end(void)
     if (!fin) MPI_Finalize();
 }
 #endif
-
-const cli_command cli_commands[] = {
-    {"mc", cmd_mc, "discrete Async-MSGD as a Monte Carlo ensemble"},
-    {"sde", cmd_sde, "SDE limits (global, local OU) by Euler-Maruyama, keys of mc"},
-    {"ode", cmd_ode, "deterministic limit ODE solved with CVODE"},
-    {"compare", cmd_compare, "mc, sde and ode side by side on one grid, with their gaps"},
-    {"converge", cmd_converge, "weak error against the ODE/SDE over an eta ladder, fitted order"},
-    {"validate", cmd_validate, "numerical verdicts on the theorems, with error bars"},
-    {"theory", cmd_theory, "closed-form predictions: moments, OU, phase times, delay bounds"},
-    {"phase", cmd_phase, "momentum x delay grid of a metric, with the theory's boundaries"},
-    {"knee", cmd_knee, "critical delay per momentum and the exponent of its scaling"},
-    {"runtime", cmd_runtime, "parameter-server variants: time per iteration and staleness"},
-    {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
-    {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
-    {"figures", cmd_figures, "regenerate every figure of the documentation"},
-    {NULL, NULL, NULL},
-};
 
 static void usage(FILE *f)
 {

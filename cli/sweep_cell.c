@@ -206,6 +206,7 @@ int sweep_run_cli(const am_sweep_problem *prob, const char *checkpoint, int resu
         sp.progress_ctx = stderr;
     }
     struct sigaction sa, old;
+    sweep_stop_flag = 0; /* a second sweep in one process (libamsgd-cli.so) starts afresh */
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = sweep_on_sigint;
     sigemptyset(&sa.sa_mask);

@@ -6,13 +6,17 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULES = ["core", "theory", "solvers", "montecarlo", "models", "validate"]
+MODULES = ["core", "theory", "solvers", "montecarlo", "models", "validate", "studies"]
 
 
 def split_top(text):
     """Yields (comment, declaration) pairs at file scope."""
     i, n, comment = 0, len(text), ""
     while i < n:
+        if text.startswith("//", i):  # line comments (clang-format off/on) are not docs
+            j = text.find("\n", i)
+            i = n if j < 0 else j + 1
+            continue
         if text.startswith("/*", i):
             j = text.index("*/", i) + 2
             comment = text[i:j]
@@ -60,22 +64,55 @@ def clean_comment(c):
     return "\n".join(lines).strip()
 
 
+def fence_tables(text):
+    """Runs of lines indented by two or more spaces (the formula and distribution tables of
+    the comments) become ```text blocks, so Markdown keeps their alignment."""
+    out, block = [], []
+    for line in text.split("\n") + [None]:
+        if line is not None and line.startswith("  ") and line.strip():
+            block.append(line)
+            continue
+        if block:
+            out += ["```text"] + block + ["```"]
+            block = []
+        if line is not None:
+            out.append(line)
+    return "\n".join(out)
+
+
+def file_comment(name, text):
+    """The header's opening comment (after any // line such as clang-format off) as text,
+    without the leading "name -- " but with the rest of its first sentence, and the text
+    after it."""
+    m = re.match(r"(\s*//[^\n]*\n)*\s*/\*.*?\*/", text, re.S)
+    if not m:
+        return "", text
+    head = clean_comment(m.group(0)[m.group(0).index("/*"):])
+    head = re.sub(r"^" + re.escape(name) + r"\s+--\s+", "", head)
+    if head[:1].islower():
+        head = head[0].upper() + head[1:]
+    return head, text[m.end():]
+
+
 def main():
     out = ["# C API reference", "",
            "Generated from the public headers by `scripts/api-doc.py` (`make api-doc`). Every",
            "function returning `am_status` returns `AM_OK` (0) on success; the library never prints",
            "or exits. Install with `make install PREFIX=...`, include `<amsgd/amsgd.h>` and link",
-           "with `pkg-config --cflags --libs amsgd`; `examples/embed.c` is a complete program",
-           "(built and run in CI by `make install-check`).", ""]
+           "with `pkg-config --cflags --libs amsgd` (shared `libamsgd.so.0`; add `--static` for",
+           "`libamsgd.a`); `examples/embed.c` is a complete program (built both ways and run in",
+           "CI by `make install-check`). `<amsgd/core/am_rng.h>` includes `<Random123/philox.h>`:",
+           "the Random123 headers (header-only, no pkg-config file; Debian `librandom123-dev`) must",
+           "be where the compiler finds them. From Python, see [python.md](python.md).", ""]
     for mod in MODULES:
+        if not os.path.isdir(os.path.join(ROOT, mod)):
+            continue
         for name in sorted(os.listdir(os.path.join(ROOT, mod))):
-            if not name.endswith(".h"):
+            if not name.endswith(".h") or name.endswith("_impl.h"):  # private headers
                 continue
             text = open(os.path.join(ROOT, mod, name)).read()
-            m = re.match(r"\s*/\*.*?\*/", text, re.S)
-            head = clean_comment(m.group(0)) if m else ""
-            body = text[m.end():] if m else text
-            out += [f"## `{mod}/{name}`", "", head.split("\n", 1)[-1].strip() if head.startswith(name) else head, ""]
+            head, body = file_comment(name, text)
+            out += [f"## `{mod}/{name}`", "", fence_tables(head), ""]
             for comment, decl in split_top(body):
                 if not decl or decl.startswith("extern \"C\""):
                     continue
@@ -83,7 +120,7 @@ def main():
                 out.append(decl)
                 out.append("```")
                 if comment:
-                    out.append(clean_comment(comment))
+                    out.append(fence_tables(clean_comment(comment)))
                 out.append("")
     sys.stdout.write("\n".join(out) + "\n")
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
-      librandom123-dev libjansson-dev gnuplot-nox pkg-config
+      librandom123-dev libjansson-dev gnuplot-nox pkg-config python3-numpy
       libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 for arg in "$@"; do
     case "$arg" in

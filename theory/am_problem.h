@@ -1,3 +1,4 @@
+// clang-format off
 /*
  * am_problem.h -- the streaming-PCA problem: spectrum, eigenbasis, data distribution.
  *
@@ -6,11 +7,13 @@
  * with the shape chosen by the distribution:
  *   gaussian    Y_i = sqrt(lambda_i) Z,             E Y_i^4 = 3 lambda_i^2
  *   rademacher  Y_i = sqrt(lambda_i) (+-1),         E Y_i^4 = lambda_i^2,   |X| <= sqrt(sum lambda)
- *   uniform     Y_i = sqrt(3 lambda_i) U(-1,1),     E Y_i^4 = 9/5 lambda_i^2, |X| <= sqrt(3 sum
- * lambda) student:nu  Y_i = sqrt(lambda_i (nu-2)/nu) T_nu, E Y_i^4 = 3 lambda_i^2 (nu-2)/(nu-4), nu
- * > 4 expected    X X^T is replaced by Sigma (noise-free recursion). Fourth cross moments
- * alpha_ij^2 = E[Y_i^2 Y_j^2] = lambda_i lambda_j for i != j.
+ *   uniform     Y_i = sqrt(3 lambda_i) U(-1,1),     E Y_i^4 = 9/5 lambda_i^2,
+ *                                                   |X| <= sqrt(3 sum lambda)
+ *   student:nu  Y_i = sqrt(lambda_i (nu-2)/nu) T_nu, E Y_i^4 = 3 lambda_i^2 (nu-2)/(nu-4), nu > 4
+ *   expected    X X^T is replaced by Sigma (noise-free recursion).
+ * Fourth cross moments alpha_ij^2 = E[Y_i^2 Y_j^2] = lambda_i lambda_j for i != j.
  */
+// clang-format on
 #ifndef AM_PROBLEM_H
 #define AM_PROBLEM_H
 

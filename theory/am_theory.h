@@ -1,3 +1,4 @@
+// clang-format off
 /*
  * am_theory.h -- closed-form predictions for Async-MSGD on streaming PCA (no randomness).
  *
@@ -5,19 +6,24 @@
  * are 0-based in the API (i = 0 is the top eigenvector v^1). Derivations: docs/theory.md.
  *
  *   ODE limit        dH/dt = (Lambda H - (H^T Lambda H) H)/(1-mu), solved in closed form
- *                    H_i(t) = H_i(0) e^{lambda_i t'} / sqrt(1 - |H(0)|^2 + sum_j H_j(0)^2 e^{2
- * lambda_j t'}), t' = t/(1-mu) OU near v^1      Var U_i = alpha_i1^2 / (2
- * (1-mu)(lambda_1-lambda_i)),  relaxation time (1-mu)/(lambda_1-lambda_i), autocorrelation
- * exp(-|s|/relax) stationary err   E[err] = (eta/(2(1-mu))) sum_{i>=2}
- * alpha_i1^2/(lambda_1-lambda_i) saddle           Var U_i(t) = alpha_ij^2 (e^{2gt}-1)/(2(1-mu)^2
- * g),  g = (lambda_i-lambda_j)/(1-mu) phase times      T1 (escape from e_2), T2 (traverse delta^2
- * -> 1-delta^2) delay bounds     (1-mu)^2/(lambda_1 eta^(1-gamma)),  (1-mu)^2/((lambda_1+C_d)
- * eta^(1/2-gamma)) SDE covariance   C(V) = P [q Sigma + s s^T + D4] P,  P = I - V V^T, s = Sigma V,
- * q = V^T s linear stability x_{k+1} = (1+mu) x_k - mu x_{k-1} - h x_{k-tau},  h = eta a, with a =
- * lambda_1 - lambda_i (tangential mode i >= 2) or 2 lambda_1 (radial): characteristic polynomial
- * (z-1)(z-mu) z^tau + h z = 0; the critical delay comes from the unit-circle crossing |(e^{i
- * th}-1)(e^{i th}-mu)| = h and the phase condition (tau - 1/2) th + arg(e^{i th} - mu) = pi/2.
+ *                    H_i(t) = H_i(0) e^{lambda_i t'}
+ *                             / sqrt(1 - |H(0)|^2 + sum_j H_j(0)^2 e^{2 lambda_j t'}),
+ *                    t' = t/(1-mu)
+ *   OU near v^1      Var U_i = alpha_i1^2 / (2 (1-mu)(lambda_1-lambda_i)),  relaxation time
+ *                    (1-mu)/(lambda_1-lambda_i), autocorrelation exp(-|s|/relax)
+ *   stationary err   E[err] = (eta/(2(1-mu))) sum_{i>=2} alpha_i1^2/(lambda_1-lambda_i)
+ *   saddle           Var U_i(t) = alpha_ij^2 (e^{2gt}-1)/(2(1-mu)^2 g),
+ *                    g = (lambda_i-lambda_j)/(1-mu)
+ *   phase times      T1 (escape from e_2), T2 (traverse delta^2 -> 1-delta^2)
+ *   delay bounds     (1-mu)^2/(lambda_1 eta^(1-gamma)),  (1-mu)^2/((lambda_1+C_d) eta^(1/2-gamma))
+ *   SDE covariance   C(V) = P [q Sigma + s s^T + D4] P,  P = I - V V^T, s = Sigma V, q = V^T s
+ *   linear stability x_{k+1} = (1+mu) x_k - mu x_{k-1} - h x_{k-tau},  h = eta a, with
+ *                    a = lambda_1 - lambda_i (tangential mode i >= 2) or 2 lambda_1 (radial):
+ *                    characteristic polynomial (z-1)(z-mu) z^tau + h z = 0; the critical delay
+ *                    comes from the unit-circle crossing |(e^{i th}-1)(e^{i th}-mu)| = h and
+ *                    the phase condition (tau - 1/2) th + arg(e^{i th} - mu) = pi/2.
  */
+// clang-format on
 #ifndef AM_THEORY_H
 #define AM_THEORY_H
 
