@@ -40,6 +40,7 @@ enum {
     AM_STREAM_DATASET = 17,    /* synthetic data sets (am_dataset) */
     AM_STREAM_KNEE_BOOT = 17,  /* knee's bootstrap over replicas (shares 17 historically) */
     AM_STREAM_STALE = 18,      /* minibatch indices and staleness of am_stale */
+    AM_STREAM_NNSTALE = 19,    /* minibatch rows and staleness of am_nnstale (networks) */
     AM_STREAM_CHECK_BOOT = 24, /* am_check_bootstrap, quantile bootstrap */
     AM_STREAM_FIT_BOOT = 25,   /* am_fit_order_bootstrap */
     AM_STREAM_OU_PASSAGE = 36, /* OU first-passage paths of the escape check */
