@@ -7,6 +7,7 @@
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
 #   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
+#   make bench-nn   an MLP training step against PyTorch on CPU (bench/README-nn.md)
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
@@ -31,10 +32,14 @@ CFLAGS  ?= $(OPT) -g
 # on the machine and the flags; off, every build rounds each operation as written
 # (make bitident-check compares the default, -march=native and clang builds byte for byte).
 ALL_CFLAGS := -std=gnu11 -ffp-contract=off $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
-LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -lgslcblas -lfftw3 -ljansson -lz -lm
+# models/: OpenBLAS for the network GEMMs (called through dgemm_) and zlib for IDX files.
+# libgslcblas is kept in the executable's own list (--no-as-needed) ahead of -lopenblas, so
+# GSL's cblas_* calls still bind to GSL's CBLAS and existing results stay bit-identical.
+LDLIBS  := -lsundials_cvode -lsundials_nvecserial -lgsl -Wl,--no-as-needed -lgslcblas \
+           -Wl,--as-needed -lfftw3 -ljansson -lm -lopenblas -lz
 LDFLAGS += -fopenmp $(EXTRA_LDFLAGS)
 
-LIB_DIRS := core theory solvers montecarlo validate studies
+LIB_DIRS := core theory solvers montecarlo models validate studies
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -48,7 +53,7 @@ TEST := $(BUILD)/test_amsgd
 DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check
+.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check bench-nn
 
 all: $(BIN)
 
@@ -118,6 +123,16 @@ bench-sde:
 	$(BUILD)/bench_sde
 
 $(BUILD)/bench_sde: $(BUILD)/bench/bench_sde.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# One MLP training step against PyTorch on CPU, one thread, float64 (bench/README-nn.md).
+bench-nn: $(DEPS_STAMP)
+	scripts/install-deps.sh --bench
+	$(MAKE) --no-print-directory $(BUILD)/bench_nn
+	OPENBLAS_NUM_THREADS=1 $(BUILD)/bench_nn > $(BUILD)/bench-nn.txt
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 /usr/bin/python3 bench/nn_torch.py $(BUILD)/bench-nn.txt
+
+$(BUILD)/bench_nn: $(BUILD)/bench/bench_nn.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # CVODE against SciPy solve_ivp on the limit ODE (bench/README-ode.md).
@@ -210,7 +225,7 @@ $(INST_BIN): $(filter-out $(BUILD)/cli/cmd_figures.o,$(CLI_OBJ)) $(INST_FIG_OBJ)
 # (lib/python3/dist-packages/amsgd, with libamsgd-cli.so.0 in lib/).
 PREFIX  ?= /usr/local
 PYDIR   := $(PREFIX)/lib/python3/dist-packages
-HEADERS := $(filter-out %_impl.h,$(foreach d,core theory solvers montecarlo validate studies,$(wildcard $(d)/*.h)))
+HEADERS := $(filter-out %_impl.h,$(foreach d,core theory solvers montecarlo models validate studies,$(wildcard $(d)/*.h)))
 install: $(INST_BIN) $(LIB) $(SHLIB) $(CLI_SHLIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -1,8 +1,9 @@
 /*
  * amsgd.h -- the public interface of the amsgd library in one include:
  * problems and closed forms (theory/), the ODE and SDE engines (solvers/), the Monte Carlo
- * engines and the parallel ensemble (montecarlo/), the statistics of the checks
- * (validate/), and the experiments as library calls with the sweep runner (studies/).
+ * engines and the parallel ensemble (montecarlo/), networks on real data (models/), the
+ * statistics of the checks (validate/), and the experiments as library calls with the sweep
+ * runner (studies/).
  * Installed as <amsgd/amsgd.h>; link with `pkg-config --libs amsgd`.
  */
 #ifndef AMSGD_H
@@ -15,12 +16,17 @@
 #include "theory/am_theory.h"
 #include "theory/am_runtime.h"
 #include "solvers/am_ode.h"
+#include "solvers/am_dde.h"
 #include "solvers/am_sde.h"
 #include "core/am_stats.h"
 #include "core/am_ensemble.h"
 #include "montecarlo/am_data.h"
 #include "montecarlo/am_delay.h"
 #include "montecarlo/am_msgd.h"
+#include "models/am_idx.h"
+#include "models/am_classset.h"
+#include "models/am_nn.h"
+#include "studies/am_nnstale.h"
 #include "validate/am_acf.h"
 #include "validate/am_check.h"
 #include "validate/am_fit.h"

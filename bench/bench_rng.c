@@ -2,7 +2,8 @@
  * bench_rng.c -- cost of the random numbers of am_rng.h: ns per 64-bit word and per
  * standard normal, for the scalar calls (am_rng_u64, am_rng_gaussian) and the bulk calls
  * (am_rng_fill_u64, am_rng_fill_gaussian), drawing n numbers per step as the Monte Carlo
- * kernel does. Each figure is the minimum over repetitions (robust on a loaded machine).
+ * kernel does; then normals of many steps at once (am_rng_fill_gaussian_steps) and of 8
+ * streams side by side (am_rng_gaussian_lanes, as the replica-batched kernel draws them). Each figure is the minimum over repetitions (robust on a loaded machine).
  * Output: one row per case "name n ns_per_number".
  * Usage: bench_rng [numbers_per_repetition [repetitions [case 0..3]]]
  */
@@ -19,7 +20,7 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-enum { SCALAR_U64, BULK_U64, SCALAR_GAUSS, BULK_GAUSS };
+enum { SCALAR_U64, BULK_U64, SCALAR_GAUSS, BULK_GAUSS, STEPS_GAUSS, LANES_GAUSS, NKIND };
 
 /* Seconds for `steps` steps of n draws of the given kind. */
 static double run(int kind, size_t n, uint64_t steps, void *buf, double *sink)
@@ -46,10 +47,34 @@ static double run(int kind, size_t n, uint64_t steps, void *buf, double *sink)
                 g[i] = am_rng_gaussian(&r);
             acc += g[k % n];
             break;
-        default:
+        case BULK_GAUSS:
             am_rng_fill_gaussian(&r, g, n);
             acc += g[k % n];
             break;
+        default:
+            break;
+        }
+    }
+    if (kind == STEPS_GAUSS) {
+        /* the steps of one stream side by side, 1000 normals per call */
+        size_t per = 1000 / n;
+        for (uint64_t k = 0; k < steps; k += per) {
+            size_t m = steps - k < per ? (size_t)(steps - k) : per;
+            am_rng_fill_gaussian_steps(&r, k, m, n, g);
+            acc += g[k % n];
+        }
+    } else if (kind == LANES_GAUSS) {
+        /* AM_RNG_LANES streams side by side, steps / AM_RNG_LANES steps each */
+        am_rng lanes[AM_RNG_LANES];
+        for (int l = 0; l < AM_RNG_LANES; l++)
+            am_rng_init(&lanes[l], 1, (uint64_t)l, 0, 0);
+        size_t per = 1000 / (n * AM_RNG_LANES);
+        if (per == 0) per = 1;
+        uint64_t ls = steps / AM_RNG_LANES;
+        for (uint64_t k = 0; k < ls; k += per) {
+            size_t m = ls - k < per ? (size_t)(ls - k) : per;
+            am_rng_gaussian_lanes(lanes, k, m, n, g, 2);
+            acc += g[k % n];
         }
     }
     double t = now() - t0;
@@ -61,13 +86,14 @@ int main(int argc, char **argv)
 {
     double budget = argc > 1 ? atof(argv[1]) : 2e6; /* numbers per repetition */
     int reps = argc > 2 ? atoi(argv[2]) : 15;
-    int only = argc > 3 ? atoi(argv[3]) : -1; /* run one case only (0..3), e.g. under callgrind */
+    int only = argc > 3 ? atoi(argv[3]) : -1; /* run one case only (0..5), e.g. under callgrind */
     const size_t ns[] = {4, 100, 1000};
-    const char *names[] = {"u64_scalar", "u64_bulk", "gauss_scalar", "gauss_bulk"};
+    const char *names[] = {"u64_scalar", "u64_bulk",  "gauss_scalar",
+                           "gauss_bulk", "gauss_steps", "gauss_lanes"};
     double sink = 0;
-    void *buf = malloc(1000 * sizeof(double));
+    void *buf = malloc(100 * 1000 * sizeof(double)); /* lanes: 8 x n x steps */
     printf("# case n ns_per_number (min of %d repetitions of %.3g numbers)\n", reps, budget);
-    for (int kind = 0; kind < 4; kind++)
+    for (int kind = 0; kind < NKIND; kind++)
         for (size_t ni = 0; ni < 3; ni++) {
             size_t n = ns[ni];
             if (only >= 0 && only != kind) continue;

@@ -40,11 +40,16 @@ static const cli_opt *const staleness_opts[] = {
 
 int cmd_staleness(int argc, char **argv)
 {
+    /* --model: the protocol on a network and a real data set (cli/cmd_nnstale.c) */
+    for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--model") == 0 || strncmp(argv[i], "--model=", 8) == 0)
+            return cmd_staleness_model(argc, argv);
     cli_args a;
     cli_parse(&a, "staleness",
               "Run P workers whose gradients are Uniform{0..s} steps stale on an objective and\n"
               "count the steps to a target loss for each optimiser and s, normalised by s = 0,\n"
-              "with the gradient coherence along the runs (Dai et al. 2019).",
+              "with the gradient coherence along the runs (Dai et al. 2019).\n"
+              "With --model SPEC: networks on real data (amsgd staleness --model mlr --help).",
               staleness_opts, argc, argv);
     char err[512];
     am_objective_kind ok;

@@ -4,7 +4,10 @@
  * Replicas 0..R-1 are cut into chunks of AM_CHUNK consecutive replicas. A wave of up to
  * AM_WAVE chunks runs in parallel; each chunk accumulates its replicas in order into its
  * own statistics (Welford), then the chunks are merged into the total in chunk order
- * (Chan). The arithmetic therefore never depends on which thread ran which chunk.
+ * (Chan). The arithmetic therefore never depends on which thread ran which chunk. A model
+ * with advance_batch runs the replicas of a chunk in blocks of its batch side by side and
+ * pushes their observations in replica order, so every statistic receives the same values
+ * in the same order as one replica at a time.
  */
 #include "am_ensemble.h"
 
@@ -55,13 +58,30 @@ void am_ensemble_result_free(am_ensemble_result *res)
     free(res);
 }
 
-double am_ensemble_memory(const am_model *m, size_t ngrid, const am_ensemble_params *params)
+/* Bytes with lanes replicas in flight per thread. */
+static double memory_lanes(const am_model *m, size_t ngrid, const am_ensemble_params *params,
+                           double lanes)
 {
     double threads = am_ensemble_threads(params->threads);
     double nobs = (double)m->nobs, nsum = (double)m->nsummary, g = (double)ngrid;
-    return threads * ((double)m->work_bytes + 64.0 + g * nobs * sizeof(double)) +
+    return threads * lanes * ((double)m->work_bytes + 64.0 + g * nobs * sizeof(double)) +
            (AM_WAVE + 1.0) * g * (nobs * sizeof(am_stats) + sizeof(size_t)) +
            (params->keep_summary ? (double)params->replicas * nsum * sizeof(double) : 0.0);
+}
+
+/* Replicas advanced together: the model's batch (at most a chunk) if it has one and its
+ * workspaces fit in memory, else 1. */
+static size_t run_lanes(const am_model *m, size_t ngrid, const am_ensemble_params *params)
+{
+    size_t b = m->advance_batch && m->batch > 1 ? m->batch : 1;
+    if (b > AM_CHUNK) b = AM_CHUNK;
+    if (b > 1 && memory_lanes(m, ngrid, params, (double)b) > (double)AM_MEMORY_LIMIT) b = 1;
+    return b;
+}
+
+double am_ensemble_memory(const am_model *m, size_t ngrid, const am_ensemble_params *params)
+{
+    return memory_lanes(m, ngrid, params, (double)run_lanes(m, ngrid, params));
 }
 
 static void chunk_reset(chunk_acc *c, size_t ngrid, size_t nobs, size_t nsum)
@@ -113,6 +133,69 @@ static am_status run_replica(const am_model *m, const uint64_t *k, size_t ngrid,
     return AM_OK;
 }
 
+/* Runs replicas r0 .. r0+n-1 side by side (advance_batch) and adds them to the chunk's
+ * statistics in replica order, as n calls of run_replica would: every statistic receives
+ * the same values in the same order. works[j], trajs + j ngrid nobs, sums + j nsum. */
+static am_status run_block(const am_model *m, const uint64_t *k, size_t ngrid, uint64_t r0,
+                           size_t n, void *const *works, double *trajs, double *sums,
+                           chunk_acc *acc)
+{
+    enum { MAXB = AM_CHUNK };
+    size_t nobs = m->nobs, nsum = m->nsummary ? m->nsummary : 1;
+    int diverged[MAXB], flag[MAXB];
+    void *live[MAXB];
+    size_t idx[MAXB];
+    for (size_t j = 0; j < n; j++) {
+        memset(works[j], 0, m->work_bytes);
+        am_status st = m->start(m->ctx, r0 + j, works[j]);
+        if (st != AM_OK) return st;
+        diverged[j] = 0;
+    }
+    uint64_t kcur = 0;
+    for (size_t g = 0; g < ngrid; g++) {
+        if (k[g] > kcur) {
+            size_t nl = 0;
+            for (size_t j = 0; j < n; j++)
+                if (!diverged[j]) {
+                    idx[nl] = j;
+                    live[nl++] = works[j];
+                }
+            if (nl == 1)
+                flag[0] = m->advance(m->ctx, live[0], kcur, k[g]);
+            else if (nl > 1)
+                m->advance_batch(m->ctx, live, nl, kcur, k[g], flag);
+            for (size_t t = 0; t < nl; t++) {
+                if (flag[t] < 0) /* a failure; a code outside am_status: a solver failure */
+                    return flag[t] < -(int)AM_EDOM ? AM_ESOLVER : (am_status)-flag[t];
+                diverged[idx[t]] = flag[t] != AM_ENSEMBLE_ALIVE;
+            }
+            kcur = k[g];
+        }
+        for (size_t j = 0; j < n; j++) {
+            double *o = trajs + (j * ngrid + g) * nobs;
+            if (diverged[j]) {
+                for (size_t i = 0; i < nobs; i++)
+                    o[i] = NAN;
+                continue;
+            }
+            m->observe(m->ctx, works[j], o);
+            acc->alive[g]++;
+            for (size_t i = 0; i < nobs; i++)
+                am_stats_push(&acc->obs[g * nobs + i], o[i]);
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (diverged[j]) acc->diverged++;
+        if (m->nsummary && m->summarize) {
+            double *summary = sums + j * nsum;
+            m->summarize(m->ctx, works[j], trajs + j * ngrid * nobs, ngrid, diverged[j], summary);
+            for (size_t i = 0; i < m->nsummary; i++)
+                if (isfinite(summary[i])) am_stats_push(&acc->sum[i], summary[i]);
+        }
+    }
+    return AM_OK;
+}
+
 am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
                           const am_ensemble_params *params, am_ensemble_result **out)
 {
@@ -134,9 +217,10 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     am_status status = AM_OK;
     am_ensemble_result *res = calloc(1, sizeof *res);
     chunk_acc *chunks = calloc(AM_WAVE, sizeof *chunks);
-    unsigned char *works = aligned_alloc(64, (size_t)threads * work_bytes);
-    double *trajs = malloc((size_t)threads * ngrid * nobs * sizeof *trajs);
-    double *sums = malloc((size_t)threads * (nsum ? nsum : 1) * sizeof *sums);
+    size_t lanes = run_lanes(m, ngrid, params); /* replicas in flight per thread */
+    unsigned char *works = aligned_alloc(64, (size_t)threads * lanes * work_bytes);
+    double *trajs = malloc((size_t)threads * lanes * ngrid * nobs * sizeof *trajs);
+    double *sums = malloc((size_t)threads * lanes * (nsum ? nsum : 1) * sizeof *sums);
     if (!res || !chunks || !works || !trajs || !sums) {
         status = AM_ENOMEM;
         goto done;
@@ -173,14 +257,26 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
 #ifdef _OPENMP
             tid = omp_get_thread_num();
 #endif
-            void *work = works + (size_t)tid * work_bytes;
-            double *traj = trajs + (size_t)tid * ngrid * nobs;
-            double *sum = sums + (size_t)tid * (nsum ? nsum : 1);
+            void *work = works + (size_t)tid * lanes * work_bytes;
+            double *traj = trajs + (size_t)tid * lanes * ngrid * nobs;
+            double *sum = sums + (size_t)tid * lanes * (nsum ? nsum : 1);
             chunk_acc *acc = &chunks[c];
             chunk_reset(acc, ngrid, nobs, nsum);
             size_t r0 = (wave0 + c) * AM_CHUNK;
             size_t r1 = r0 + AM_CHUNK < R ? r0 + AM_CHUNK : R;
-            for (size_t r = r0; r < r1; r++) {
+            for (size_t b0 = r0; lanes > 1 && b0 < r1; b0 += lanes) {
+                size_t nb = r1 - b0 < lanes ? r1 - b0 : lanes;
+                void *bw[AM_CHUNK];
+                for (size_t j = 0; j < nb; j++)
+                    bw[j] = (unsigned char *)work + j * work_bytes;
+                am_status st = run_block(m, k, ngrid, b0, nb, bw, traj, sum, acc);
+                if (st != AM_OK) {
+                    acc->status = st;
+                    break;
+                }
+                if (res->summary) memcpy(res->summary + b0 * nsum, sum, nb * nsum * sizeof *sum);
+            }
+            for (size_t r = r0; lanes == 1 && r < r1; r++) {
                 am_status st = run_replica(m, k, ngrid, r, work, traj, sum, acc);
                 if (st != AM_OK) {
                     acc->status = st;

@@ -32,7 +32,8 @@ static inline int am_ensemble_advance_error(am_status st)
 typedef struct {
     size_t nobs;       /* observables per saved time */
     size_t nsummary;   /* per-replica summary values (0 if none) */
-    size_t work_bytes; /* bytes of one replica's workspace (one per thread is allocated) */
+    size_t work_bytes; /* bytes of one replica's workspace (one per thread, or batch with
+                          advance_batch, is allocated) */
     /* Initialises the replica's state in work (zeroed, 64-byte aligned). */
     am_status (*start)(const void *ctx, uint64_t replica, void *work);
     /* Advances the state from step k0 to step k1 >= k0; returns AM_ENSEMBLE_DIVERGED (1) if
@@ -46,6 +47,16 @@ typedef struct {
     void (*summarize)(const void *ctx, const void *work, const double *obs, size_t ngrid,
                       int diverged, double *summary);
     const void *ctx;
+    /* Optional, replicas side by side: batch > 1 replicas advanced together from k0 to k1
+       by advance_batch over the workspaces works[0..n-1] (n <= batch, each started and not
+       diverged), with the same result, byte for byte, as n calls of advance; writes each
+       replica's divergence flag to diverged[j] (the values of advance: AM_ENSEMBLE_ALIVE,
+       AM_ENSEMBLE_DIVERGED or a negative am_ensemble_advance_error(status) for a replica
+       that failed). am_ensemble_run then groups consecutive
+       replicas of a chunk in blocks of batch (0 or 1: one replica at a time). */
+    size_t batch;
+    void (*advance_batch)(const void *ctx, void *const *works, size_t n, uint64_t k0, uint64_t k1,
+                          int *diverged);
 } am_model;
 
 typedef struct {

@@ -10,11 +10,14 @@
  *    (16) consecutive blocks in the lanes of one register, two such groups interleaved,
  *    and forms the 32 x 32 -> 64-bit products of even and odd lanes with vpmuludq; a
  *    transpose writes the words in stream order. A normal whose ziggurat fast test fails is
- * finished by am_rng_gaussian_slow on the scalar stream, and the bulk loop then continues from the
- * words already generated, so the result equals the scalar calls.
+ *    finished by the rare case on the words already generated (then the stream), and the
+ *    bulk loop continues after the words it used, so the result equals the scalar calls.
+ * 3. Streams side by side (am_rng_words_lanes, am_rng_gaussian_lanes): 8 streams, one per
+ *    lane, for the replica-batched kernel.
  */
 #include "am_rng.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -26,7 +29,44 @@
 
 #define ZIG_R 3.6541528853610088
 
-double am_rng_gaussian_slow(am_rng *r, uint64_t w)
+/* Words for the rare case: from buf[j..nw) while there are any (buf[0] = word 0 of block
+ * b0 of r's step), then from the stream r positioned after buf (j = nw + 1 marks that);
+ * without buf (nw = 0, j = 1) from r alone. */
+typedef struct {
+    am_rng *r;
+    const uint64_t *buf;
+    size_t j, nw;
+    uint32_t b0;
+} word_src;
+
+static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, size_t j);
+
+static inline uint64_t src_u64(word_src *s)
+{
+    if (s->j < s->nw) return s->buf[s->j++];
+    if (s->j == s->nw) {
+        set_position(s->r, s->buf, s->b0, s->nw);
+        s->j++;
+    }
+    return am_rng_u64(s->r);
+}
+
+static inline double src_uniform(word_src *s)
+{
+    return ((double)(src_u64(s) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* Margin of the one-exponential wedge test (see zig_rare). */
+#define WEDGE_MARGIN 1e-12
+
+/* The rare case of the ziggurat from word w on: the tail (x > R, Marsaglia's exponential
+ * method) and the wedges, accepted when f1 + U (f0 - f1) < 1 with
+ * f0 = exp(-(x[i]^2 - x^2)/2), f1 = exp(-(x[i+1]^2 - x^2)/2). f1 is taken as f0 c[i]
+ * (c[i] = f(x[i+1]) / f(x[i])), which differs from the exponential by a few 1e-15 relative
+ * (rounding of the arguments and of exp; f0, f1 <= 2.1); only when the test lands within
+ * WEDGE_MARGIN of 1, where the two could disagree, is f1 computed by exp as well. So the
+ * decisions, and the normals, are those of the two-exponential test, with one exp. */
+static inline double zig_rare(word_src *s, uint64_t w)
 {
     for (;;) {
         unsigned i = (unsigned)(w & 0xff);
@@ -35,17 +75,29 @@ double am_rng_gaussian_slow(am_rng *r, uint64_t w)
         if (i == 0) {
             double x, y;
             do {
-                x = log(am_rng_uniform(r)) / ZIG_R;
-                y = log(am_rng_uniform(r));
+                x = log(src_uniform(s)) / ZIG_R;
+                y = log(src_uniform(s));
             } while (-2.0 * y < x * x);
             return u < 0 ? x - ZIG_R : ZIG_R - x;
         }
         double x = u * am_zig_x[i];
         double f0 = exp(-0.5 * (am_zig_x[i] * am_zig_x[i] - x * x));
-        double f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
-        if (f1 + am_rng_uniform(r) * (f0 - f1) < 1.0) return x;
-        w = am_rng_u64(r);
+        double f1 = f0 * am_zig_c[i];
+        double U = src_uniform(s);
+        double t = f1 + U * (f0 - f1);
+        if (fabs(t - 1.0) <= WEDGE_MARGIN) {
+            f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
+            t = f1 + U * (f0 - f1);
+        }
+        if (t < 1.0) return x;
+        w = src_u64(s);
     }
+}
+
+double am_rng_gaussian_slow(am_rng *r, uint64_t w)
+{
+    word_src s = {r, NULL, 1, 0, 0};
+    return zig_rare(&s, w);
 }
 
 /* One block: words 2b, 2b+1 of r's step. On x86-64 with SSE2 (always present): the state
@@ -222,89 +274,54 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
 
 #define AVX512 __attribute__((target("avx512f")))
 
-/* hi and lo halves of the 16 products a_l * m (m = multiplier in every 64-bit lane). */
-AVX512 static inline void mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
-{
-    __m512i pe = _mm512_mul_epu32(a, m);
-    __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
-    *lo = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
-    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-}
-
-/* Words of blocks b .. b+15 (lanes of x0..x3) to out[0..31] in stream order. */
-AVX512 static inline void store16(__m512i x0, __m512i x1, __m512i x2, __m512i x3, uint64_t *out)
-{
-    __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpacklo_epi32(x2, x3);
-    __m512i t2 = _mm512_unpackhi_epi32(x0, x1), t3 = _mm512_unpackhi_epi32(x2, x3);
-    __m512i u0 = _mm512_unpacklo_epi64(t0, t1); /* blocks 0 4 8 12 (one per 128-bit lane) */
-    __m512i u1 = _mm512_unpackhi_epi64(t0, t1); /* 1 5 9 13 */
-    __m512i u2 = _mm512_unpacklo_epi64(t2, t3); /* 2 6 10 14 */
-    __m512i u3 = _mm512_unpackhi_epi64(t2, t3); /* 3 7 11 15 */
-    __m512i p0 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(1, 0, 1, 0)); /* 0 4 1 5 */
-    __m512i p1 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(1, 0, 1, 0)); /* 2 6 3 7 */
-    __m512i p2 = _mm512_shuffle_i64x2(u0, u1, _MM_SHUFFLE(3, 2, 3, 2)); /* 8 12 9 13 */
-    __m512i p3 = _mm512_shuffle_i64x2(u2, u3, _MM_SHUFFLE(3, 2, 3, 2)); /* 10 14 11 15 */
-    _mm512_storeu_si512(out, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_storeu_si512(out + 8, _mm512_shuffle_i64x2(p0, p1, _MM_SHUFFLE(3, 1, 3, 1)));
-    _mm512_storeu_si512(out + 16, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm512_storeu_si512(out + 24, _mm512_shuffle_i64x2(p2, p3, _MM_SHUFFLE(3, 1, 3, 1)));
-}
-
-/* Blocks b0 .. b0+31 into out[0..63]. */
-AVX512 static void philox32_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
-{
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
-    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
-    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
-    __m512i c0 = _mm512_add_epi32(a0, _mm512_set1_epi32(16)), c1 = a1, c2 = a2, c3 = a3;
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
-        __m512i h0, l0, h1, l1, g0, e0, g1, e1;
-        mulhilo16(a0, m0, &h0, &l0);
-        mulhilo16(a2, m1, &h1, &l1);
-        mulhilo16(c0, m0, &g0, &e0);
-        mulhilo16(c2, m1, &g1, &e1);
-        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96); /* h1 ^ a1 ^ k0 */
-        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
-        a1 = l1;
-        a3 = l0;
-        c0 = _mm512_ternarylogic_epi32(g1, c1, kk0, 0x96);
-        c2 = _mm512_ternarylogic_epi32(g0, c3, kk1, 0x96);
-        c1 = e1;
-        c3 = e0;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
+/* Blocks b0 .. b0 + 8 NG - 1 into out[0 .. 16 NG - 1]: NG register sets of 8 consecutive
+ * blocks, one block per 64-bit lane with the 32-bit state in the low half (one vpmuludq
+ * gives the whole product; the high halves carry garbage that the multiplies ignore and the
+ * final mask removes), then the words put in stream order. */
+#define PHILOX8X_AVX512(NAME, NG)                                                                  \
+    AVX512 static void NAME(const am_rng *r, uint32_t b0, uint64_t *out)                           \
+    {                                                                                              \
+        const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0);                                      \
+        const __m512i m1 = _mm512_set1_epi64(PHILOX_M4x32_1);                                      \
+        const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);                            \
+        __m512i x0[NG], x1[NG], x2[NG], x3[NG];                                                    \
+        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                       \
+        {                                                                                          \
+            x0[g] = _mm512_add_epi64(_mm512_set1_epi64((uint32_t)(b0 + 8u * (unsigned)g)), lane);  \
+            x1[g] = _mm512_set1_epi64(r->ctr.v[1]);                                                \
+            x2[g] = _mm512_set1_epi64(r->ctr.v[2]);                                                \
+            x3[g] = _mm512_set1_epi64(r->ctr.v[3]);                                                \
+        }                                                                                          \
+        uint32_t k0 = r->key.v[0], k1 = r->key.v[1];                                               \
+        for (int round = 0; round < 10; round++) {                                                 \
+            __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);                      \
+            _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                   \
+            {                                                                                      \
+                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);        \
+                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);    \
+                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);    \
+                x1[g] = p1;                                                                        \
+                x3[g] = p0;                                                                        \
+            }                                                                                      \
+            k0 += PHILOX_W32_0;                                                                    \
+            k1 += PHILOX_W32_1;                                                                    \
+        }                                                                                          \
+        const __m512i low = _mm512_set1_epi64(0xffffffffLL);                                       \
+        const __m512i lo_idx = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);                        \
+        const __m512i hi_idx = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);                      \
+        _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                       \
+        {                                                                                          \
+            __m512i w0 =                                                                           \
+                _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8);         \
+            __m512i w1 =                                                                           \
+                _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8);         \
+            _mm512_storeu_si512(out + 16 * g, _mm512_permutex2var_epi64(w0, lo_idx, w1));          \
+            _mm512_storeu_si512(out + 16 * g + 8, _mm512_permutex2var_epi64(w0, hi_idx, w1));      \
+        }                                                                                          \
     }
-    store16(a0, a1, a2, a3, out);
-    store16(c0, c1, c2, c3, out + 32);
-}
 
-/* Blocks b0 .. b0+15 into out[0..31] (one group of philox32_avx512). */
-AVX512 static void philox16_avx512(const am_rng *r, uint32_t b0, uint64_t *out)
-{
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    __m512i a0 = _mm512_add_epi32(_mm512_set1_epi32((int)b0), lane);
-    __m512i a1 = _mm512_set1_epi32((int)r->ctr.v[1]), a2 = _mm512_set1_epi32((int)r->ctr.v[2]);
-    __m512i a3 = _mm512_set1_epi32((int)r->ctr.v[3]);
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi32((int)k0), kk1 = _mm512_set1_epi32((int)k1);
-        __m512i h0, l0, h1, l1;
-        mulhilo16(a0, m0, &h0, &l0);
-        mulhilo16(a2, m1, &h1, &l1);
-        a0 = _mm512_ternarylogic_epi32(h1, a1, kk0, 0x96);
-        a2 = _mm512_ternarylogic_epi32(h0, a3, kk1, 0x96);
-        a1 = l1;
-        a3 = l0;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
-    }
-    store16(a0, a1, a2, a3, out);
-}
+PHILOX8X_AVX512(philox32_avx512, 4)
+PHILOX8X_AVX512(philox16_avx512, 2)
 
 AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
 {
@@ -338,11 +355,20 @@ __attribute__((target("avx512f,avx512dq"))) static size_t zig_fast_avx512(const 
         __m512i i = _mm512_and_si512(w, low8);
         __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), scale);
         __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
-        if (_mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ) != 0xff) break;
-        _mm512_storeu_pd(dst + t, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
+        unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
+        __m512d z = _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8));
+        if (ok != 0xff) {
+            /* the lanes before the first rejection */
+            unsigned f = (unsigned)__builtin_ctz(~ok);
+            _mm512_mask_storeu_pd(dst + t, (__mmask8)((1u << f) - 1), z);
+            return t + f;
+        }
+        _mm512_storeu_pd(dst + t, z);
     }
     return t;
 }
+
+AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m);
 /* Blocks at arbitrary counters ctr[t][0..3] (t < nb, nb a multiple of 16), one block per
  * 128-bit lane with philox_block's scheme, four registers interleaved. */
 AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t (*ctr)[4],
@@ -445,7 +471,10 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
         const uint64_t *src = buf + j;
         double *dst = out + k;
 #if AM_RNG_X86
-        if (zig_simd) t = zig_fast_avx512(src, dst, m);
+        if (zig_simd == 2)
+            t = zig_fast_avx512(src, dst, m);
+        else if (zig_simd == 1)
+            t = zig_fast_avx2(src, dst, m);
 #endif
         for (; t < m; t++) {
             uint64_t w = src[t];
@@ -460,21 +489,20 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
             set_position(r, buf, b0, j);
             return k;
         }
-        /* rare case: finish this normal on the scalar stream */
-        set_position(r, buf, b0, j + 1);
-        out[k] = am_rng_gaussian_slow(r, buf[j]);
-        k++;
-        uint32_t blk = r->ctr.v[0] - b0; /* >= 1: the slow path drew at least one word */
-        if (blk > nb) return k;          /* left the buffer: r is authoritative */
-        j = 2 * (size_t)blk - 2 + r->used;
-        if (j >= nw) return k;
+        /* rare case: its words from the buffer, then (rarely) from the stream */
+        word_src s = {r, buf, j + 1, nw, b0};
+        out[k++] = zig_rare(&s, buf[j]);
+        if (s.j > nw) return k; /* left the buffer: r is positioned after the last word */
+        j = s.j;
     }
 }
 
+/* Vector ziggurat of this CPU: 2 AVX-512F/DQ, 1 AVX2, 0 none. */
 static int zig_simd_available(void)
 {
 #if AM_RNG_X86
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
 #else
     return 0;
 #endif
@@ -554,4 +582,492 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
             if (k < n) am_rng_fill_gaussian(r, o + k, n - k);
         }
     }
+}
+
+/* ---- streams side by side: AM_RNG_LANES streams (same key), one lane each ---- */
+
+/* Whether r[0..AM_RNG_LANES-1] share one key (the lane code needs it). */
+static int lanes_same_key(const am_rng *r)
+{
+    for (int l = 1; l < AM_RNG_LANES; l++)
+        if (r[l].key.v[0] != r[0].key.v[0] || r[l].key.v[1] != r[0].key.v[1]) return 0;
+    return 1;
+}
+
+/* q at step `step` of src's stream, without copying src's cache. */
+static inline void lane_at(const am_rng *src, uint64_t step, am_rng *q)
+{
+    q->key = src->key;
+    q->ctr = src->ctr;
+    am_rng_seek(q, step);
+}
+
+/* Words one block at a time (any CPU). */
+static void lanes_words_portable(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
+                                 uint64_t *out)
+{
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        am_rng q;
+        for (size_t s = 0; s < ns; s++) {
+            lane_at(&r[l], step0 + s, &q);
+            for (size_t b = 0; b < nb; b++) {
+                uint64_t w[2];
+                philox_block(&q, (uint32_t)b, w);
+                out[(s * 2 * nb + 2 * b) * AM_RNG_LANES + (size_t)l] = w[0];
+                out[(s * 2 * nb + 2 * b + 1) * AM_RNG_LANES + (size_t)l] = w[1];
+            }
+        }
+    }
+}
+
+#if AM_RNG_X86
+/* Counter words c0, c2, c3 of pair t (step step0 + t / nb, block t % nb). */
+static inline void pair_ctr(uint64_t step0, size_t nb, size_t t, uint32_t *c0, uint32_t *c2,
+                            uint32_t *c3)
+{
+    uint64_t step = step0 + t / nb;
+    *c0 = (uint32_t)(t % nb);
+    *c2 = (uint32_t)(step << 16);
+    *c3 = (uint32_t)(step >> 16);
+}
+
+/* The 2 words (x1 x0), (x3 x2) of 8 blocks in the 32-bit lanes of x0..x3 (lanes 0..7 of
+ * 256-bit halves) as 8 64-bit words each. */
+AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m128i x1h,
+                                     uint64_t *out)
+{
+    __m256i a = _mm256_or_si256(_mm256_cvtepu32_epi64(x0l),
+                                _mm256_slli_epi64(_mm256_cvtepu32_epi64(x1l), 32));
+    __m256i b = _mm256_or_si256(_mm256_cvtepu32_epi64(x0h),
+                                _mm256_slli_epi64(_mm256_cvtepu32_epi64(x1h), 32));
+    _mm256_storeu_si256((__m256i *)out, a);
+    _mm256_storeu_si256((__m256i *)out + 1, b);
+}
+
+/* Pairs (step, block) t0 .. t0+3 of the 8 lanes: one register per pair and state word,
+ * the 32-bit state in the low half of each 64-bit lane (one lane per stream), so that one
+ * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
+ * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
+AVX512 static inline void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo,
+                                              const uint32_t (*ctr)[3], uint64_t *out)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i x0[4], x1[4], x2[4], x3[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        x0[g] = _mm512_set1_epi64(ctr[g][0]);
+        x1[g] = c1;
+        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64(ctr[g][1]));
+        x3[g] = _mm512_set1_epi64(ctr[g][2]);
+    }
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+            x1[g] = p1;
+            x3[g] = p0;
+        }
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
+        /* (x1 << 32) | (x0 & low) */
+        _mm512_storeu_si512(
+            o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8));
+        _mm512_storeu_si512(o + AM_RNG_LANES, _mm512_ternarylogic_epi64(
+                                                  _mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8));
+    }
+}
+
+AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
+                                      uint64_t *out)
+{
+    uint64_t c1[AM_RNG_LANES], c2[AM_RNG_LANES];
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        c1[l] = r[l].ctr.v[1];
+        c2[l] = r[l].ctr.v[2] & 0xffffu;
+    }
+    __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    size_t np = ns * nb;
+    uint64_t step = step0;
+    uint32_t b = 0;
+    for (size_t t = 0; t < np; t += 4) {
+        /* counter words (c0, high part of c2, c3) of the next four pairs (step, block) */
+        uint32_t ctr[4][3];
+        for (int g = 0; g < 4; g++) {
+            ctr[g][0] = b;
+            ctr[g][1] = (uint32_t)(step << 16);
+            ctr[g][2] = (uint32_t)(step >> 16);
+            if (++b == nb) {
+                b = 0;
+                step++;
+            }
+        }
+        if (t + 4 <= np) {
+            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, out + 2 * t * AM_RNG_LANES);
+        } else {
+            uint64_t tmp[4 * 2 * AM_RNG_LANES];
+            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
+            memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+        }
+    }
+}
+
+/* Pairs t0, t0+1 of the 8 lanes: two registers of 8 lanes. */
+AVX2 static void lanes_words2_avx2(const am_rng *r, __m256i c1, __m256i c2lo, uint64_t step0,
+                                   size_t nb, size_t t0, uint64_t *out)
+{
+    const __m256i m0 = _mm256_set1_epi64x(PHILOX_M4x32_0), m1 = _mm256_set1_epi64x(PHILOX_M4x32_1);
+    uint32_t c0[2], c2[2], c3[2];
+    for (int i = 0; i < 2; i++)
+        pair_ctr(step0, nb, t0 + (size_t)i, &c0[i], &c2[i], &c3[i]);
+    __m256i a0 = _mm256_set1_epi32((int)c0[0]), e0 = _mm256_set1_epi32((int)c0[1]);
+    __m256i a2 = _mm256_or_si256(c2lo, _mm256_set1_epi32((int)c2[0]));
+    __m256i e2 = _mm256_or_si256(c2lo, _mm256_set1_epi32((int)c2[1]));
+    __m256i a3 = _mm256_set1_epi32((int)c3[0]), e3 = _mm256_set1_epi32((int)c3[1]);
+    __m256i a1 = c1, e1 = c1;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        __m256i kk0 = _mm256_set1_epi32((int)k0), kk1 = _mm256_set1_epi32((int)k1);
+        __m256i h0, l0, h1, l1, g0, f0, g1, f1;
+        mulhilo8(a0, m0, &h0, &l0);
+        mulhilo8(a2, m1, &h1, &l1);
+        mulhilo8(e0, m0, &g0, &f0);
+        mulhilo8(e2, m1, &g1, &f1);
+        a0 = _mm256_xor_si256(_mm256_xor_si256(h1, a1), kk0);
+        a2 = _mm256_xor_si256(_mm256_xor_si256(h0, a3), kk1);
+        a1 = l1;
+        a3 = l0;
+        e0 = _mm256_xor_si256(_mm256_xor_si256(g1, e1), kk0);
+        e2 = _mm256_xor_si256(_mm256_xor_si256(g0, e3), kk1);
+        e1 = f1;
+        e3 = f0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    __m256i x[2][4] = {{a0, a1, a2, a3}, {e0, e1, e2, e3}};
+    for (int g = 0; g < 2; g++) {
+        uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
+        lanes_store8(_mm256_castsi256_si128(x[g][0]), _mm256_extracti128_si256(x[g][0], 1),
+                     _mm256_castsi256_si128(x[g][1]), _mm256_extracti128_si256(x[g][1], 1), o);
+        lanes_store8(_mm256_castsi256_si128(x[g][2]), _mm256_extracti128_si256(x[g][2], 1),
+                     _mm256_castsi256_si128(x[g][3]), _mm256_extracti128_si256(x[g][3], 1),
+                     o + AM_RNG_LANES);
+    }
+}
+
+AVX2 static void lanes_words_avx2(const am_rng *r, uint64_t step0, size_t ns, size_t nb,
+                                  uint64_t *out)
+{
+    uint32_t c1[8], c2[8];
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        c1[l] = r[l].ctr.v[1];
+        c2[l] = r[l].ctr.v[2] & 0xffffu;
+    }
+    __m256i vc1 = _mm256_loadu_si256((const __m256i *)c1);
+    __m256i vc2 = _mm256_loadu_si256((const __m256i *)c2);
+    size_t np = ns * nb, t = 0;
+    for (; t + 2 <= np; t += 2)
+        lanes_words2_avx2(r, vc1, vc2, step0, nb, t, out + 2 * t * AM_RNG_LANES);
+    if (t < np) {
+        uint64_t tmp[2 * 2 * AM_RNG_LANES];
+        lanes_words2_avx2(r, vc1, vc2, step0, nb, t, tmp);
+        memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * AM_RNG_LANES * sizeof *tmp);
+    }
+}
+
+/* Ziggurat fast path on 8 lanes' words w: normals to z, returns the mask of the lanes whose
+ * fast test passed (the others need the rare case). Same operations as am_rng_gaussian. */
+__attribute__((target("avx512f,avx512dq"))) static inline unsigned zig8_avx512(const uint64_t *w,
+                                                                               double *z)
+{
+    const __m512i low8 = _mm512_set1_epi64(0xff), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    __m512i x = _mm512_loadu_si512(w);
+    __m512i i = _mm512_and_si512(x, low8);
+    __m512d u =
+        _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)), _mm512_set1_pd(0x1.0p-63));
+    __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
+    unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
+    _mm512_storeu_pd(z, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
+    return ok;
+}
+
+/* (double)(int64_t)(w & ~0x7ff) * 2^-63 exactly, 4 lanes, without a 64-bit conversion:
+ * the high 32 bits (signed) and bits 11..31 as doubles by the 2^52 trick, then summed (the
+ * sum is the exact value, which has at most 53 significant bits). */
+AVX2 static inline __m256d zig_u_avx2(__m256i x)
+{
+    const __m256i exp52 = _mm256_set1_epi64x(0x4330000000000000LL);
+    const __m256d two52 = _mm256_set1_pd(0x1.0p52), bias = _mm256_set1_pd(0x1.0p52 + 0x1.0p31);
+    __m256i hi = _mm256_xor_si256(_mm256_srli_epi64(x, 32), _mm256_set1_epi64x(0x80000000LL));
+    __m256i lo = _mm256_and_si256(_mm256_srli_epi64(x, 11), _mm256_set1_epi64x(0x1fffff));
+    __m256d hd = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(hi, exp52)), bias);
+    __m256d ld = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(lo, exp52)), two52);
+    __m256d v = _mm256_add_pd(_mm256_mul_pd(hd, _mm256_set1_pd(0x1.0p32)),
+                              _mm256_mul_pd(ld, _mm256_set1_pd(0x1.0p11)));
+    return _mm256_mul_pd(v, _mm256_set1_pd(0x1.0p-63));
+}
+
+/* zig8_avx512 with AVX2: 4 lanes, mask in bits 0..3. */
+AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
+{
+    __m256i x = _mm256_loadu_si256((const __m256i *)w);
+    __m256i i = _mm256_and_si256(x, _mm256_set1_epi64x(0xff));
+    __m256d u = zig_u_avx2(x);
+    __m256d r = _mm256_i64gather_pd(am_zig_r, i, 8);
+    __m256d au = _mm256_and_pd(u, _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL)));
+    unsigned ok = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(au, r, _CMP_LT_OQ));
+    _mm256_storeu_pd(z, _mm256_mul_pd(u, _mm256_i64gather_pd(am_zig_x, i, 8)));
+    return ok;
+}
+
+/* The fast path on every word of ns steps (n normals of nw words each, layout of
+ * am_rng_words_lanes): normals to out, lane masks of passed tests to ok[t n + i]. */
+__attribute__((target("avx512f,avx512dq"))) static void
+zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
+                 unsigned char *ok, unsigned char *okstep)
+{
+    for (size_t t = 0; t < ns; t++) {
+        unsigned all = 0xff;
+        for (size_t i = 0; i < n; i++) {
+            unsigned m =
+                zig8_avx512(words + (t * nw + i) * AM_RNG_LANES, out + (t * n + i) * AM_RNG_LANES);
+            ok[t * n + i] = (unsigned char)m;
+            all &= m;
+        }
+        okstep[t] = (unsigned char)all;
+    }
+}
+
+AVX2 static void zig_lanes_avx2(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
+                                unsigned char *ok, unsigned char *okstep)
+{
+    for (size_t t = 0; t < ns; t++) {
+        unsigned all = 0xff;
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t *w = words + (t * nw + i) * AM_RNG_LANES;
+            double *z = out + (t * n + i) * AM_RNG_LANES;
+            unsigned m = zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4;
+            ok[t * n + i] = (unsigned char)m;
+            all &= m;
+        }
+        okstep[t] = (unsigned char)all;
+    }
+}
+
+/* zig_fast_avx512 with AVX2, 4 words at a time. */
+AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m)
+{
+    size_t t = 0;
+    for (; t + 4 <= m; t += 4) {
+        double z[4];
+        unsigned ok = zig4_avx2(src + t, z);
+        if (ok != 0xf) {
+            unsigned f = (unsigned)__builtin_ctz(~ok);
+            memcpy(dst + t, z, f * sizeof *z);
+            return t + f;
+        }
+        memcpy(dst + t, z, sizeof z);
+    }
+    return t;
+}
+#endif
+
+/* Ziggurat fast path on 8 words, any CPU. */
+static unsigned zig8_portable(const uint64_t *w, double *z)
+{
+    unsigned ok = 0;
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        unsigned i = (unsigned)(w[l] & 0xff);
+        double u = (double)(int64_t)(w[l] & ~(uint64_t)0x7ff) * 0x1.0p-63;
+        ok |= (unsigned)(fabs(u) < am_zig_r[i]) << l;
+        z[l] = u * am_zig_x[i];
+    }
+    return ok;
+}
+
+static int lanes_simd(int simd)
+{
+#if AM_RNG_X86
+    if (simd >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
+        return 2;
+    if (simd >= 1 && __builtin_cpu_supports("avx2")) return 1;
+#endif
+    return 0;
+}
+
+void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t nblocks,
+                        uint64_t *out, int simd)
+{
+    int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
+#if AM_RNG_X86
+    if (s == 2) {
+        lanes_words_avx512(r, step0, nsteps, nblocks, out);
+        return;
+    }
+    if (s == 1) {
+        lanes_words_avx2(r, step0, nsteps, nblocks, out);
+        return;
+    }
+#endif
+    (void)s;
+    lanes_words_portable(r, step0, nsteps, nblocks, out);
+}
+
+/* Steps per batch of am_rng_gaussian_lanes: words of at most LANE_WORDS per lane. */
+#define LANE_WORDS 256
+
+/* Extra blocks per rare case of am_rng_gaussian_lanes, computed together for all of them. */
+#define RARE_BLOCKS 2
+
+/* A rare case: lane l's normal f of step t failed the fast test. */
+typedef struct {
+    size_t t, f;
+    int l;
+} lane_event;
+
+/* The rare cases of one batch: for each event (step t, lane l, first failed normal f), that
+ * lane's normals f .. n-1 of step step0 + t, from the step's words already drawn, then
+ * RARE_BLOCKS more blocks of the step (computed for all events at once), then the stream. */
+static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
+                       double *out, const lane_event *ev, size_t nev, int zig_simd)
+{
+    enum { NLANE = AM_RNG_LANES };
+    size_t nw = 2 * nb;
+    /* counters of the extra blocks, padded to a multiple of 16 */
+    size_t nx = nev * RARE_BLOCKS, nx16 = (nx + 15) / 16 * 16;
+    uint32_t(*ctr)[4] = malloc(nx16 * sizeof *ctr);
+    uint64_t *extra = malloc(2 * nx16 * sizeof *extra);
+    if (ctr && extra) {
+        for (size_t e = 0; e < nx16; e++) {
+            size_t j = e < nx ? e : 0;
+            const am_rng *q = &r[ev[j / RARE_BLOCKS].l];
+            uint64_t step = step0 + ev[j / RARE_BLOCKS].t;
+            ctr[e][0] = (uint32_t)(nb + j % RARE_BLOCKS);
+            ctr[e][1] = q->ctr.v[1];
+            ctr[e][2] = (q->ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
+            ctr[e][3] = (uint32_t)(step >> 16);
+        }
+#if AM_RNG_X86
+        if (__builtin_cpu_supports("avx512f"))
+            blocks_at_avx512(&r[0].key, (const uint32_t(*)[4])ctr, nx16, extra);
+        else
+#endif
+            blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
+    }
+    uint64_t buf[LANE_WORDS + 2 * RARE_BLOCKS];
+    double tmp[LANE_WORDS];
+    for (size_t e = 0; e < nev; e++) {
+        size_t t = ev[e].t, f = ev[e].f, l = (size_t)ev[e].l, nbb = nb;
+        for (size_t j = 0; j < nw; j++)
+            buf[j] = words[(t * nw + j) * NLANE + l];
+        if (ctr && extra) {
+            memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
+            nbb += RARE_BLOCKS;
+        }
+        am_rng q;
+        lane_at(&r[l], step0 + t, &q);
+        size_t k = zig_from_buffer(&q, buf, 0, nbb, f, tmp, n - f, zig_simd);
+        if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
+        for (size_t i = f; i < n; i++)
+            out[(t * n + i) * NLANE + l] = tmp[i - f];
+    }
+    free(ctr);
+    free(extra);
+}
+
+void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
+                           int simd)
+{
+    enum { NLANE = AM_RNG_LANES };
+    size_t nb = (n + 1) / 2, nw = 2 * nb;
+    if (n == 0) return;
+    int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
+    if (nw > LANE_WORDS) {
+        /* long steps: one lane at a time */
+        double *tmp = malloc(n * sizeof *tmp);
+        for (int l = 0; l < NLANE && tmp; l++) {
+            am_rng q;
+            for (size_t t = 0; t < nsteps; t++) {
+                lane_at(&r[l], step0 + t, &q);
+                am_rng_fill_gaussian(&q, tmp, n);
+                for (size_t i = 0; i < n; i++)
+                    out[(t * n + i) * NLANE + (size_t)l] = tmp[i];
+            }
+        }
+        if (tmp) {
+            free(tmp);
+            return;
+        }
+        for (int l = 0; l < NLANE; l++) { /* no memory for tmp: normal by normal */
+            am_rng q;
+            for (size_t t = 0; t < nsteps; t++) {
+                lane_at(&r[l], step0 + t, &q);
+                for (size_t i = 0; i < n; i++)
+                    out[(t * n + i) * NLANE + (size_t)l] = am_rng_gaussian(&q);
+            }
+        }
+        return;
+    }
+    uint64_t words[LANE_WORDS * NLANE];
+    unsigned char ok[LANE_WORDS], okstep[LANE_WORDS];
+    size_t per = LANE_WORDS / nw;
+    int zig_simd = zig_simd_available();
+    for (size_t t0 = 0; t0 < nsteps; t0 += per) {
+        size_t ns = nsteps - t0 < per ? nsteps - t0 : per;
+        double *o = out + t0 * n * NLANE;
+        am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
+#if AM_RNG_X86
+        if (s == 2)
+            zig_lanes_avx512(words, ns, n, nw, o, ok, okstep);
+        else if (s == 1)
+            zig_lanes_avx2(words, ns, n, nw, o, ok, okstep);
+        else
+#endif
+            for (size_t t = 0; t < ns; t++) {
+                unsigned all = 0xff;
+                for (size_t i = 0; i < n; i++) {
+                    unsigned m =
+                        zig8_portable(words + (t * nw + i) * NLANE, o + (t * n + i) * NLANE);
+                    ok[t * n + i] = (unsigned char)m;
+                    all &= m;
+                }
+                okstep[t] = (unsigned char)all;
+            }
+        /* the rare cases: (step, lane) pairs with a failed fast test */
+        lane_event ev[LANE_WORDS];
+        size_t nev = 0;
+        for (size_t t = 0; t < ns; t++) {
+            unsigned all = okstep[t];
+            if (all == 0xff) continue;
+            for (unsigned m = ~all & 0xffu; m; m &= m - 1) {
+                int l = __builtin_ctz(m);
+                size_t f = 0;
+                while (ok[t * n + f] >> l & 1)
+                    f++;
+                if (nev < LANE_WORDS) {
+                    ev[nev].t = t;
+                    ev[nev].f = f;
+                    ev[nev++].l = l;
+                }
+            }
+        }
+        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, zig_simd);
+    }
+}
+
+void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n, int simd)
+{
+    int zs = zig_simd_available();
+    if (zs > simd) zs = simd < 0 ? 0 : simd;
+    nw &= ~(size_t)1;
+    size_t k = zig_from_buffer(r, w, r->ctr.v[0], nw / 2, 0, out, n, zs);
+    if (k < n) am_rng_fill_gaussian(r, out + k, n - k);
 }

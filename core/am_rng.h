@@ -40,6 +40,7 @@ enum {
     AM_STREAM_DATASET = 17,    /* synthetic data sets (am_dataset) */
     AM_STREAM_KNEE_BOOT = 17,  /* knee's bootstrap over replicas (shares 17 historically) */
     AM_STREAM_STALE = 18,      /* minibatch indices and staleness of am_stale */
+    AM_STREAM_NNSTALE = 19,    /* minibatch rows and staleness of am_nnstale (networks) */
     AM_STREAM_CHECK_BOOT = 24, /* am_check_bootstrap, quantile bootstrap */
     AM_STREAM_FIT_BOOT = 25,   /* am_fit_order_bootstrap */
     AM_STREAM_OU_PASSAGE = 36, /* OU first-passage paths of the escape check */
@@ -75,6 +76,7 @@ typedef struct {
 
 extern const double am_zig_x[257];
 extern const double am_zig_r[256];
+extern const double am_zig_c[256]; /* f(x[i+1]) / f(x[i]), the wedges (am_rng.c) */
 
 /* 1 if (replica, stream, step) fit the counter layout (distinct streams guaranteed). */
 static inline int am_rng_in_range(uint64_t replica, uint64_t stream, uint64_t step)
@@ -151,6 +153,31 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
  * at most instruction set simd (0 one block at a time, 1 AVX2, 2 AVX-512F) when the CPU
  * has it. */
 void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd);
+
+/* Streams side by side (e.g. the data streams of AM_RNG_LANES replicas; the streams should
+ * share one seed, else the portable code runs): lane l is stream r[l], whose position is
+ * not used or moved. */
+#define AM_RNG_LANES 8
+
+/* Words 0 .. 2 nblocks - 1 of steps step0 .. step0 + nsteps - 1 of each lane:
+ * out[(s 2 nblocks + w) AM_RNG_LANES + l] = word w of step step0 + s of stream r[l], with at
+ * most instruction set simd (as am_rng_blocks). */
+void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t nblocks,
+                        uint64_t *out, int simd);
+
+/* The normals of am_rng_fill_gaussian_steps(r + l, step0, nsteps, n, ...) for every lane,
+ * side by side: out[(s n + i) AM_RNG_LANES + l] = normal i of step step0 + s of stream r[l]
+ * (ziggurat 8 lanes at a time, the rare case lane by lane from the words already drawn). */
+void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
+                           int simd);
+
+/* The ziggurat of am_rng_fill_gaussian on given words, for tests of the transform: the next
+ * n normals of r (positioned at the start of a block) as if the stream's next nw words
+ * (nw even) were w[0..nw-1], later words from the stream after them; the fast path with at
+ * most instruction set simd (0 scalar, 1 AVX2, 2 AVX-512F/DQ). r is left after the last word
+ * used (the second word of a block left half used is w's). */
+void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n,
+                           int simd);
 
 /* Instruction set of the bulk draws on this CPU: 2 AVX-512F, 1 AVX2, 0 portable. */
 int am_rng_simd(void);

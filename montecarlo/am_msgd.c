@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "am_data.h"
+#include "am_msgd_batch.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -22,10 +23,12 @@
 struct am_msgd {
     const am_problem *p;
     am_msgd_params par;
-    size_t ring_len; /* L */
-    double *v0;      /* shared initial point (random, e:J, angle) or NULL */
-    double *u1;      /* top eigenvector in original coordinates */
-    double *sigma;   /* dense Sigma when rotated and expected, else NULL */
+    size_t ring_len;   /* L */
+    double *v0;        /* shared initial point (random, e:J, angle) or NULL */
+    double *u1;        /* top eigenvector in original coordinates */
+    double *sigma;     /* dense Sigma when rotated and expected, else NULL */
+    am_msgd_path path; /* replicas side by side (d <= AM_MSGD_BATCH_MAXDIM) or one at a time */
+    am_msgd_batch batch;
     am_model model;
 };
 
@@ -347,6 +350,46 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     return !(nn <= m->par.blowup * m->par.blowup);
 }
 
+/* Replicas side by side (am_msgd_batch.h); the same bytes as msgd_advance on each. Short
+ * advances (fewer steps than the ring has slots) stay one replica at a time. */
+static void msgd_advance_batch(const void *ctx, void *const *works, size_t n, uint64_t k0,
+                               uint64_t k1, int *diverged)
+{
+    const am_msgd *m = ctx;
+    for (size_t j0 = 0; j0 < n; j0 += AM_MSGD_LANES) {
+        size_t nl = n - j0 < AM_MSGD_LANES ? n - j0 : AM_MSGD_LANES;
+        double *rings[AM_MSGD_LANES];
+        uint64_t reps[AM_MSGD_LANES];
+        for (size_t j = 0; j < nl; j++) {
+            work_t *w = works[j0 + j];
+            rings[j] = w->ring;
+            reps[j] = w->replica;
+        }
+        if (nl < 2 || k1 - k0 < m->ring_len ||
+            am_msgd_batch_advance(&m->batch, m->path, rings, reps, nl, k0, k1, diverged + j0)) {
+            for (size_t j = 0; j < nl; j++)
+                diverged[j0 + j] = msgd_advance(ctx, works[j0 + j], k0, k1);
+            continue;
+        }
+        for (size_t j = 0; j < nl; j++)
+            ((work_t *)works[j0 + j])->k = k1;
+    }
+}
+
+void am_msgd_set_path(am_msgd *m, int path)
+{
+    m->path = path < AM_MSGD_PATH_SCALAR || path > (int)am_msgd_batch_best() ? am_msgd_batch_best()
+                                                                             : (am_msgd_path)path;
+    int on = m->path != AM_MSGD_PATH_SCALAR && m->p->dim <= AM_MSGD_BATCH_MAXDIM;
+    m->model.batch = on ? AM_MSGD_LANES : 0;
+    m->model.advance_batch = on ? msgd_advance_batch : NULL;
+}
+
+int am_msgd_path_get(const am_msgd *m)
+{
+    return m->model.advance_batch ? (int)m->path : AM_MSGD_PATH_SCALAR;
+}
+
 size_t am_msgd_observables(const am_problem *p, const double *u1, const double *v, int coords,
                            int coords_signed, double *obs)
 {
@@ -461,6 +504,15 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
         m->model.nsummary = AM_MSGD_NSUMMARY;
         m->model.summarize = msgd_summarize;
     }
+    m->batch.p = p;
+    m->batch.delay = &m->par.delay;
+    m->batch.sigma = m->sigma;
+    m->batch.seed = par->seed;
+    m->batch.ring_len = m->ring_len;
+    m->batch.eta = par->eta;
+    m->batch.mu = par->mu;
+    m->batch.blowup = par->blowup;
+    am_msgd_set_path(m, (int)am_msgd_batch_path());
     *status = AM_OK;
     return m;
 nomem:

@@ -75,6 +75,14 @@ void am_msgd_free(am_msgd *m);
 /* The ensemble model of the engine. */
 const am_model *am_msgd_model(const am_msgd *m);
 
+/* Path of the ensemble's steps: 0 one replica at a time, 1 replicas side by side in portable
+ * C, 2 with AVX2, 3 with AVX-512 (am_msgd_batch.h; used for d <= 16, same bytes on every
+ * path). am_msgd_alloc takes the best path of the CPU, or the one the environment variable
+ * AMSGD_SIMD names (scalar, portable, avx2, avx512, auto); am_msgd_set_path chooses another
+ * (a path the CPU lacks, or out of range: the best one). am_msgd_path_get: the path used. */
+void am_msgd_set_path(am_msgd *m, int path);
+int am_msgd_path_get(const am_msgd *m);
+
 /* Number of observables per saved time (2, or 2 + d with coords). */
 size_t am_msgd_nobs(const am_msgd *m);
 

@@ -105,24 +105,29 @@ void am_optim_reset(am_optim *o)
 
 void am_optim_step(am_optim *o, double *x, const double *g)
 {
+    am_optim_step_to(o, x, g, x);
+}
+
+void am_optim_step_to(am_optim *o, const double *x, const double *g, double *x_out)
+{
     const am_optim_params *p = &o->p;
     size_t d = o->dim;
     double *m = o->m, *s = o->s;
     switch (p->kind) {
     case AM_OPT_SGD:
         for (size_t i = 0; i < d; i++)
-            x[i] -= p->lr * g[i];
+            x_out[i] = x[i] - p->lr * g[i];
         return;
     case AM_OPT_MOMENTUM:
         for (size_t i = 0; i < d; i++) {
             m[i] = p->mu * m[i] + g[i];
-            x[i] -= p->lr * m[i];
+            x_out[i] = x[i] - p->lr * m[i];
         }
         return;
     case AM_OPT_NESTEROV:
         for (size_t i = 0; i < d; i++) {
             m[i] = p->mu * m[i] + g[i];
-            x[i] -= p->lr * (g[i] + p->mu * m[i]);
+            x_out[i] = x[i] - p->lr * (g[i] + p->mu * m[i]);
         }
         return;
     case AM_OPT_ADAM: {
@@ -133,20 +138,20 @@ void am_optim_step(am_optim *o, double *x, const double *g)
         for (size_t i = 0; i < d; i++) {
             m[i] = p->beta1 * m[i] + (1.0 - p->beta1) * g[i];
             s[i] = p->beta2 * s[i] + (1.0 - p->beta2) * g[i] * g[i];
-            x[i] -= p->lr * (m[i] / c1) / (sqrt(s[i] / c2) + p->eps);
+            x_out[i] = x[i] - p->lr * (m[i] / c1) / (sqrt(s[i] / c2) + p->eps);
         }
         return;
     }
     case AM_OPT_RMSPROP:
         for (size_t i = 0; i < d; i++) {
             s[i] = p->rho * s[i] + (1.0 - p->rho) * g[i] * g[i];
-            x[i] -= p->lr * g[i] / (sqrt(s[i]) + p->eps);
+            x_out[i] = x[i] - p->lr * g[i] / (sqrt(s[i]) + p->eps);
         }
         return;
     case AM_OPT_ADAGRAD:
         for (size_t i = 0; i < d; i++) {
             s[i] += g[i] * g[i];
-            x[i] -= p->lr * g[i] / (sqrt(s[i]) + p->eps);
+            x_out[i] = x[i] - p->lr * g[i] / (sqrt(s[i]) + p->eps);
         }
         return;
     }

@@ -75,4 +75,9 @@ void am_optim_reset(am_optim *o);
 /* One step: updates x[0..dim-1] in place with the gradient g. */
 void am_optim_step(am_optim *o, double *x, const double *g);
 
+/* One step written out of place: x_out = step(x, g), x_out may be x (then am_optim_step);
+ * the result is the same bits either way. Lets staleness rings write the new parameters
+ * straight into the next snapshot. */
+void am_optim_step_to(am_optim *o, const double *x, const double *g, double *x_out);
+
 #endif

@@ -6,7 +6,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODULES = ["core", "theory", "solvers", "montecarlo", "validate", "studies"]
+MODULES = ["core", "theory", "solvers", "montecarlo", "models", "validate", "studies"]
 
 
 def split_top(text):

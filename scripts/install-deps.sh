@@ -5,11 +5,12 @@
 set -euo pipefail
 
 pkgs=(build-essential libsundials-dev libgsl-dev libfftw3-dev libcriterion-dev
-      librandom123-dev libjansson-dev zlib1g-dev gnuplot-nox pkg-config python3-numpy)
+      librandom123-dev libjansson-dev gnuplot-nox pkg-config python3-numpy
+      libopenblas-dev zlib1g-dev dataset-fashion-mnist)
 for arg in "$@"; do
     case "$arg" in
     --mpi) pkgs+=(libopenmpi-dev openmpi-bin) ;;
-    --bench) pkgs+=(python3-numpy python3-scipy hyperfine time bc) ;;
+    --bench) pkgs+=(python3-numpy python3-scipy python3-numba hyperfine time bc python3-torch) ;;
     --report) pkgs+=(python3 chromium) ;;
     --clang) pkgs+=(clang libomp-dev) ;; # the clang build of make bitident-check (OpenMP: libomp)
     *) echo "install-deps: unknown option '$arg'" >&2; exit 2 ;;

@@ -133,6 +133,19 @@ static int cm_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     return c->inner->advance(c->inner->ctx, work, k0, k1);
 }
 
+/* The batched advance of the engine (replicas side by side), with the same cancel check. */
+static void cm_advance_batch(const void *ctx, void *const *works, size_t n, uint64_t k0,
+                             uint64_t k1, int *diverged)
+{
+    const cancel_model *c = ctx;
+    if (*c->cancel) {
+        for (size_t j = 0; j < n; j++)
+            diverged[j] = 1;
+        return;
+    }
+    c->inner->advance_batch(c->inner->ctx, works, n, k0, k1, diverged);
+}
+
 static void cm_observe(const void *ctx, const void *work, double *obs)
 {
     const am_model *m = ((const cancel_model *)ctx)->inner;
@@ -175,6 +188,7 @@ am_status am_sweep_cell_run(const am_sweep_cell_params *s, double mu, double x,
         wrapped.advance = cm_advance;
         wrapped.observe = cm_observe;
         wrapped.summarize = model->summarize ? cm_summarize : NULL;
+        wrapped.advance_batch = model->advance_batch ? cm_advance_batch : NULL;
         wrapped.ctx = &cm;
         model = &wrapped;
     }

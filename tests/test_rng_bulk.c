@@ -346,3 +346,233 @@ Test(rng_bulk, ensemble_refuses_counter_overflow)
     am_msgd_free(m);
     am_problem_free(p);
 }
+
+/* ---- the ziggurat against the two-exponential reference, bit for bit ---- */
+
+#define REF_R 3.6541528853610088
+
+/* Words of the reference: w[0..nw) first, then the stream r (already moved past them). */
+typedef struct {
+    const uint64_t *w;
+    size_t j, nw;
+    am_rng *r;
+} ref_src;
+
+static uint64_t ref_u64(ref_src *s)
+{
+    if (s->j < s->nw) return s->w[s->j++];
+    return am_rng_u64(s->r);
+}
+
+static double ref_uniform(ref_src *s)
+{
+    return ((double)(ref_u64(s) >> 11) + 0.5) * 0x1.0p-53;
+}
+
+/* The ziggurat as it was before the one-exponential wedge test (two exp per wedge); tail
+ * constant `tail_r` (REF_R for the reference; another value makes a deliberately wrong one). */
+static double ref_gaussian(ref_src *s, double tail_r)
+{
+    uint64_t w = ref_u64(s);
+    for (;;) {
+        unsigned i = (unsigned)(w & 0xff);
+        double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
+        if (fabs(u) < am_zig_r[i]) return u * am_zig_x[i];
+        if (i == 0) {
+            double x, y;
+            do {
+                x = log(ref_uniform(s)) / tail_r;
+                y = log(ref_uniform(s));
+            } while (-2.0 * y < x * x);
+            return u < 0 ? x - tail_r : tail_r - x;
+        }
+        double x = u * am_zig_x[i];
+        double f0 = exp(-0.5 * (am_zig_x[i] * am_zig_x[i] - x * x));
+        double f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
+        if (f1 + ref_uniform(s) * (f0 - f1) < 1.0) return x;
+        w = ref_u64(s);
+    }
+}
+
+static uint64_t fnv_doubles(uint64_t h, const double *x, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)x;
+    for (size_t i = 0; i < n * sizeof *x; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* AM_RNG_HASH_DRAWS normals (default 10^7) of many steps: the reference, am_rng_gaussian,
+ * am_rng_fill_gaussian (1000 per step), am_rng_fill_gaussian_steps and am_rng_gaussian_lanes
+ * (4 per step), the words transform on every instruction set: equal normal by normal, and
+ * the same hash. */
+Test(rng_bulk, ziggurat_equals_two_exp_reference_over_many_draws, .timeout = 600)
+{
+    const char *e = getenv("AM_RNG_HASH_DRAWS");
+    double want = e ? atof(e) : 1e7;
+    enum { N = 1000, LN = 4 };
+    size_t nsteps = (size_t)(want / N);
+    static double ref[N], a[N], b[N], c[N];
+    uint64_t h_ref = 0xcbf29ce484222325ULL, h_fill = h_ref;
+    for (size_t st = 0; st < nsteps; st++) {
+        am_rng q, s, v;
+        am_rng_init(&q, 31337, st % 97, AM_STREAM_DATA, st);
+        am_rng_init(&s, 31337, st % 97, AM_STREAM_DATA, st);
+        am_rng_init(&v, 31337, st % 97, AM_STREAM_DATA, st);
+        ref_src src = {NULL, 0, 0, &q};
+        for (size_t i = 0; i < N; i++) {
+            ref[i] = ref_gaussian(&src, REF_R);
+            a[i] = am_rng_gaussian(&s);
+        }
+        am_rng_fill_gaussian(&v, b, N);
+        cr_assert(memcmp(ref, a, sizeof ref) == 0, "step %zu: am_rng_gaussian differs", st);
+        cr_assert(memcmp(ref, b, sizeof ref) == 0, "step %zu: am_rng_fill_gaussian differs", st);
+        if (st % 50 == 0) {
+            /* the words transform on 64 words of the step, each instruction set */
+            for (int simd = 0; simd <= 2; simd++) {
+                am_rng w0, w1;
+                uint64_t wd[64];
+                am_rng_init(&w0, 31337, st % 97, AM_STREAM_DATA, st);
+                am_rng_fill_u64(&w0, wd, 64);
+                am_rng_init(&w1, 31337, st % 97, AM_STREAM_DATA, st);
+                am_rng_gaussian_words(&w1, wd, 64, c, N, simd);
+                cr_assert(memcmp(ref, c, sizeof ref) == 0,
+                          "step %zu simd %d: am_rng_gaussian_words differs", st, simd);
+            }
+        }
+        h_ref = fnv_doubles(h_ref, ref, N);
+        h_fill = fnv_doubles(h_fill, b, N);
+    }
+    cr_assert_eq(h_ref, h_fill);
+    /* 4 per step, steps side by side and lanes side by side */
+    size_t nls = (size_t)(want / 4 / 2 / AM_RNG_LANES) / 256 * 256;
+    static double zl[256 * LN * AM_RNG_LANES], zs[256 * LN], zr[256 * LN];
+    for (size_t s0 = 0; s0 < nls; s0 += 256) {
+        am_rng r[AM_RNG_LANES];
+        for (int l = 0; l < AM_RNG_LANES; l++)
+            am_rng_init(&r[l], 99, (uint64_t)l + s0, AM_STREAM_DATA, 0);
+        am_rng_gaussian_lanes(r, s0, 256, LN, zl, 2);
+        for (int l = 0; l < AM_RNG_LANES; l++) {
+            am_rng q;
+            am_rng_init(&q, 99, (uint64_t)l + s0, AM_STREAM_DATA, 0);
+            am_rng_fill_gaussian_steps(&q, s0, 256, LN, zs);
+            for (size_t t = 0; t < 256; t++) {
+                am_rng_seek(&q, s0 + t);
+                ref_src src = {NULL, 0, 0, &q};
+                for (int i = 0; i < LN; i++)
+                    zr[t * LN + (size_t)i] = ref_gaussian(&src, REF_R);
+            }
+            cr_assert(memcmp(zs, zr, sizeof zs) == 0, "steps from %zu lane %d: steps differ", s0,
+                      l);
+            for (size_t t = 0; t < 256 * LN; t++)
+                cr_assert(memcmp(&zl[t * AM_RNG_LANES + (size_t)l], &zr[t], sizeof zr[t]) == 0,
+                          "steps from %zu lane %d normal %zu: lanes differ", s0, l, t);
+        }
+    }
+    cr_log_info("ziggurat hash over %zu normals: %016llx", nsteps * N, (unsigned long long)h_ref);
+}
+
+/* Crafted words: every fast-test boundary |u| = r[i] +- 1 unit of the 53-bit u, u = -1, 0,
+ * the largest |u|, in the tail layer 0, the edge layers 1, 2, 254, 255 and middle layers;
+ * each followed by a wedge uniform at the acceptance threshold +- 2 units (where the
+ * one-exponential test must fall back to the second exp) or by the stream's words; placed
+ * at several positions of the buffer (the vector fast path's masked groups), on every
+ * instruction set. Each must equal the reference. */
+Test(rng_bulk, ziggurat_boundaries_tail_and_wedge_threshold)
+{
+    const unsigned layers[] = {0, 1, 2, 3, 100, 127, 128, 200, 253, 254, 255};
+    const size_t positions[] = {0, 1, 3, 4, 7, 8, 13};
+    long cases = 0, tail_cases = 0, tail_differs = 0;
+    for (size_t li = 0; li < sizeof layers / sizeof layers[0]; li++) {
+        unsigned i = layers[li];
+        int64_t bnd = (int64_t)floor(am_zig_r[i] * 0x1.0p52);
+        int64_t ms[] = {bnd - 1,
+                        bnd,
+                        bnd + 1,
+                        bnd + 2,
+                        -bnd - 2,
+                        -bnd - 1,
+                        -bnd,
+                        -bnd + 1,
+                        ((int64_t)1 << 52) - 1,
+                        -((int64_t)1 << 52),
+                        0,
+                        (bnd + ((int64_t)1 << 52)) / 2,
+                        -(bnd + ((int64_t)1 << 52)) / 2};
+        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++) {
+            uint64_t w0 = ((uint64_t)ms[mi] << 11) | 0x500u | i;
+            double u = (double)(int64_t)(w0 & ~(uint64_t)0x7ff) * 0x1.0p-63;
+            /* the wedge threshold U* of this word: f1 + U (f0 - f1) = 1 */
+            double x = u * am_zig_x[i];
+            double f0 = exp(-0.5 * (am_zig_x[i] * am_zig_x[i] - x * x));
+            double f1 = exp(-0.5 * (am_zig_x[i + 1] * am_zig_x[i + 1] - x * x));
+            double us = (1.0 - f1) / (f0 - f1);
+            int wedge = i > 0 && !(fabs(u) < am_zig_r[i]) && us > 0 && us < 1;
+            for (int follow = 0; follow < 7; follow++)
+                for (size_t pi = 0; pi < sizeof positions / sizeof positions[0]; pi++) {
+                    size_t pos = positions[pi];
+                    uint64_t buf[16];
+                    am_rng g;
+                    am_rng_init(&g, 2024, li * 100 + mi, AM_STREAM_TEST_FIRST, (uint64_t)follow);
+                    am_rng_fill_u64(&g, buf, 16);
+                    buf[pos] = w0;
+                    if (follow < 5 && wedge && pos + 1 < 16) {
+                        int64_t W = (int64_t)floor(us * 0x1.0p53 - 0.5) + (follow - 2);
+                        buf[pos + 1] = (uint64_t)W << 11;
+                    }
+                    if (follow == 5 && i == 0 && pos + 2 < 16) {
+                        /* a tail try that fails (x^2 > -2 log y), then the stream */
+                        buf[pos + 1] = (uint64_t)(0x1.0p53 * 0.01) << 11;
+                        buf[pos + 2] = (uint64_t)(0x1.0p53 * 0.999) << 11;
+                    }
+                    for (size_t nw = 2; nw <= 16; nw += 14) {
+                        const size_t n = 12;
+                        double ref[12], wrong[12], got[12];
+                        for (int simd = 0; simd <= 2; simd++) {
+                            am_rng rr, rs;
+                            am_rng_init(&rr, 7, 1, AM_STREAM_DATA, 5);
+                            am_rng_init(&rs, 7, 1, AM_STREAM_DATA, 5);
+                            for (size_t t = 0; t < nw; t++)
+                                am_rng_u64(&rr);
+                            am_rng rw = rr;
+                            ref_src src = {buf, 0, nw, &rr}, srw = {buf, 0, nw, &rw};
+                            for (size_t t = 0; t < n; t++) {
+                                ref[t] = ref_gaussian(&src, REF_R);
+                                wrong[t] = ref_gaussian(&srw, nextafter(REF_R, 4.0));
+                            }
+                            am_rng_gaussian_words(&rs, buf, nw, got, n, simd);
+                            for (size_t t = 0; t < n; t++)
+                                cr_assert(memcmp(&ref[t], &got[t], sizeof got[t]) == 0,
+                                          "layer %u m=%lld follow %d pos %zu nw %zu simd %d: "
+                                          "normal %zu %.17g, reference %.17g",
+                                          i, (long long)ms[mi], follow, pos, nw, simd, t, got[t],
+                                          ref[t]);
+                            /* the stream continues after the last word the reference used:
+                             * word src.j of the step (the buffer stands for words 0..nw-1, and
+                             * for the second word of a block left half used) */
+                            am_rng nx;
+                            am_rng_init(&nx, 7, 1, AM_STREAM_DATA, 5);
+                            for (size_t t = 0; t < src.j; t++)
+                                am_rng_u64(&nx);
+                            uint64_t next = src.j >= nw ? am_rng_u64(&rr)
+                                            : src.j % 2 ? buf[src.j]
+                                                        : am_rng_u64(&nx);
+                            cr_assert_eq(am_rng_u64(&rs), next,
+                                         "layer %u m=%lld follow %d pos %zu nw %zu: position", i,
+                                         (long long)ms[mi], follow, pos, nw);
+                            cases++;
+                            if (i == 0 && pos < nw && !(fabs(u) < am_zig_r[0])) {
+                                tail_cases++;
+                                tail_differs += memcmp(ref, wrong, sizeof ref) != 0;
+                            }
+                        }
+                    }
+                }
+        }
+    }
+    cr_assert_gt(cases, 10000, "%ld cases", cases);
+    /* the tail words reach the tail: a reference with the tail constant one ulp off gives
+     * other normals in most of them (the rest round to the same double) */
+    cr_assert(tail_cases > 0 && 2 * tail_differs > tail_cases,
+              "tail: %ld of %ld cases differ with a wrong tail constant", tail_differs, tail_cases);
+}

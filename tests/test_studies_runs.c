@@ -575,6 +575,14 @@ static void chan_observe(const void *ctx, const void *work, double *obs)
     obs[0] = ((const chan_work *)work)->x;
 }
 
+/* The same replicas side by side: each flag is what advance returns. */
+static void chan_advance_batch(const void *ctx, void *const *works, size_t n, uint64_t k0,
+                               uint64_t k1, int *flags)
+{
+    for (size_t j = 0; j < n; j++)
+        flags[j] = chan_advance(ctx, works[j], k0, k1);
+}
+
 static am_model chan_model(const chan_ctx *c)
 {
     am_model m;
@@ -591,15 +599,22 @@ static am_model chan_model(const chan_ctx *c)
 Test(studies_errors, advance_failure_propagates_out_of_the_ensemble)
 {
     const uint64_t k[3] = {0, 1, 3};
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int run = 0; run < 4; run++) {
+        int threads = 1 + run % 2, batched = run >= 2;
         chan_ctx c = {37, AM_ESOLVER, UINT64_MAX};
         am_model m = chan_model(&c);
+        if (batched) { /* replicas side by side: the failure comes through advance_batch */
+            m.batch = 4;
+            m.advance_batch = chan_advance_batch;
+        }
         am_ensemble_params ep = {200, threads, 0};
         am_ensemble_result *res = (am_ensemble_result *)&c; /* must be reset to NULL */
-        cr_assert_eq(am_ensemble_run(&m, k, 3, &ep, &res), AM_ESOLVER, "threads %d", threads);
+        cr_assert_eq(am_ensemble_run(&m, k, 3, &ep, &res), AM_ESOLVER, "threads %d batched %d",
+                     threads, batched);
         cr_assert_null(res);
         c.status = AM_ENOMEM;
-        cr_assert_eq(am_ensemble_run(&m, k, 3, &ep, &res), AM_ENOMEM, "threads %d", threads);
+        cr_assert_eq(am_ensemble_run(&m, k, 3, &ep, &res), AM_ENOMEM, "threads %d batched %d",
+                     threads, batched);
         cr_assert_null(res);
         /* a diverged replica is a result, not an error */
         c.fail_replica = UINT64_MAX;

@@ -60,6 +60,14 @@ static int av_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     return w->inner->advance(w->inner->ctx, work, k0, k1);
 }
 
+/* Replicas side by side: the inner state sits at the start of each work area. */
+static void av_advance_batch(const void *ctx, void *const *works, size_t n, uint64_t k0,
+                             uint64_t k1, int *diverged)
+{
+    const av_wrap *w = ctx;
+    w->inner->advance_batch(w->inner->ctx, works, n, k0, k1, diverged);
+}
+
 static void av_observe(const void *ctx, const void *work, double *obs)
 {
     const av_wrap *w = ctx;
@@ -108,6 +116,10 @@ static void av_wrap_init(av_wrap *w, const am_model *inner, const size_t *cols, 
     w->model.advance = av_advance;
     w->model.observe = av_observe;
     w->model.summarize = av_summarize;
+    if (inner->advance_batch && inner->batch > 1) {
+        w->model.batch = inner->batch;
+        w->model.advance_batch = av_advance_batch;
+    }
     w->model.ctx = w;
 }
 

@@ -1,0 +1,254 @@
+/*
+ * am_classset.c -- labelled sets from IDX pairs and CSV files, and the row gathers that turn
+ * their bytes or doubles into the minibatch matrices of the models (am_classset.h).
+ */
+#include "am_classset.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../montecarlo/am_dataset.h"
+#include "am_idx.h"
+
+void am_classset_free(am_classset *s)
+{
+    if (!s) return;
+    free(s->bytes);
+    free(s->x);
+    free(s->y);
+    free(s);
+}
+
+am_status am_classset_read_idx(const char *images, const char *labels, size_t classes,
+                               const char *fix, am_classset **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    am_idx *im = NULL, *lb = NULL;
+    am_status st = am_idx_read(images, 3, fix, &im, err, errlen);
+    if (!st) st = am_idx_read(labels, 1, fix, &lb, err, errlen);
+    if (st) goto fail;
+    if (!fix) fix = "use matching images and labels files";
+    if (im->dims[0] != lb->dims[0]) {
+        snprintf(err, errlen, "%s: %zu labels for the %zu images of %s (%s)", labels, lb->dims[0],
+                 im->dims[0], images, fix);
+        st = AM_EINVAL;
+        goto fail;
+    }
+    for (size_t i = 0; i < lb->len; i++)
+        if (lb->data[i] >= classes) {
+            snprintf(err, errlen, "%s: label %u of item %zu is out of range 0..%zu (%s)", labels,
+                     (unsigned)lb->data[i], i, classes - 1, fix);
+            st = AM_EINVAL;
+            goto fail;
+        }
+    am_classset *s = calloc(1, sizeof *s);
+    if (!s || !(s->y = malloc(lb->len * sizeof *s->y))) {
+        free(s);
+        snprintf(err, errlen, "%s: out of memory", labels);
+        st = AM_ENOMEM;
+        goto fail;
+    }
+    s->n = im->dims[0];
+    s->rows = im->dims[1];
+    s->cols = im->dims[2];
+    s->d = s->rows * s->cols;
+    s->classes = classes;
+    s->bytes = im->data; /* the set takes the pixel buffer */
+    im->data = NULL;
+    for (size_t i = 0; i < s->n; i++)
+        s->y[i] = lb->data[i];
+    am_idx_free(im);
+    am_idx_free(lb);
+    *out = s;
+    return AM_OK;
+fail:
+    am_idx_free(im);
+    am_idx_free(lb);
+    return st;
+}
+
+am_status am_classset_read_csv(const char *path, size_t max_classes, am_classset **out, char *err,
+                               size_t errlen)
+{
+    *out = NULL;
+    am_dataset *ds = NULL;
+    am_status st = am_dataset_read_csv(path, &ds, err, errlen);
+    if (st) return st;
+    size_t top = 0;
+    for (size_t i = 0; i < ds->n; i++) {
+        double v = ds->y[i];
+        if (!(v >= 0 && v == floor(v) && v < (double)max_classes)) {
+            snprintf(err, errlen,
+                     "%s: label %g of data row %zu is not an integer in 0..%zu (the last column "
+                     "holds the class)",
+                     path, v, i + 1, max_classes - 1);
+            am_dataset_free(ds);
+            return AM_EINVAL;
+        }
+        if ((size_t)v > top) top = (size_t)v;
+    }
+    am_classset *s = calloc(1, sizeof *s);
+    if (!s || !(s->y = malloc(ds->n * sizeof *s->y))) {
+        free(s);
+        am_dataset_free(ds);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return AM_ENOMEM;
+    }
+    s->n = ds->n;
+    s->d = ds->d;
+    s->classes = top + 1;
+    for (size_t i = 0; i < ds->n; i++)
+        s->y[i] = (int)ds->y[i];
+    s->x = ds->a; /* the set takes the feature matrix */
+    ds->a = NULL;
+    am_dataset_free(ds);
+    *out = s;
+    return AM_OK;
+}
+
+/* DIR/name.gz if it exists, else DIR/name if that exists, else DIR/name.gz (for the message). */
+static void idx_path(char *buf, size_t len, const char *dir, const char *name)
+{
+    struct stat sb;
+    snprintf(buf, len, "%s/%s.gz", dir, name);
+    if (stat(buf, &sb) == 0) return;
+    snprintf(buf, len, "%s/%s", dir, name);
+    if (stat(buf, &sb) == 0) return;
+    snprintf(buf, len, "%s/%s.gz", dir, name);
+}
+
+/* Opens the train and t10k pairs of an IDX directory. */
+static am_status open_idx(const char *dir, const char *fix_missing, const char *fix,
+                          am_classset **train, am_classset **test, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "cannot open directory '%s': %s (%s)", dir,
+                 stat(dir, &sb) != 0 ? strerror(errno) : "not a directory", fix_missing);
+        return AM_EIO;
+    }
+    char im[4096], lb[4096];
+    idx_path(im, sizeof im, dir, "train-images-idx3-ubyte");
+    idx_path(lb, sizeof lb, dir, "train-labels-idx1-ubyte");
+    am_status st = am_classset_read_idx(im, lb, AM_IDX_CLASSES, fix, train, err, errlen);
+    if (st) return st;
+    idx_path(im, sizeof im, dir, "t10k-images-idx3-ubyte");
+    idx_path(lb, sizeof lb, dir, "t10k-labels-idx1-ubyte");
+    st = am_classset_read_idx(im, lb, AM_IDX_CLASSES, fix, test, err, errlen);
+    if (!st && ((*test)->rows != (*train)->rows || (*test)->cols != (*train)->cols)) {
+        snprintf(err, errlen,
+                 "%s: images of %zu x %zu pixels, the training images have %zu x %zu "
+                 "(%s)",
+                 im, (*test)->rows, (*test)->cols, (*train)->rows, (*train)->cols, fix);
+        st = AM_EINVAL;
+    }
+    if (st) {
+        am_classset_free(*train);
+        am_classset_free(*test);
+        *train = *test = NULL;
+    }
+    return st;
+}
+
+am_status am_classset_open(const char *spec, am_classset **train, am_classset **test, char *err,
+                           size_t errlen)
+{
+    *train = *test = NULL;
+    if (strcmp(spec, "fashion-mnist") == 0)
+        return open_idx(AM_IDX_FASHION_DIR,
+                        "install dataset-fashion-mnist: apt-get install dataset-fashion-mnist, "
+                        "or scripts/install-deps.sh",
+                        "reinstall it: apt-get install --reinstall dataset-fashion-mnist", train,
+                        test, err, errlen);
+    if (strncmp(spec, "idx:", 4) == 0) {
+        if (!spec[4]) {
+            snprintf(err, errlen, "idx: needs a directory, e.g. idx:/usr/share/datasets/mnist");
+            return AM_EINVAL;
+        }
+        const char *layout = "idx:DIR needs train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+                             "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each plain or "
+                             ".gz, images and labels matching";
+        return open_idx(spec + 4, layout, layout, train, test, err, errlen);
+    }
+    const size_t max_classes = 100000;
+    const char *comma = strchr(spec, ',');
+    char first[4096];
+    if (comma) {
+        size_t len = (size_t)(comma - spec);
+        if (len == 0 || len >= sizeof first || !comma[1] || strchr(comma + 1, ',')) {
+            snprintf(err, errlen, "'%s' is not FILE.csv or TRAIN.csv,TEST.csv", spec);
+            return AM_EINVAL;
+        }
+        memcpy(first, spec, len);
+        first[len] = 0;
+    } else {
+        snprintf(first, sizeof first, "%s", spec);
+    }
+    am_status st = am_classset_read_csv(first, max_classes, train, err, errlen);
+    if (st) return st;
+    st = am_classset_read_csv(comma ? comma + 1 : first, max_classes, test, err, errlen);
+    if (!st && (*test)->d != (*train)->d) {
+        snprintf(err, errlen, "%s: %zu features, the training file %s has %zu", comma + 1,
+                 (*test)->d, first, (*train)->d);
+        st = AM_EINVAL;
+    }
+    if (!st && (*test)->classes > (*train)->classes) {
+        snprintf(err, errlen,
+                 "%s: label %zu does not occur in the training file %s (classes "
+                 "0..%zu)",
+                 comma + 1, (*test)->classes - 1, first, (*train)->classes - 1);
+        st = AM_EINVAL;
+    }
+    if (!st) (*test)->classes = (*train)->classes;
+    if (st) {
+        am_classset_free(*train);
+        am_classset_free(*test);
+        *train = *test = NULL;
+    }
+    return st;
+}
+
+/* byte / 255 for every byte value, correctly rounded. */
+static void byte_table(double lut[256])
+{
+    for (int v = 0; v < 256; v++)
+        lut[v] = v / 255.0;
+}
+
+void am_classset_gather(const am_classset *s, const size_t *idx, size_t m, double *x, int *y)
+{
+    const size_t d = s->d;
+    double lut[256];
+    if (s->bytes) byte_table(lut);
+    for (size_t r = 0; r < m; r++) {
+        size_t i = idx[r];
+        double *xr = x + r * d;
+        if (s->bytes) {
+            const uint8_t *b = s->bytes + i * d;
+            for (size_t j = 0; j < d; j++)
+                xr[j] = lut[b[j]];
+        } else {
+            memcpy(xr, s->x + i * d, d * sizeof *xr);
+        }
+        if (y) y[r] = s->y[i];
+    }
+}
+
+void am_classset_rows(const am_classset *s, size_t first, size_t m, double *x, int *y)
+{
+    const size_t d = s->d;
+    if (s->bytes) {
+        double lut[256];
+        byte_table(lut);
+        const uint8_t *b = s->bytes + first * d;
+        for (size_t j = 0; j < m * d; j++)
+            x[j] = lut[b[j]];
+    } else {
+        memcpy(x, s->x + first * d, m * d * sizeof *x);
+    }
+    if (y) memcpy(y, s->y + first, m * sizeof *y);
+}

@@ -1,0 +1,380 @@
+/*
+ * test_nnstale.c -- Dai et al.'s protocol on networks (studies/am_nnstale.h): the ring and the
+ * update order against a direct re-implementation that keeps every snapshot, the averaged
+ * variant, thread invariance of the sweep, memory refusal, and `amsgd staleness --model` on
+ * the committed IDX fixture.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/am_rng.h"
+#include "../models/am_classset.h"
+#include "../models/am_nn.h"
+#include "../montecarlo/am_optim.h"
+#include "../studies/am_nnstale.h"
+#include "test_util.h"
+
+static void fixture(char *buf, size_t len)
+{
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    int n = slash ? (int)(slash - f) : 1;
+    snprintf(buf, len, "idx:%.*s/data/idx-tiny", n, slash ? f : ".");
+}
+
+static void open_fixture(am_classset **tr, am_classset **te)
+{
+    char spec[4200], err[512];
+    fixture(spec, sizeof spec);
+    cr_assert_eq(am_classset_open(spec, tr, te, err, sizeof err), AM_OK, "%s", err);
+}
+
+/*
+ * The protocol written directly from its definition, keeping every snapshot theta^(0..K):
+ * iteration k, worker j: r = word % (s + 1) clamped to k, B rows word % n, gradient at
+ * theta^(k - r); SSP applies the P updates to theta^(k) one after another, averaged applies
+ * their mean once. wrong = 1 computes the gradients on the running parameters instead (a
+ * deliberately wrong semantics the comparison must reject).
+ */
+static void reference(const am_nn *net, const am_optim_params *op, size_t P, size_t s, size_t B,
+                      int averaged, size_t iters, const am_classset *tr, uint64_t seed,
+                      uint64_t replica, int wrong, double *theta_out)
+{
+    size_t dim = am_nn_dim(net);
+    double *snap = malloc((iters + 1) * dim * sizeof *snap), *g = malloc(dim * sizeof *g),
+           *sum = malloc(dim * sizeof *sum);
+    am_status st;
+    am_nn_work *w = am_nn_work_alloc(net, B, &st);
+    am_optim *o = am_optim_alloc(op, dim, &st);
+    am_nn_init(net, seed, replica, snap);
+    size_t *idx = malloc(B * sizeof *idx);
+    for (size_t k = 0; k < iters; k++) {
+        double *next = snap + (k + 1) * dim;
+        memcpy(next, snap + k * dim, dim * sizeof *next);
+        am_rng r;
+        am_rng_init(&r, seed, replica, AM_STREAM_NNSTALE, k);
+        for (size_t j = 0; j < P; j++) {
+            size_t st_k = (size_t)(am_rng_u64(&r) % (s + 1));
+            if (st_k > k) st_k = k;
+            for (size_t i = 0; i < B; i++)
+                idx[i] = (size_t)(am_rng_u64(&r) % tr->n);
+            am_classset_gather(tr, idx, B, am_nn_work_x(w), am_nn_work_y(w));
+            const double *at = wrong ? next : snap + (k - st_k) * dim;
+            am_nn_loss_grad(net, w, at, am_nn_work_x(w), am_nn_work_y(w), B, g);
+            if (!averaged) {
+                am_optim_step(o, next, g);
+            } else {
+                for (size_t i = 0; i < dim; i++)
+                    sum[i] = (j ? sum[i] : 0.0) + g[i];
+            }
+        }
+        if (averaged) {
+            for (size_t i = 0; i < dim; i++)
+                sum[i] *= 1.0 / (double)P;
+            am_optim_step(o, next, sum);
+        }
+    }
+    memcpy(theta_out, snap + iters * dim, dim * sizeof *theta_out);
+    free(idx);
+    am_optim_free(o);
+    am_nn_work_free(w);
+    free(snap);
+    free(g);
+    free(sum);
+}
+
+static void compare_with_reference(const char *spec, am_optim_kind kind, size_t P, size_t s,
+                                   int averaged)
+{
+    am_nn_blas_single_thread();
+    am_classset *tr, *te;
+    open_fixture(&tr, &te);
+    char err[256];
+    am_status st;
+    am_nn *net = am_nn_alloc(spec, tr->d, tr->classes, &st, err, sizeof err);
+    cr_assert_not_null(net, "%s", err);
+    size_t dim = am_nn_dim(net);
+    const size_t iters = 13, B = 4;
+    am_nnstale_params p = am_nnstale_params_default();
+    p.workers = P;
+    p.s = s;
+    p.batch = B;
+    p.semantics = averaged ? AM_NNSTALE_AVERAGED : AM_NNSTALE_SSP;
+    p.target = 0.999999; /* 10 test rows: never reached */
+    p.max_batches = iters * P;
+    p.eval_every = 3;
+    p.seed = 5;
+    am_optim_params op = am_optim_params_default(kind);
+    op.lr = 0.05;
+    double *t1 = malloc(dim * sizeof *t1), *t2 = malloc(dim * sizeof *t2);
+    am_nnstale_outcome u;
+    cr_assert_eq(am_nnstale_run_one(net, &op, &p, tr, te, 2, &u, t1), AM_OK);
+    cr_expect(!u.reached && !u.diverged && isfinite(u.test_accuracy), "%s: run flags", spec);
+    reference(net, &op, P, s, B, averaged, iters, tr, 5, 2, 0, t2);
+    cr_expect(memcmp(t1, t2, dim * sizeof *t1) == 0,
+              "%s %s P %zu s %zu %s: ring differs from the snapshot re-implementation", spec,
+              am_optim_name(kind), P, s, averaged ? "averaged" : "ssp");
+    if (s > 0 || P > 1) { /* the wrong semantics differs, so the comparison can fail */
+        reference(net, &op, P, s, B, averaged, iters, tr, 5, 2, 1, t2);
+        cr_expect(memcmp(t1, t2, dim * sizeof *t1) != 0,
+                  "%s P %zu s %zu: gradients at the running parameters are not told apart", spec, P,
+                  s);
+    }
+    free(t1);
+    free(t2);
+    am_nn_free(net);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
+Test(nnstale, ssp_matches_definition)
+{
+    compare_with_reference("mlr", AM_OPT_SGD, 1, 0, 0);
+    compare_with_reference("mlr", AM_OPT_SGD, 3, 2, 0);
+    compare_with_reference("mlp:5", AM_OPT_MOMENTUM, 2, 4, 0);
+    compare_with_reference("mlp:4,3", AM_OPT_ADAM, 4, 1, 0);
+}
+
+Test(nnstale, averaged_matches_definition)
+{
+    compare_with_reference("mlr", AM_OPT_SGD, 3, 2, 1);
+    compare_with_reference("mlp:5", AM_OPT_RMSPROP, 2, 3, 1);
+}
+
+/* The sweep gives the same bits on 1 and 2 threads; s = 0 has coherence 1, normalized 1. */
+Test(nnstale, sweep_thread_invariant)
+{
+    /* a learnable set: 60 rows, 3 separated classes, test split = training rows */
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/amsgd_nns_%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 60; i++)
+        fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
+                -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
+    fclose(f);
+    am_classset *tr, *te;
+    cr_assert_eq(am_classset_open(path, &tr, &te, err, sizeof err), AM_OK, "%s", err);
+    unlink(path);
+    am_status st;
+    am_nn *net = am_nn_alloc("mlp:6", tr->d, tr->classes, &st, err, sizeof err);
+    am_optim_params ops[2] = {am_optim_params_default(AM_OPT_SGD),
+                              am_optim_params_default(AM_OPT_ADAGRAD)};
+    ops[0].lr = 0.1;
+    ops[1].lr = 0.05;
+    const size_t s[2] = {2, 0}, workers[2] = {1, 3};
+    am_nnstale_params bp = am_nnstale_params_default();
+    bp.batch = 4;
+    bp.target = 0.9;
+    bp.max_batches = 600;
+    bp.eval_every = 6;
+    am_nnstale_sweep sw = {2, ops, 2, s, 2, workers, 3, bp, 1};
+    am_nnstale_result *r1, *r2;
+    cr_assert_eq(am_nnstale_run(&sw, net, tr, te, &r1), AM_OK);
+    sw.threads = 2;
+    cr_assert_eq(am_nnstale_run(&sw, net, tr, te, &r2), AM_OK);
+    cr_assert_eq(r1->ncells, 8);
+    size_t reached = 0;
+    for (size_t c = 0; c < r1->ncells; c++) {
+        const am_nnstale_cell *a = &r1->cells[c], *b = &r2->cells[c];
+        cr_expect(memcmp(a->runs, b->runs, 3 * sizeof *a->runs) == 0 &&
+                      memcmp(&a->steps, &b->steps, sizeof a->steps) == 0,
+                  "cell %zu differs between 1 and 2 threads", c);
+        reached += a->reached;
+        if (a->s == 0) {
+            cr_expect(a->coherence.n == 0 || a->coherence.mean == 1.0, "s = 0 coherence %g",
+                      a->coherence.mean);
+            cr_expect(a->normalized.n == a->reached &&
+                          (a->normalized.n == 0 || a->normalized.mean == 1.0),
+                      "s = 0 normalized %g", a->normalized.mean);
+        } else {
+            for (size_t k = 0; k < 3; k++) {
+                double c0 = a->runs[k].coherence;
+                cr_expect(isnan(c0) || (c0 >= -1 - 1e-12 && c0 <= 1 + 1e-12),
+                          "coherence %g outside [-1, 1]", c0);
+            }
+        }
+    }
+    cr_expect_gt(reached, 0, "no cell reached the target: the test checks nothing");
+    am_nnstale_result_free(r1);
+    am_nnstale_result_free(r2);
+    am_nnstale_result_free(NULL);
+    am_nn_free(net);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
+/* The grid search returns a step of its grid whose score (mean batches to target, 2 max_batches
+ * when not reached) is no worse than the starting step's. */
+Test(nnstale, tune_picks_from_grid)
+{
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/tmp/amsgd_nnt_%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 60; i++)
+        fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
+                -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
+    fclose(f);
+    am_classset *tr, *te;
+    cr_assert_eq(am_classset_open(path, &tr, &te, err, sizeof err), AM_OK, "%s", err);
+    unlink(path);
+    am_status st;
+    am_nn *net = am_nn_alloc("mlr", tr->d, tr->classes, &st, err, sizeof err);
+    am_optim_params op = am_optim_params_default(AM_OPT_SGD);
+    op.lr = 0.001; /* too small: the grid must move up */
+    am_nnstale_params p = am_nnstale_params_default();
+    p.batch = 4;
+    p.target = 0.9;
+    p.max_batches = 400;
+    p.eval_every = 4;
+    double best;
+    cr_assert_eq(am_nnstale_tune(net, &op, &p, 2, 1, tr, te, &best), AM_OK);
+    double j = 2 * log10(best / op.lr);
+    cr_expect(fabs(j - round(j)) < 1e-9 && j >= -4 - 1e-9 && j <= 4 + 1e-9,
+              "best %g is not lr0 10^(j/2), j in -4..4", best);
+    double score[2] = {0, 0};
+    for (int v = 0; v < 2; v++) {
+        am_optim_params o = op;
+        o.lr = v ? best : op.lr;
+        for (uint64_t k = 0; k < 2; k++) {
+            am_nnstale_outcome u;
+            cr_assert_eq(am_nnstale_run_one(net, &o, &p, tr, te, k, &u, NULL), AM_OK);
+            score[v] += u.reached ? u.batches : 2.0 * (double)p.max_batches;
+        }
+    }
+    cr_expect(score[1] <= score[0] && best > op.lr, "tuned %g scores %g, lr0 %g scores %g", best,
+              score[1], op.lr, score[0]);
+    am_nn_free(net);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
+Test(nnstale, memory_and_inputs_checked)
+{
+    am_classset *tr, *te;
+    open_fixture(&tr, &te);
+    char err[256];
+    am_status st;
+    am_nn *net = am_nn_alloc("mlp:1000,1000", tr->d, tr->classes, &st, err, sizeof err);
+    am_optim_params op = am_optim_params_default(AM_OPT_SGD);
+    am_nnstale_params p = am_nnstale_params_default();
+    p.s = 1000001; /* above the bound on s */
+    am_nnstale_outcome u;
+    cr_expect_eq(am_nnstale_run_one(net, &op, &p, tr, te, 0, &u, NULL), AM_EINVAL);
+    p.s = 999999; /* a million snapshots of a million parameters: 8 TB */
+    cr_expect_eq(am_nnstale_run_one(net, &op, &p, tr, te, 0, &u, NULL), AM_ENOMEM);
+    p = am_nnstale_params_default();
+    p.target = 1.0;
+    cr_expect_eq(am_nnstale_run_one(net, &op, &p, tr, te, 0, &u, NULL), AM_EINVAL);
+    am_nn_free(net);
+    net = am_nn_alloc("mlr", 41, 10, &st, err, sizeof err); /* wrong input size */
+    p = am_nnstale_params_default();
+    cr_expect_eq(am_nnstale_run_one(net, &op, &p, tr, te, 0, &u, NULL), AM_EINVAL);
+    am_nn_free(net);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
+Test(nnstale, cli_json_and_errors)
+{
+    char spec[4200], args[8192];
+    fixture(spec, sizeof spec);
+    snprintf(args, sizeof args,
+             "staleness --model mlp:4 --data '%s' --optimizer sgd,adam --s 0,2 --workers 1,2 "
+             "--batch 4 --seeds 2 --max-batches 200 --eval-every 10 --target-accuracy 0.3 "
+             "--threads 2 --format json",
+             spec);
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    json_error_t je;
+    json_t *root = json_loads(r.out, 0, &je);
+    cr_assert_not_null(root, "not JSON: %s", je.text);
+    cr_expect_str_eq(json_string_value(json_object_get(root, "command")), "staleness");
+    json_t *params = json_object_get(root, "params");
+    cr_expect_eq(json_integer_value(json_object_get(params, "seeds")), 2);
+    cr_expect_str_eq(json_string_value(json_object_get(params, "semantics")), "ssp");
+    json_t *res = json_object_get(root, "results");
+    cr_assert_eq(json_array_size(res), 8, "2 optimisers x 2 P x 2 s");
+    const char *keys[] = {"test_accuracy",
+                          "steps_to_target",
+                          "normalized",
+                          "coherence",
+                          "seeds",
+                          "workers",
+                          "s",
+                          "optimizer",
+                          "lr",
+                          "reached"};
+    for (size_t i = 0; i < json_array_size(res); i++)
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            cr_expect_not_null(json_object_get(json_array_get(res, i), keys[k]),
+                               "result %zu lacks %s", i, keys[k]);
+    cr_expect_eq(json_array_size(json_object_get(json_array_get(res, 0), "seeds")), 2);
+    json_decref(root);
+    /* --coherence-trace: one cosine per evaluation, at multiples of --eval-every (P = 1),
+     * each in [-1, 1]; none for s = 0 */
+    {
+        char targs[8400];
+        snprintf(targs, sizeof targs, "%s --coherence-trace", args);
+        test_run t = test_amsgd(targs);
+        cr_assert_eq(t.status, 0, "%s", t.err);
+        json_t *tj = json_loads(t.out, 0, &je);
+        cr_assert_not_null(tj);
+        json_t *rs = json_object_get(tj, "results");
+        size_t ntr = 0;
+        for (size_t i = 0; i < json_array_size(rs); i++) {
+            json_t *cell = json_array_get(rs, i);
+            json_t *seed0 = json_array_get(json_object_get(cell, "seeds"), 0);
+            json_t *tr = json_object_get(seed0, "coherence_trace");
+            json_t *bt = json_object_get(tr, "batches"), *cs = json_object_get(tr, "cosine");
+            cr_assert(tr && json_array_size(bt) == json_array_size(cs), "cell %zu: trace", i);
+            long long s = json_integer_value(json_object_get(cell, "s"));
+            long long P = json_integer_value(json_object_get(cell, "workers"));
+            if (s == 0) cr_expect_eq(json_array_size(bt), 0, "s = 0 has a trace");
+            for (size_t k = 0; k < json_array_size(bt); k++) {
+                double b = json_number_value(json_array_get(bt, k));
+                double c = json_number_value(json_array_get(cs, k));
+                cr_expect(P != 1 || fmod(b, 10) == 0, "evaluation at %g batches", b);
+                cr_expect(c >= -1 - 1e-12 && c <= 1 + 1e-12, "cosine %g", c);
+                ntr++;
+            }
+        }
+        cr_expect_gt(ntr, 0, "no trace at all");
+        json_decref(tj);
+        test_run_free(&t);
+    }
+    /* the same run on one thread prints the same bytes */
+    char *first = strdup(r.out);
+    test_run_free(&r);
+    char *p = strstr(args, "--threads 2");
+    p[10] = '1';
+    r = test_amsgd(args);
+    char *a = strstr(first, "\"results\""), *b = strstr(r.out, "\"results\"");
+    cr_expect(a && b && strcmp(a, b) == 0, "results differ between 1 and 2 threads");
+    free(first);
+    test_run_free(&r);
+    /* CSV: the spec is one quoted field */
+    snprintf(args, sizeof args,
+             "staleness --model mlp:3,2 --data '%s' --optimizer sgd --s 0 --batch 4 --seeds 1 "
+             "--max-batches 20 --eval-every 10 --target-accuracy 0.5",
+             spec);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *row = strchr(r.out, '\n');
+    cr_expect(row && strncmp(row + 1, "\"mlp:3,2\",sgd,1,0,ssp,", 22) == 0, "CSV row: %s",
+              row ? row + 1 : "(none)");
+    test_run_free(&r);
+    test_expect_usage_error("staleness --model rnn", "unknown model 'rnn'");
+    snprintf(args, sizeof args, "staleness --model cnn --data '%s'", spec);
+    test_expect_usage_error(args, "at least 16 x 16 pixels"); /* the fixture is 6 x 7 */
+    test_expect_usage_error("staleness --model mlr --data idx:/nonexistent/dir", "/nonexistent");
+    test_expect_usage_error("staleness --model mlr --data idx:/nonexistent/dir",
+                            "train-images-idx3-ubyte");
+    test_expect_usage_error("staleness --model=mlp:0", "hidden widths");
+    test_expect_usage_error("staleness --model mlr --semantics async", "--semantics");
+}
