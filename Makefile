@@ -98,6 +98,7 @@ san-test: $(DEPS_STAMP)
 	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" build-san/amsgd build-san/test_amsgd
 	AMSGD=$(abspath build-san/amsgd) ASAN_OPTIONS=detect_leaks=1 \
+	    LSAN_OPTIONS=suppressions=$(abspath tests/lsan.supp):print_suppressions=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build-san/test_amsgd --jobs $(JOBS)
 
 demo: $(DEPS_STAMP)
