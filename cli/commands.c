@@ -21,5 +21,6 @@ const cli_command cli_commands[] = {
     {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
     {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
     {"figures", cmd_figures, "regenerate every figure of the documentation"},
+    {"rerun", cmd_rerun, "run again the command a JSON result records; byte-identical?"},
     {NULL, NULL, NULL},
 };

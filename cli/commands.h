@@ -27,6 +27,7 @@ int cmd_ode(int argc, char **argv);
 int cmd_dde(int argc, char **argv);
 
 int cmd_figures(int argc, char **argv);
+int cmd_rerun(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 

@@ -75,6 +75,10 @@ const cli_example cli_examples[] = {
     {"staleness", "amsgd staleness --objective lsq --s 0,2,8 --optimizer sgd,adam",
      "steps to the target under staleness 0, 2 and 8"},
 
+    {"rerun", "amsgd rerun theory.json",
+     "theory.json from 'amsgd theory --format json -o theory.json': same bytes?"},
+    {"rerun", "amsgd rerun mc.json", "the same for a Monte Carlo result (exit 1 if different)"},
+
     {"figures", "amsgd figures --list", "the figures and the pages that show them"},
     {"figures", "amsgd figures --dry-run --only knee",
      "the commands that make one figure, without running them"},

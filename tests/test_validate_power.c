@@ -408,3 +408,24 @@ Test(validate_power, cli_keys_and_finding_exit)
     cr_expect(strstr(r.err, "local-slope interval") && strstr(r.err, "FAIL"), "stderr: %s", r.err);
     test_run_free(&r);
 }
+
+/* a ladder where most replicas diverge gives no verdict (the gaps are means over survivors),
+   and a missing SDE gap carries no standard error */
+Test(converge_power, diverged_ladder_is_inconclusive)
+{
+    test_run r = test_amsgd("converge --etas 0.2,0.1,0.05 --mu 0.9 --replicas 100 --time 2 "
+                            "--grid 5 --sde --format json");
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    json_error_t je;
+    json_t *root = json_loads(r.out, 0, &je);
+    cr_assert_not_null(root, "%s", je.text);
+    cr_expect_str_eq(json_string_value(json_object_get(root, "verdict")), "INCONCLUSIVE");
+    cr_expect(strstr(json_string_value(json_object_get(root, "note")), "survivors"));
+    json_t *g = json_object_get(root, "weak_error_sde"),
+           *s = json_object_get(root, "weak_error_sde_sem");
+    for (size_t l = 0; l < json_array_size(g); l++)
+        cr_expect(!json_is_null(json_array_get(g, l)) || json_is_null(json_array_get(s, l)),
+                  "rung %zu: a null SDE gap with a standard error", l);
+    json_decref(root);
+    test_run_free(&r);
+}

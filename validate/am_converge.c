@@ -352,7 +352,7 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
             }
         }
         r->weak_error_sde[l] = bs;
-        r->weak_error_sde_sem[l] = bsem;
+        r->weak_error_sde_sem[l] = isnan(bs) ? NAN : bsem; /* no gap, no standard error */
     }
 done:
     am_ensemble_result_free(er);
@@ -513,6 +513,20 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
         r->order_ci[1] = r->check.measured + r->check.halfwidth;
     }
     if (div) am_check_add_note(&r->check, "%zu diverged replicas over the ladder", div);
+    /* a mean over the survivors of a step size where many replicas diverged is not the weak
+       error of the algorithm: no verdict (more replicas do not help; smaller steps do) */
+    for (size_t l = 0; l < n; l++) {
+        double frac = (double)r->diverged[l] / r->replicas;
+        if (frac > AM_CONVERGE_DIVERGED_MAX) {
+            r->check.verdict = AM_CHECK_INCONCLUSIVE;
+            r->check.replicas_needed = NAN;
+            am_check_add_note(&r->check,
+                              "%.3g %% of the replicas diverged at eta = %g (more than %.3g %%): "
+                              "the gaps are means over survivors, no verdict",
+                              100 * frac, r->eta[l], 100 * AM_CONVERGE_DIVERGED_MAX);
+            break;
+        }
+    }
     *out = r;
 ok:
     for (size_t l = 0; l < n; l++) {

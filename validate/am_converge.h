@@ -41,6 +41,10 @@
 #include "am_check.h"
 #include "am_fit.h"
 
+/* Largest fraction of diverged replicas at any step size for which the order check gives a
+ * verdict; above it the check is INCONCLUSIVE (the gaps would be means over survivors). */
+#define AM_CONVERGE_DIVERGED_MAX 0.05
+
 typedef enum {
     AM_SCALING_NONE = 0, /* the template's delay model at every eta */
     AM_SCALING_PAPER,    /* tau = C (1-mu)^2 / (lambda_1 eta^(1-gamma)) */

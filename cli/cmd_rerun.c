@@ -1,0 +1,235 @@
+/*
+ * cmd_rerun.c -- `amsgd rerun FILE.json`: runs again the command a JSON result records (its
+ * `command` and `params`) and says whether the new output is byte-identical to the file:
+ * reproducibility from the file alone. Each params key k becomes the flag --k (underscores as
+ * dashes): strings as they are, numbers with 17 significant digits (a double survives the
+ * round trip), true as a bare flag, false and null omitted, arrays as comma lists. Keys that
+ * record a derived value rather than an option are skipped (a const table below).
+ * Exit status: 0 identical, 1 different, 2 a file that cannot be rerun, 3 the rerun failed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "args.h"
+#include "commands.h"
+#include "../core/am_common.h"
+#include "embed.h"
+
+/* Recorded values that are not options of their command. */
+static const struct {
+    const char *command, *key;
+} rerun_skip[] = {
+    {"ode", "init_replica"}, /* replica 0's point: derived from --init */
+    {"dde", "init_replica"},
+    {"knee", "eps"}, /* the summary's error level: fixed, not an option */
+};
+
+/* Options that take 0|1 but are recorded as booleans. */
+static const struct {
+    const char *command, *key;
+} rerun_bool_value[] = {
+    {"sde", "noise"},
+    {"compare", "noise"},
+};
+
+static int rerun_bool_valued(const char *command, const char *key)
+{
+    for (size_t i = 0; i < sizeof rerun_bool_value / sizeof rerun_bool_value[0]; i++)
+        if (strcmp(rerun_bool_value[i].command, command) == 0 &&
+            strcmp(rerun_bool_value[i].key, key) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether key is recorded but is no option here: the table above, plus values recorded for
+ * completeness that the command refuses in this combination (the linear solver of Adams,
+ * the delay model next to a delay scaling). */
+static int rerun_skipped(const char *command, const char *key, const json_t *params)
+{
+    for (size_t i = 0; i < sizeof rerun_skip / sizeof rerun_skip[0]; i++)
+        if (strcmp(rerun_skip[i].command, command) == 0 && strcmp(rerun_skip[i].key, key) == 0)
+            return 1;
+    const char *method = json_string_value(json_object_get(params, "method"));
+    if (strcmp(command, "ode") == 0 && strcmp(key, "linsol") == 0 && method &&
+        strcmp(method, "bdf") != 0)
+        return 1;
+    const char *scaling = json_string_value(json_object_get(params, "delay_scaling"));
+    if (strcmp(command, "converge") == 0 && strcmp(key, "delay") == 0 && scaling &&
+        strcmp(scaling, "none") != 0)
+        return 1;
+    return 0;
+}
+
+/* Appends the text of a scalar JSON value to buf; 0 if it has none (null, false, objects). */
+static int rerun_scalar(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v)) {
+        snprintf(buf, len, "%s", json_string_value(v));
+    } else if (json_is_integer(v)) {
+        snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        snprintf(buf, len, "%.17g", json_real_value(v));
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static void rerun_usage(FILE *f)
+{
+    fprintf(f, "usage: amsgd rerun FILE.json\n\n"
+               "Run again the command that a JSON result file records (its \"command\" and\n"
+               "\"params\") and report whether the new output is byte-identical to the file.\n"
+               "Each params key becomes its option, once (on a command line an option given\n"
+               "twice counts once: the last one wins); --format json is added. FILE may be -\n"
+               "(stdin); -- ends the options. Exit status: 0 identical, 1 different, 2 a file\n"
+               "that cannot be rerun, 3 the rerun failed.\n");
+    cli_print_examples(f, "rerun");
+}
+
+int cmd_rerun(int argc, char **argv)
+{
+    const char *path = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            rerun_usage(stdout);
+            if (fflush(stdout) || ferror(stdout))
+                cli_runtime_error("cannot write the help text to stdout");
+            return 0;
+        }
+        if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !path) {
+            path = argv[++i];
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            cli_usage_error("unknown option '%s' for 'amsgd rerun' (see amsgd rerun --help)",
+                            argv[i]);
+        if (path) cli_usage_error("rerun takes one file, got '%s' and '%s'", path, argv[i]);
+        path = argv[i];
+    }
+    if (!path) cli_usage_error("rerun needs a JSON result file (see amsgd rerun --help)");
+
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) cli_usage_error("cannot open '%s' for reading", path);
+    size_t cap = 1 << 16, len = 0;
+    char *old = malloc(cap);
+    for (size_t got; old && (got = fread(old + len, 1, cap - len, f)) > 0;) {
+        len += got;
+        if (len == cap) {
+            if (cap > ((size_t)1 << 32)) cli_usage_error("'%s' is larger than 4 GiB", path);
+            char *bigger = realloc(old, cap *= 2);
+            if (!bigger) free(old);
+            old = bigger;
+        }
+    }
+    if (!old) cli_runtime_error("out of memory");
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) cli_usage_error("cannot read '%s'", path);
+
+    json_error_t je;
+    json_t *root = json_loadb(old, len, 0, &je);
+    if (!root || !json_is_object(root))
+        cli_usage_error("'%s' is not a JSON result (line %d: %s)", path, je.line,
+                        root ? "not an object" : je.text);
+    const char *command = json_string_value(json_object_get(root, "command"));
+    const char *version = json_string_value(json_object_get(root, "version"));
+    json_t *params = json_object_get(root, "params");
+    if (!command || !json_is_object(params))
+        cli_usage_error("'%s' records no \"command\" and \"params\": not an amsgd JSON result",
+                        path);
+    int known = 0;
+    for (const cli_command *c = cli_commands; c->name; c++)
+        known |= strcmp(c->name, command) == 0;
+    if (!known || strcmp(command, "rerun") == 0 || strcmp(command, "figures") == 0)
+        cli_usage_error("'%s' records the command '%s', which rerun cannot run", path, command);
+
+    /* argv: command, --key value ..., --format json */
+    size_t nmax = 2 * json_object_size(params) + 4, n = 0;
+    char **args = calloc(nmax, sizeof *args);
+    if (!args) cli_runtime_error("out of memory");
+    args[n++] = strdup(command);
+    const char *key;
+    json_t *v;
+    json_object_foreach(params, key, v)
+    {
+        if (rerun_skipped(command, key, params) || strcmp(key, "format") == 0) continue;
+        char flag[128], val[8192];
+        snprintf(flag, sizeof flag, "--%s", key);
+        for (char *p = flag + 2; *p; p++)
+            if (*p == '_') *p = '-';
+        if (json_is_boolean(v) && rerun_bool_valued(command, key)) {
+            args[n++] = strdup(flag);
+            args[n++] = strdup(json_is_true(v) ? "1" : "0");
+            continue;
+        }
+        if (json_is_null(v) || json_is_false(v)) continue;
+        if (json_is_true(v)) {
+            args[n++] = strdup(flag);
+            continue;
+        }
+        if (json_is_array(v)) {
+            size_t at = 0;
+            val[0] = 0;
+            for (size_t i = 0; i < json_array_size(v); i++) {
+                char item[64];
+                if (!rerun_scalar(json_array_get(v, i), item, sizeof item))
+                    cli_usage_error("params.%s of '%s' holds a value that is no option value", key,
+                                    path);
+                int w = snprintf(val + at, sizeof val - at, "%s%s", i ? "," : "", item);
+                if (w < 0 || (size_t)w >= sizeof val - at)
+                    cli_usage_error("params.%s of '%s' is too long", key, path);
+                at += (size_t)w;
+            }
+        } else if (!rerun_scalar(v, val, sizeof val)) {
+            cli_usage_error("params.%s of '%s' holds a value that is no option value", key, path);
+        }
+        args[n++] = strdup(flag);
+        args[n++] = strdup(val);
+    }
+    args[n++] = strdup("--format");
+    args[n++] = strdup("json");
+    for (size_t i = 0; i < n; i++)
+        if (!args[i]) cli_runtime_error("out of memory");
+
+    char cmdline[4096];
+    size_t at = (size_t)snprintf(cmdline, sizeof cmdline, "amsgd");
+    for (size_t i = 0; i < n && at < sizeof cmdline; i++)
+        at += (size_t)snprintf(cmdline + at, sizeof cmdline - at, " %s", args[i]);
+
+    char *out = NULL, err[1024];
+    size_t outlen = 0;
+    int st = am_cli_call((int)n, args, &out, &outlen, err, sizeof err);
+    for (size_t i = 0; i < n; i++)
+        free(args[i]);
+    free(args);
+    if (st == 2) cli_usage_error("the recorded parameters are refused: %s", err);
+    if (st == 3) cli_runtime_error("the rerun failed: %s", err);
+
+    int same = outlen == len && memcmp(out, old, len) == 0;
+    const char *now = am_version();
+    if (same) {
+        fprintf(stderr, "amsgd rerun: %s\namsgd rerun: identical (%zu bytes)\n", cmdline, len);
+    } else {
+        size_t i = 0, line = 1;
+        while (i < len && i < outlen && out[i] == old[i]) {
+            if (old[i] == '\n') line++;
+            i++;
+        }
+        fprintf(stderr, "amsgd rerun: %s\n", cmdline);
+        fprintf(stderr,
+                "amsgd rerun: DIFFERENT: first difference at byte %zu (line %zu); %zu "
+                "bytes recorded, %zu now",
+                i, line, len, outlen);
+        if (version && strcmp(version, now) != 0)
+            fprintf(stderr, "; recorded by version %s, this is %s", version, now);
+        fputc('\n', stderr);
+    }
+    am_cli_free(out);
+    free(old);
+    json_decref(root);
+    return same ? 0 : 1;
+}

@@ -1,0 +1,135 @@
+/*
+ * test_cli_rerun.c -- `amsgd rerun FILE.json`: a result file alone reproduces its output byte
+ * for byte (every command that writes JSON), a changed result or a changed parameter is
+ * reported as different (exit 1), and files that cannot be rerun exit 2 with one line.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "test_util.h"
+
+/* Writes `amsgd cmd --format json -o path`; returns the exit status of `amsgd rerun path`. */
+static int rerun_of(const char *cmd, const char *path, char **err)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "%s --format json -o %s", cmd, path);
+    test_run r = test_amsgd(line);
+    cr_assert_eq(r.status, 0, "amsgd %s: exit %d (%s)", line, r.status, r.err);
+    test_run_free(&r);
+    snprintf(line, sizeof line, "rerun %s", path);
+    r = test_amsgd(line);
+    int st = r.status;
+    if (err) *err = strdup(r.err);
+    cr_expect_eq(r.out[0], 0, "rerun writes nothing on stdout, got '%s'", r.out);
+    test_run_free(&r);
+    return st;
+}
+
+Test(cli_rerun, every_command_reproduces_its_file, .timeout = 120)
+{
+    static const char *cmds[] = {
+        "mc --replicas 50 --time 1 --grid 3 --mu 0.5 --delay uniform:4",
+        "mc --delay workers:4:exp:1 --variant k-async:2 --replicas 20 --time 0.5 --grid 3",
+        "sde --replicas 50 --time 1 --grid 3",
+        "sde --no-noise --replicas 5 --time 1 --grid 3",
+        "ode --time 1 --grid 3 --rotate 3 --dim 6",
+        "ode --method bdf --linsol gmres --time 1 --grid 3",
+        "dde --lag 0.1 --time 1 --grid 3",
+        "compare --replicas 50 --time 1 --grid 3",
+        "converge --replicas 100 --etas 2e-3,1e-3 --time 0.5",
+        "converge --dist expected --replicas 1 --mu 0.5 --time 2 --etas 4e-3,1e-3,2.5e-4 "
+        "--delay-scaling inverse:0.02 --limit dde",
+        "theory --mu 0.3 --dist rademacher",
+        "phase --mu-grid 0.5 --tau-grid 0,2 --replicas 4 --time 0.5 --quiet",
+        "knee --mus 0.5 --replicas 4 --time 0.5 --tau-max 8 --bootstrap 10 --quiet",
+        "runtime --replicas 20",
+        "wallclock --replicas 4",
+        "staleness",
+        "validate --quick --only delay",
+    };
+    char path[] = "/tmp/amsgd-rerun-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        char *err = NULL;
+        int st = rerun_of(cmds[i], path, &err);
+        cr_expect_eq(st, 0, "amsgd %s: rerun exit %d: %s", cmds[i], st, err);
+        cr_expect(strstr(err, "identical"), "amsgd %s: %s", cmds[i], err);
+        free(err);
+    }
+    remove(path);
+}
+
+/* Replaces the first occurrence of from by to in the file. */
+static void edit(const char *path, const char *from, const char *to)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *at = strstr(buf, from);
+    cr_assert_not_null(at, "'%s' not in %s", from, path);
+    f = fopen(path, "wb");
+    fwrite(buf, 1, (size_t)(at - buf), f);
+    fputs(to, f);
+    fputs(at + strlen(from), f);
+    fclose(f);
+}
+
+Test(cli_rerun, a_changed_result_or_parameter_is_different)
+{
+    char path[] = "/tmp/amsgd-rerun-XXXXXX";
+    cr_assert_geq(mkstemp(path), 0);
+    char *err = NULL;
+    cr_assert_eq(rerun_of("theory --mu 0.3", path, &err), 0, "%s", err);
+    free(err);
+    /* one recorded result changed: the rerun must see it */
+    edit(path, "\"stationary_error\": ", "\"stationary_error\": 1");
+    char line[256];
+    snprintf(line, sizeof line, "rerun %s", path);
+    test_run r = test_amsgd(line);
+    cr_expect_eq(r.status, 1, "a changed result: exit %d (%s)", r.status, r.err);
+    cr_expect(strstr(r.err, "DIFFERENT"), "%s", r.err);
+    test_run_free(&r);
+    /* a changed parameter: the output follows the parameter, not the recorded results */
+    cr_assert_eq(rerun_of("theory --mu 0.3", path, NULL), 0);
+    edit(path, "\"mu\": 0.29999999999999999", "\"mu\": 0.5");
+    r = test_amsgd(line);
+    cr_expect_eq(r.status, 1, "a changed parameter: exit %d (%s)", r.status, r.err);
+    test_run_free(&r);
+    remove(path);
+}
+
+Test(cli_rerun, files_that_cannot_be_rerun)
+{
+    char path[] = "/tmp/amsgd-rerun-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("t,err\n0,1\n", f);
+    fclose(f);
+    char line[256];
+    snprintf(line, sizeof line, "rerun %s", path);
+    test_expect_usage_error(line, "not a JSON result");
+    f = fopen(path, "w");
+    fputs("{\"params\": {}}", f);
+    fclose(f);
+    test_expect_usage_error(line, "no \"command\"");
+    f = fopen(path, "w");
+    fputs("{\"command\": \"figures\", \"params\": {}}", f);
+    fclose(f);
+    test_expect_usage_error(line, "cannot run");
+    f = fopen(path, "w");
+    fputs("{\"command\": \"theory\", \"params\": {\"mu\": 2}}", f);
+    fclose(f);
+    test_expect_usage_error(line, "refused");
+    test_expect_usage_error("rerun", "needs a JSON result file");
+    test_expect_usage_error("rerun /nonexistent/x.json", "cannot open");
+    test_expect_usage_error("rerun a.json b.json", "one file");
+    remove(path);
+}
