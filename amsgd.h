@@ -34,5 +34,11 @@
 #include "studies/am_sweep_cell.h"
 #include "studies/am_phase.h"
 #include "studies/am_knee.h"
+#include "studies/am_run.h"
+#include "studies/am_compare.h"
+#include "studies/am_wallclock.h"
+#include "studies/am_staleness.h"
+#include "studies/am_runtime_study.h"
+#include "studies/am_theory_study.h"
 
 #endif

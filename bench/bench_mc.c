@@ -47,7 +47,7 @@ static double run(const am_problem *p, size_t R, uint64_t N, int threads, int sc
     par.mu = 0.9;
     am_delay_make(AM_DELAY_CONST, 8, &par.delay);
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     if (scalar) am_msgd_set_path(m, 0);
     uint64_t k[2] = {0, N};
     am_ensemble_params ep = {R, threads, 0};
@@ -83,6 +83,7 @@ static double rng_only(const am_problem *p, size_t R, uint64_t N, double *sink)
 
 int main(int argc, char **argv)
 {
+    am_common_gsl_handler_off(); /* the program, not the library, sets GSL's handler */
     double budget = argc > 1 ? atof(argv[1]) : 4e8; /* coordinate-steps per measurement */
     int reps = argc > 2 ? atoi(argv[2]) : 1;
     if (reps < 1) reps = 1;
@@ -97,8 +98,8 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < d; i++) l[i] = 4.0 - 3.0 * (double)i / (double)(d - 1);
             am_dist dist;
             char err[64];
-            am_dist_parse(dists[si], &dist, err, sizeof err);
-            am_problem *p = am_problem_alloc(d, l, dist, 0);
+            am_problem_dist_parse(dists[si], &dist, err, sizeof err);
+            am_problem *p = am_problem_alloc(d, l, dist, 0, NULL, NULL, 0);
             size_t R = 64;
             uint64_t N = (uint64_t)(budget / ((double)R * (double)d));
             am_ensemble_result *r1 = NULL, *r2 = NULL, *r0 = NULL;

@@ -93,6 +93,7 @@ static int put(FILE *f, const double *x, size_t n)
 
 int main(int argc, char **argv)
 {
+    am_common_gsl_handler_off(); /* the program, not the library, sets GSL's handler */
     const char *dims = "4,100,1000", *out = NULL, *method = "adams", *linsol = "dense";
     const char *rtols = NULL, *atols = NULL;
     unsigned long long rotate = 0;
@@ -163,12 +164,12 @@ int main(int argc, char **argv)
             for (size_t i = 0; i < d; i++)
                 lambda[i] = d == 4 ? 4.0 - (double)i : 4.0 - 3.0 * (double)i / (double)(d - 1);
             am_dist dist = {AM_DIST_GAUSSIAN, 0};
-            am_problem *p = am_problem_alloc(d, lambda, dist, rotate);
+            am_problem *p = am_problem_alloc(d, lambda, dist, rotate, NULL, NULL, 0);
             am_msgd_params mp = am_msgd_params_default();
             mp.mu = mu;
             am_status st;
-            am_msgd *m = am_msgd_alloc(p, &mp, &st);
-            am_ode *s = am_ode_alloc(p, &op, &st);
+            am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
+            am_ode *s = am_ode_alloc(p, &op, &st, NULL, 0);
             if (!p || !m || !s) {
                 fprintf(stderr, "bench_ode: setup failed at d=%zu\n", d);
                 return 3;

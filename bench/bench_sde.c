@@ -66,11 +66,11 @@ static double bench_sde(const am_problem *p, am_msgd *init, am_sde_sampler sampl
     pp.initial = msgd_initial;
     pp.initial_ctx = init;
     am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     if (!m) return -1;
     am_sde_params sp = am_sde_params_default();
     sp.dt = 1e-4;
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     if (!sm) return -1;
     double ns = time_model(am_sde_model_get(sm), p->dim, steps);
     am_sde_model_free(sm);
@@ -80,6 +80,7 @@ static double bench_sde(const am_problem *p, am_msgd *init, am_sde_sampler sampl
 
 int main(int argc, char **argv)
 {
+    am_common_gsl_handler_off(); /* the program, not the library, sets GSL's handler */
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
     if (!(scale > 0)) scale = 1.0;
     const size_t dims[3] = {4, 100, 1000};
@@ -108,15 +109,15 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < d; i++)
             l[i] = 4.0 - 3.0 * (double)i / (double)(d - 1);
         am_dist gauss = {AM_DIST_GAUSSIAN, 0}, rad = {AM_DIST_RADEMACHER, 0};
-        am_problem *pg = am_problem_alloc(d, l, gauss, 0);
-        am_problem *pr = am_problem_alloc(d, l, rad, 0);
+        am_problem *pg = am_problem_alloc(d, l, gauss, 0, NULL, NULL, 0);
+        am_problem *pr = am_problem_alloc(d, l, rad, 0, NULL, NULL, 0);
         am_msgd_params mp = am_msgd_params_default();
         mp.eta = 1e-4;
         am_status st;
-        am_msgd *mg = am_msgd_alloc(pg, &mp, &st);
+        am_msgd *mg = am_msgd_alloc(pg, &mp, &st, NULL, 0);
         mp.init.kind = AM_INIT_EIGEN; /* near e_1: the Rademacher diagonal has a negative entry */
         mp.init.j = 1;
-        am_msgd *mr = am_msgd_alloc(pr, &mp, &st);
+        am_msgd *mr = am_msgd_alloc(pr, &mp, &st, NULL, 0);
         if (!pg || !pr || !mg || !mr) {
             fprintf(stderr, "bench_sde: setup failed\n");
             return 3;

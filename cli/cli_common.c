@@ -55,8 +55,7 @@ static double *parse_spectrum(const char *s, size_t dim)
         free(copy);
         if (!(hi > lo && lo > 0))
             cli_usage_error("--spectrum linear:HI:LO needs HI > LO > 0, got '%s'", s);
-        for (size_t i = 0; i < dim; i++)
-            l[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
+        am_problem_spectrum_linear(hi, lo, dim, l);
         return l;
     }
     size_t n = 1;
@@ -91,14 +90,16 @@ am_problem *cli_problem(const cli_args *a)
         cli_usage_error("--spectrum needs an eigen-gap lambda_1 > lambda_2, got '%s'", spec);
     am_dist dist;
     char err[256];
-    if (am_dist_parse(cli_str(a, "dist"), &dist, err, sizeof err))
+    if (am_problem_dist_parse(cli_str(a, "dist"), &dist, err, sizeof err))
         cli_usage_error("--dist: %s", err);
     uint64_t rot = cli_u64(a, "rotate");
     if (rot && dim > 4000)
         cli_usage_error("--rotate needs --dim <= 4000 (dense eigenbasis), got %zu", dim);
-    am_problem *p = am_problem_alloc(dim, l, dist, rot);
+    am_status st;
+    am_problem *p = am_problem_alloc(dim, l, dist, rot, &st, err, sizeof err);
     free(l);
-    if (!p) cli_runtime_error("cannot build the problem (out of memory)");
+    if (!p && st == AM_ENOMEM) cli_runtime_error("cannot build the problem (%s)", err);
+    if (!p) cli_usage_error("%s", err);
     return p;
 }
 
@@ -110,7 +111,7 @@ am_msgd_params cli_msgd_params(const cli_args *a, const am_problem *p)
     m.mu = cli_double(a, "mu", 0, 1, 0, 1);
     if (am_delay_parse(cli_str(a, "delay"), &m.delay, err, sizeof err))
         cli_usage_error("--delay: %s", err);
-    if (am_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
+    if (am_msgd_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     m.seed = cli_u64(a, "seed");
     m.blowup = cli_double(a, "blowup", 1, 1e300, 1, 0);
@@ -151,7 +152,7 @@ void cli_params_problem(json_t *params, const am_problem *p)
     char buf[64];
     json_object_set_new(params, "dim", json_integer((json_int_t)p->dim));
     json_object_set_new(params, "spectrum", cli_json_doubles(p->lambda, p->dim));
-    am_dist_format(&p->dist, buf, sizeof buf);
+    am_problem_dist_format(&p->dist, buf, sizeof buf);
     json_object_set_new(params, "dist", json_string(buf));
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)p->rotate_seed);
     json_object_set_new(params, "rotate", json_string(buf));
@@ -164,7 +165,7 @@ void cli_params_msgd(json_t *params, const am_msgd_params *m)
     json_object_set_new(params, "mu", json_real(m->mu));
     am_delay_format(&m->delay, buf, sizeof buf);
     json_object_set_new(params, "delay", json_string(buf));
-    am_init_format(&m->init, buf, sizeof buf);
+    am_msgd_init_format(&m->init, buf, sizeof buf);
     json_object_set_new(params, "init", json_string(buf));
     /* seeds are 64-bit: a string keeps every bit in any JSON reader */
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)m->seed);
@@ -278,6 +279,11 @@ void cli_out_json(FILE *f, json_t *root)
     if (json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) || fputc('\n', f) == EOF)
         cli_runtime_error("cannot serialise JSON");
     json_decref(root);
+}
+
+int cli_is_integer(double x, double lo, double hi)
+{
+    return x >= lo && x <= hi && x == floor(x);
 }
 
 void cli_csv_double(FILE *f, double x)

@@ -74,6 +74,9 @@ void cli_out_write_file(const char *path, const char *buf, size_t len);
 /* Writes a JSON value (and frees it) to the output stream. */
 void cli_out_json(FILE *f, json_t *root);
 
+/* 1 if x is an integer in [lo, hi] (list entries such as --s and --K). */
+int cli_is_integer(double x, double lo, double hi);
+
 /* Formats a double for CSV (%.10g; non-finite as nan). */
 void cli_csv_double(FILE *f, double x);
 

@@ -3,13 +3,12 @@
  * (`sde`) and the limit ODE (`ode`) with the same parameters on the same grid, and the
  * largest gaps sup_g |err_mc(t_g) - err_ode(t_g)|, sup_g |err_mc(t_g) - err_sde(t_g)|.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../studies/am_compare.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "engines.h"
 
 static const cli_opt OPT_TIME_CMP = {"time", "T", "10", "horizon in continuous time t = k eta"};
 static const cli_opt OPT_DT_CMP = {"dt", "H", "eta", "Euler-Maruyama step of the SDE"};
@@ -21,21 +20,6 @@ static const cli_opt *const compare_opts[] = {
     &OPT_MU,       &OPT_DELAY_IID, &OPT_INIT,    &OPT_TIME_CMP, &OPT_GRID,
     &OPT_REPLICAS, &OPT_SEED,      &OPT_THREADS, &OPT_BLOWUP,   &OPT_DT_CMP,
     &OPT_RTOL_CMP, &OPT_ATOL_CMP,  &OPT_FORMAT,  &OPT_OUTPUT,   NULL};
-
-/* Largest |a - b| over the grid (finite entries), its index, or -1 if none. */
-static long sup_gap(const double *a, const double *b, size_t n, double *gap)
-{
-    long arg = -1;
-    *gap = NAN;
-    for (size_t g = 0; g < n; g++) {
-        double d = fabs(a[g] - b[g]);
-        if (isfinite(d) && (arg < 0 || d > *gap)) {
-            *gap = d;
-            arg = (long)g;
-        }
-    }
-    return arg;
-}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -67,41 +51,32 @@ int cmd_compare(int argc, char **argv)
                         "got '%s'",
                         cli_str(&a, "dist"));
 
-    mc_run mc, sde;
-    am_status st = mc_run_ensemble(p, &mp, &grid, &ep, &mc);
-    if (st) cli_runtime_error("compare: mc: %s", am_strerror(st));
-    cli_sde_opts so = {0, 1, AM_SDE_SAMPLER_FAST, dt};
-    st = cli_run_sde(p, &mp, &so, &grid, &ep, &sde);
-    if (st) cli_runtime_error("compare: sde: %s", am_strerror(st));
-    size_t n = grid.n, no = mc.res->nobs, ns = sde.res->nobs;
-    double *err_ode = malloc(n * sizeof *err_ode), *norm_ode = malloc(n * sizeof *norm_ode);
-    double *cols = malloc(4 * n * sizeof *cols);
-    if (!err_ode || !norm_ode || !cols) cli_runtime_error("out of memory");
-    am_ode_stats ostats;
-    st = cli_run_ode(p, &mp, &op, mc.t, n, err_ode, norm_ode, &ostats);
-    if (st) cli_runtime_error("compare: ode: %s", am_strerror(st));
-
-    double *e_mc = cols, *s_mc = cols + n, *e_sde = cols + 2 * n, *s_sde = cols + 3 * n;
-    for (size_t g = 0; g < n; g++) {
-        e_mc[g] = mc.res->obs[g * no].mean;
-        s_mc[g] = am_stats_sem(&mc.res->obs[g * no]);
-        e_sde[g] = sde.res->obs[g * ns].mean;
-        s_sde[g] = am_stats_sem(&sde.res->obs[g * ns]);
-        if (mc.res->alive[g] == 0) e_mc[g] = s_mc[g] = NAN;
-        if (sde.res->alive[g] == 0) e_sde[g] = s_sde[g] = NAN;
-    }
-    double gap_ode, gap_sde;
-    long i_ode = sup_gap(e_mc, err_ode, n, &gap_ode);
-    long i_sde = sup_gap(e_mc, e_sde, n, &gap_sde);
-    double gap_ode_sem = i_ode >= 0 ? s_mc[i_ode] : NAN;
-    double gap_sde_sem = i_sde >= 0 ? hypot(s_mc[i_sde], s_sde[i_sde]) : NAN;
+    am_compare_params cp = am_compare_params_default();
+    cp.problem = p;
+    cp.msgd = mp;
+    cp.dt = dt;
+    cp.ode = op;
+    cp.horizon = grid.horizon;
+    cp.ngrid = grid.n;
+    cp.ensemble = ep;
+    am_compare_result r;
+    char err[320];
+    am_status st = am_compare_run(&cp, &r, err, sizeof err);
+    if (st == AM_ENOMEM && r.memory > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--grid %zu with %zu observables and --threads %d would need %.3g GB, "
+                        "above the limit of %.3g GB",
+                        grid.n, r.nobs, am_ensemble_threads(ep.threads), r.memory / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
+    if (st) cli_runtime_error("compare: %s", err);
+    size_t n = r.ngrid;
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     if (!json) {
         fputs("t,err_mc,err_mc_sem,err_sde,err_sde_sem,err_ode\n", f);
         for (size_t g = 0; g < n; g++) {
-            const double row[6] = {mc.t[g], e_mc[g], s_mc[g], e_sde[g], s_sde[g], err_ode[g]};
+            const double row[6] = {r.t[g],       r.err_mc[g],      r.err_mc_sem[g],
+                                   r.err_sde[g], r.err_sde_sem[g], r.err_ode[g]};
             for (int j = 0; j < 6; j++) {
                 if (j) fputc(',', f);
                 cli_csv_double(f, row[j]);
@@ -119,32 +94,29 @@ int cmd_compare(int argc, char **argv)
         json_object_set_new(params, "rtol", json_real(op.rtol));
         json_object_set_new(params, "atol", json_real(op.atol));
         json_t *root = cli_json_root("compare", params);
-        json_object_set_new(root, "t", cli_json_doubles(mc.t, n));
-        json_object_set_new(root, "err_mc", cli_json_doubles(e_mc, n));
-        json_object_set_new(root, "err_mc_sem", cli_json_doubles(s_mc, n));
-        json_object_set_new(root, "err_sde", cli_json_doubles(e_sde, n));
-        json_object_set_new(root, "err_sde_sem", cli_json_doubles(s_sde, n));
-        json_object_set_new(root, "err_ode", cli_json_doubles(err_ode, n));
-        json_object_set_new(root, "sup_mc_ode", cli_json_number(gap_ode));
-        json_object_set_new(root, "sup_mc_ode_sem", cli_json_number(gap_ode_sem));
-        json_object_set_new(root, "sup_mc_sde", cli_json_number(gap_sde));
-        json_object_set_new(root, "sup_mc_sde_sem", cli_json_number(gap_sde_sem));
-        json_object_set_new(root, "diverged_mc", json_integer((json_int_t)mc.res->diverged));
-        json_object_set_new(root, "diverged_sde", json_integer((json_int_t)sde.res->diverged));
+        json_object_set_new(root, "t", cli_json_doubles(r.t, n));
+        json_object_set_new(root, "err_mc", cli_json_doubles(r.err_mc, n));
+        json_object_set_new(root, "err_mc_sem", cli_json_doubles(r.err_mc_sem, n));
+        json_object_set_new(root, "err_sde", cli_json_doubles(r.err_sde, n));
+        json_object_set_new(root, "err_sde_sem", cli_json_doubles(r.err_sde_sem, n));
+        json_object_set_new(root, "err_ode", cli_json_doubles(r.err_ode, n));
+        json_object_set_new(root, "sup_mc_ode", cli_json_number(r.sup_mc_ode));
+        json_object_set_new(root, "sup_mc_ode_sem", cli_json_number(r.sup_mc_ode_sem));
+        json_object_set_new(root, "sup_mc_sde", cli_json_number(r.sup_mc_sde));
+        json_object_set_new(root, "sup_mc_sde_sem", cli_json_number(r.sup_mc_sde_sem));
+        json_object_set_new(root, "diverged_mc", json_integer((json_int_t)r.diverged_mc));
+        json_object_set_new(root, "diverged_sde", json_integer((json_int_t)r.diverged_sde));
+        const am_ode_stats *os = &r.ode_stats;
         json_t *solver = json_object();
-        json_object_set_new(solver, "steps", json_integer(ostats.steps));
-        json_object_set_new(solver, "rhs_evals", json_integer(ostats.rhs_evals));
-        json_object_set_new(solver, "err_test_failures", json_integer(ostats.err_test_failures));
-        json_object_set_new(solver, "nonlin_failures", json_integer(ostats.nonlin_failures));
+        json_object_set_new(solver, "steps", json_integer(os->steps));
+        json_object_set_new(solver, "rhs_evals", json_integer(os->rhs_evals));
+        json_object_set_new(solver, "err_test_failures", json_integer(os->err_test_failures));
+        json_object_set_new(solver, "nonlin_failures", json_integer(os->nonlin_failures));
         json_object_set_new(root, "ode_solver", solver);
         cli_out_json(f, root);
     }
     cli_out_commit(&out);
-    free(err_ode);
-    free(norm_ode);
-    free(cols);
-    mc_run_free(&mc);
-    mc_run_free(&sde);
+    am_compare_result_free(&r);
     am_problem_free(p);
     return 0;
 }

@@ -96,7 +96,7 @@ int cmd_converge(int argc, char **argv)
         cli_usage_error("--delay workers:P:DIST is not available in converge (use amsgd mc), "
                         "got '%s'",
                         cli_str(&a, "delay"));
-    if (am_init_parse(cli_str(&a, "init"), p->dim, &mp.init, err, sizeof err))
+    if (am_msgd_init_parse(cli_str(&a, "init"), p->dim, &mp.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     mp.seed = cli_u64(&a, "seed");
     mp.blowup = cli_double(&a, "blowup", 1, 1e300, 1, 0);

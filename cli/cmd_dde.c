@@ -62,7 +62,7 @@ int cmd_dde(int argc, char **argv)
     am_msgd_params mp = am_msgd_params_default();
     mp.eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
     mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
-    if (am_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
+    if (am_msgd_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     mp.seed = cli_u64(&a, "seed");
     if (am_msgd_params_check(p, &mp, err, sizeof err)) cli_usage_error("%s", err);
@@ -82,7 +82,7 @@ int cmd_dde(int argc, char **argv)
     int json = cli_json(&a);
 
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &mp, &st);
+    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     if (!m) cli_runtime_error("dde: %s", am_strerror(st));
     double *v0 = malloc(d * sizeof *v0), *t = malloc(grid.n * sizeof *t);
     double *e = malloc(grid.n * sizeof *e), *nrm = malloc(grid.n * sizeof *nrm);
@@ -92,7 +92,7 @@ int cmd_dde(int argc, char **argv)
     am_msgd_free(m);
     am_grid_times(&grid, t);
 
-    am_dde *s = am_dde_alloc(p, &dp, &st);
+    am_dde *s = am_dde_alloc(p, &dp, &st, NULL, 0);
     if (!s) cli_runtime_error("dde: cannot build the solver: %s", am_strerror(st));
     am_ode_output out = {e, nrm, h2, NULL};
     am_dde_stats stats;
@@ -130,7 +130,7 @@ int cmd_dde(int argc, char **argv)
         json_object_set_new(params, "eta", json_real(mp.eta));
         json_object_set_new(params, "mu", json_real(mp.mu));
         json_object_set_new(params, "lag", json_real(lag));
-        am_init_format(&mp.init, buf, sizeof buf);
+        am_msgd_init_format(&mp.init, buf, sizeof buf);
         json_object_set_new(params, "init", json_string(buf));
         json_object_set_new(params, "init_replica", json_integer(0));
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)mp.seed);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../montecarlo/am_msgd_ps.h"
+#include "../studies/am_run.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "mc_output.h"
@@ -24,16 +24,14 @@ static const cli_opt *const mc_opts[] = {
     &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
 
 /* --variant and --lr for the parameter-server delay (exit 2 on bad input). */
-static am_msgd_ps_params mc_ps_params(const cli_args *a, const am_msgd_params *mp)
+static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)
 {
-    am_msgd_ps_params pp;
-    memset(&pp, 0, sizeof pp);
-    pp.msgd = *mp;
+    const am_msgd_params *mp = &pp->msgd;
     char err[256];
-    if (am_variant_parse_spec(cli_str(a, "variant"), &pp.variant, &pp.k, err, sizeof err))
+    if (am_runtime_variant_parse_spec(cli_str(a, "variant"), &pp->variant, &pp->k, err, sizeof err))
         cli_usage_error("--variant %s", err);
     size_t p = (size_t)mp->delay.param;
-    if (am_variant_check(pp.variant, p, pp.k))
+    if (am_runtime_variant_check(pp->variant, p, pp->k))
         cli_usage_error("--variant K must be in [1, %zu] (the workers of --delay), got '%s'", p,
                         cli_str(a, "variant"));
     const char *lr = cli_str(a, "lr");
@@ -41,14 +39,13 @@ static am_msgd_ps_params mc_ps_params(const cli_args *a, const am_msgd_params *m
         char *copy = strdup(lr + 9), *colon = strchr(copy, ':');
         if (!colon) cli_usage_error("--lr adaptive:C:MAX needs two numbers, got '%s'", lr);
         *colon = 0;
-        if (cli_parse_double(copy, &pp.lr_c) || cli_parse_double(colon + 1, &pp.lr_max) ||
-            !(pp.lr_c > 0) || !(pp.lr_max > 0))
+        if (cli_parse_double(copy, &pp->lr_c) || cli_parse_double(colon + 1, &pp->lr_max) ||
+            !(pp->lr_c > 0) || !(pp->lr_max > 0))
             cli_usage_error("--lr adaptive:C:MAX needs C > 0 and MAX > 0, got '%s'", lr);
         free(copy);
     } else if (strcmp(lr, "const") != 0) {
         cli_usage_error("--lr must be const or adaptive:C:MAX, got '%s'", lr);
     }
-    return pp;
 }
 
 int cmd_mc(int argc, char **argv)
@@ -59,32 +56,31 @@ int cmd_mc(int argc, char **argv)
               "report the mean error, its standard error and the mean norm on the saved grid.",
               mc_opts, argc, argv);
     am_problem *p = cli_problem(&a);
-    am_msgd_params mp = cli_msgd_params(&a, p);
+    am_run_mc_params rp = am_run_mc_params_default();
+    rp.problem = p;
+    rp.msgd = cli_msgd_params(&a, p);
+    const am_msgd_params mp = rp.msgd;
     double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
     if (horizon / mp.eta > 1e15)
         cli_usage_error("--time / --eta = %.3g steps is more than 1e15", horizon / mp.eta);
     am_grid grid = cli_grid(&a, horizon);
+    rp.horizon = grid.horizon;
+    rp.ngrid = grid.n;
     am_ensemble_params ep = cli_ensemble_params(&a);
+    rp.ensemble = ep;
     int json = cli_json(&a);
 
-    mc_run run;
-    am_status st;
     int ps = mp.delay.kind == AM_DELAY_WORKERS;
-    am_msgd_ps_params pp;
-    if (ps) { /* staleness from simulated learners: the parameter-server engine */
-        pp = mc_ps_params(&a, &mp);
-        am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st);
-        if (!eng) cli_runtime_error("mc: %s", am_strerror(st));
-        st = mc_run_model(am_msgd_ps_model(eng), mp.eta, &grid, &ep, mp.coords, &run);
-        run.wallclock = 1;
-        am_msgd_ps_free(eng);
-    } else {
-        if (cli_given(&a, "variant") || cli_given(&a, "lr"))
-            cli_usage_error("--variant and --lr need --delay workers:P:DIST, got --delay %s",
-                            cli_str(&a, "delay"));
-        st = mc_run_ensemble(p, &mp, &grid, &ep, &run);
-    }
-    if (st) cli_runtime_error("mc: %s", am_strerror(st));
+    if (ps) /* staleness from simulated learners: the parameter-server engine */
+        mc_ps_params(&a, &rp);
+    else if (cli_given(&a, "variant") || cli_given(&a, "lr"))
+        cli_usage_error("--variant and --lr need --delay workers:P:DIST, got --delay %s",
+                        cli_str(&a, "delay"));
+    am_run_result run;
+    char err[256];
+    am_status st = am_run_mc(&rp, &run, err, sizeof err);
+    mc_check_memory(st, &run, ep.threads);
+    if (st) cli_runtime_error("mc: %s", err);
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
@@ -97,20 +93,20 @@ int cmd_mc(int argc, char **argv)
     json_object_set_new(params, "coords", json_boolean(mp.coords));
     if (ps) {
         char vbuf[64];
-        if (pp.variant == AM_VARIANT_SYNC || pp.variant == AM_VARIANT_ASYNC)
-            snprintf(vbuf, sizeof vbuf, "%s", am_variant_name(pp.variant));
+        if (rp.variant == AM_VARIANT_SYNC || rp.variant == AM_VARIANT_ASYNC)
+            snprintf(vbuf, sizeof vbuf, "%s", am_runtime_variant_name(rp.variant));
         else
-            snprintf(vbuf, sizeof vbuf, "%s:%zu", am_variant_name(pp.variant), pp.k);
+            snprintf(vbuf, sizeof vbuf, "%s:%zu", am_runtime_variant_name(rp.variant), rp.k);
         json_object_set_new(params, "variant", json_string(vbuf));
-        if (pp.lr_c > 0)
-            snprintf(vbuf, sizeof vbuf, "adaptive:%.17g:%.17g", pp.lr_c, pp.lr_max);
+        if (rp.lr_c > 0)
+            snprintf(vbuf, sizeof vbuf, "adaptive:%.17g:%.17g", rp.lr_c, rp.lr_max);
         else
             snprintf(vbuf, sizeof vbuf, "const");
         json_object_set_new(params, "lr", json_string(vbuf));
     }
-    mc_write(f, json, "mc", params, &run, p->dim);
+    mc_write(f, json, "mc", params, &run);
     cli_out_commit(&out);
-    mc_run_free(&run);
+    am_run_result_free(&run);
     am_problem_free(p);
     return 0;
 }

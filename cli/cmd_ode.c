@@ -7,11 +7,10 @@
  * (replica 0's point for --init random-each), with err = 1 - (v^1.V)^2/|V|^2 and |V| on
  * the common grid, and the solver statistics.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../solvers/am_ode.h"
+#include "../studies/am_run.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -82,7 +81,7 @@ int cmd_ode(int argc, char **argv)
     am_msgd_params mp = am_msgd_params_default();
     mp.eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
     mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
-    if (am_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
+    if (am_msgd_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     mp.seed = cli_u64(&a, "seed");
     if (am_msgd_params_check(p, &mp, err, sizeof err)) cli_usage_error("%s", err);
@@ -101,6 +100,8 @@ int cmd_ode(int argc, char **argv)
         cli_usage_error("--linsol must be dense or gmres, got '%s'", cli_str(&a, "linsol"));
     if (cli_given(&a, "linsol") && op.method != AM_ODE_BDF)
         cli_usage_error("--linsol needs --method bdf (Adams uses no linear solver)");
+    if (op.project && op.method != AM_ODE_BDF)
+        cli_usage_error("--project needs --method bdf (CVODE projects only with BDF)");
     if (am_ode_params_check(&op, err, sizeof err)) cli_usage_error("%s", err);
     if (op.method == AM_ODE_BDF && op.linsol == AM_ODE_LINSOL_DENSE && d > 4000)
         cli_usage_error("--method bdf --linsol dense needs --dim <= 4000, got %zu", d);
@@ -109,26 +110,17 @@ int cmd_ode(int argc, char **argv)
                         grid.n, d);
     int json = cli_json(&a);
 
-    am_status st;
-    am_msgd *m = am_msgd_alloc(p, &mp, &st);
-    if (!m) cli_runtime_error("ode: %s", am_strerror(st));
-    double *v0 = malloc(d * sizeof *v0), *t = malloc(grid.n * sizeof *t);
-    double *e = malloc(grid.n * sizeof *e), *nrm = malloc(grid.n * sizeof *nrm);
-    double *h2 = coords ? malloc(grid.n * d * sizeof *h2) : NULL;
-    if (!v0 || !t || !e || !nrm || (coords && !h2)) cli_runtime_error("out of memory");
-    am_msgd_initial(m, 0, v0); /* the point every replica starts from (replica 0 if each) */
-    am_msgd_free(m);
-    am_grid_times(&grid, t);
-
-    am_ode *s = am_ode_alloc(p, &op, &st);
-    if (!s) cli_runtime_error("ode: cannot build the CVODE solver: %s", am_strerror(st));
-    am_ode_output out = {e, nrm, h2, NULL};
-    am_ode_stats stats;
-    st = am_ode_solve(s, mp.mu, v0, t, grid.n, &out, &stats);
-    if (st == AM_ESOLVER)
-        cli_runtime_error("ode: CVODE failed: %s",
-                          am_ode_last_error(s)[0] ? am_ode_last_error(s) : "unknown reason");
-    if (st) cli_runtime_error("ode: %s", am_strerror(st));
+    am_run_ode_params rp = am_run_ode_params_default();
+    rp.problem = p;
+    rp.msgd = mp;
+    rp.ode = op;
+    rp.horizon = grid.horizon;
+    rp.ngrid = grid.n;
+    rp.coords = coords;
+    am_run_ode_result res;
+    am_status st = am_run_ode(&rp, &res, err, sizeof err);
+    if (st) cli_runtime_error("ode: %s", err);
+    const double *t = res.t, *e = res.err, *nrm = res.norm, *h2 = res.h2;
 
     cli_out o;
     FILE *f = cli_out_begin(&o, &a);
@@ -156,7 +148,7 @@ int cmd_ode(int argc, char **argv)
         cli_params_problem(params, p);
         json_object_set_new(params, "eta", json_real(mp.eta));
         json_object_set_new(params, "mu", json_real(mp.mu));
-        am_init_format(&mp.init, buf, sizeof buf);
+        am_msgd_init_format(&mp.init, buf, sizeof buf);
         json_object_set_new(params, "init", json_string(buf));
         json_object_set_new(params, "init_replica", json_integer(0));
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)mp.seed);
@@ -180,12 +172,11 @@ int cmd_ode(int argc, char **argv)
                 json_array_append_new(rows, cli_json_doubles(h2 + g * d, d));
             json_object_set_new(root, "h2", rows);
         }
-        json_object_set_new(root, "solver", stats_json(&op, &stats));
+        json_object_set_new(root, "solver", stats_json(&op, &res.stats));
         cli_out_json(f, root);
     }
     cli_out_commit(&o);
-    am_ode_free(s);
-    free(v0), free(t), free(e), free(nrm), free(h2);
+    am_run_ode_result_free(&res);
     am_problem_free(p);
     return 0;
 }

@@ -3,13 +3,11 @@
  * staleness of the six parameter-server variants (montecarlo/am_ps.h) for each K, next to
  * the closed forms of theory/am_runtime.h (order statistics, renewal formulas).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../montecarlo/am_ps.h"
-#include "../theory/am_runtime.h"
+#include "../studies/am_runtime_study.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -30,18 +28,6 @@ static const cli_opt *const runtime_opts[] = {
     &OPT_WORKERS, &OPT_RUNTIME, &OPT_KLIST,  &OPT_UPDATES, &OPT_BURNIN, &OPT_REPLICAS_RT,
     &OPT_SEED,    &OPT_THREADS, &OPT_FORMAT, &OPT_OUTPUT,  NULL};
 
-typedef struct {
-    am_variant v;
-    size_t k;
-    am_stats s[3];
-    double theory, p_fresh_theory, stale_theory;
-} rt_row;
-
-static json_t *json_num_or_null(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
 int cmd_runtime(int argc, char **argv)
 {
     cli_args a;
@@ -61,7 +47,7 @@ int cmd_runtime(int argc, char **argv)
     size_t *ks = malloc(nk * sizeof *ks);
     if (!ks) cli_runtime_error("out of memory");
     for (size_t i = 0; i < nk; i++) {
-        if (!(kd[i] >= 1 && kd[i] <= (double)p && kd[i] == floor(kd[i])))
+        if (!cli_is_integer(kd[i], 1, (double)p))
             cli_usage_error("--K values must be integers in [1, %zu] (the workers), got '%s'", p,
                             cli_str(&a, "K"));
         ks[i] = (size_t)kd[i];
@@ -74,43 +60,21 @@ int cmd_runtime(int argc, char **argv)
     int threads = (int)cli_int(&a, "threads", 0, 4096);
     int json = cli_json(&a);
 
-    /* Rows: sync (K = P), k-sync for each K, k-batch-sync for each K, async (K = 1), k-async
-     * for each K, k-batch-async for each K. */
-    size_t nrows = 2 + 4 * nk, r = 0;
-    rt_row *rows = calloc(nrows, sizeof *rows);
-    if (!rows) cli_runtime_error("out of memory");
-    const am_variant order[6] = {AM_VARIANT_SYNC,  AM_VARIANT_KSYNC,  AM_VARIANT_KBATCHSYNC,
-                                 AM_VARIANT_ASYNC, AM_VARIANT_KASYNC, AM_VARIANT_KBATCHASYNC};
-    for (int vi = 0; vi < 6; vi++) {
-        am_variant v = order[vi];
-        if (v == AM_VARIANT_SYNC || v == AM_VARIANT_ASYNC) {
-            rows[r].v = v;
-            rows[r++].k = v == AM_VARIANT_SYNC ? p : 1;
-            continue;
-        }
-        for (size_t i = 0; i < nk; i++) {
-            rows[r].v = v;
-            rows[r++].k = ks[i];
-        }
-    }
-    free(ks);
-    for (r = 0; r < nrows; r++) {
-        rt_row *w = &rows[r];
-        am_ps_params prm = am_ps_params_default();
-        prm.workers = p;
-        prm.runtime = rt;
-        prm.variant = w->v;
-        prm.k = w->k;
-        prm.seed = seed;
-        am_status st = am_ps_ensemble(&prm, replicas, burnin, n, threads, w->s);
-        if (st) cli_runtime_error("runtime: %s: %s", am_variant_name(w->v), am_strerror(st));
-        am_status ts = am_runtime_time_per_iter(&rt, w->v, p, w->k, &w->theory);
-        if (ts == AM_ESOLVER)
-            cli_runtime_error("runtime: quadrature of E[X_{%zu:%zu}] failed", w->k, p);
-        if (ts) w->theory = NAN;
-        if (am_runtime_p_fresh(&rt, w->v, p, w->k, &w->p_fresh_theory)) w->p_fresh_theory = NAN;
-        if (am_runtime_mean_staleness(&rt, w->v, p, w->k, &w->stale_theory)) w->stale_theory = NAN;
-    }
+    am_runtime_study_params rp = am_runtime_study_params_default();
+    rp.workers = p;
+    rp.runtime = rt;
+    rp.k = ks;
+    rp.nk = nk;
+    rp.updates = n;
+    rp.burnin = burnin;
+    rp.replicas = replicas;
+    rp.seed = seed;
+    rp.threads = threads;
+    am_runtime_study_result res;
+    am_status st = am_runtime_study_run(&rp, &res, err, sizeof err);
+    if (st) cli_runtime_error("runtime: %s", err);
+    size_t nrows = res.nrows;
+    const am_runtime_study_row *rows = res.rows;
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
@@ -122,7 +86,7 @@ int cmd_runtime(int argc, char **argv)
         json_object_set_new(params, "runtime", json_string(spec));
         json_t *kl = json_array();
         for (size_t i = 0; i < nk; i++)
-            json_array_append_new(kl, json_integer((json_int_t)rows[1 + i].k));
+            json_array_append_new(kl, json_integer((json_int_t)ks[i]));
         json_object_set_new(params, "K", kl);
         json_object_set_new(params, "updates", json_integer((json_int_t)n));
         json_object_set_new(params, "burnin", json_integer((json_int_t)burnin));
@@ -133,24 +97,29 @@ int cmd_runtime(int argc, char **argv)
         json_object_set_new(params, "seed", json_string(sbuf));
         json_object_set_new(params, "threads", json_integer(threads));
         json_t *root = cli_json_root("runtime", params);
-        double mean = NAN;
-        json_object_set_new(root, "mean_runtime",
-                            am_runtime_mean(&rt, &mean) ? json_null() : json_real(mean));
+        json_object_set_new(root, "mean_runtime", cli_json_number(res.mean_runtime));
         json_t *arr = json_array();
-        for (r = 0; r < nrows; r++) {
-            const rt_row *w = &rows[r];
+        for (size_t r = 0; r < nrows; r++) {
+            const am_runtime_study_row *w = &rows[r];
             json_t *o = json_object();
-            json_object_set_new(o, "name", json_string(am_variant_name(w->v)));
+            json_object_set_new(o, "name", json_string(am_runtime_variant_name(w->variant)));
             json_object_set_new(o, "K", json_integer((json_int_t)w->k));
-            json_object_set_new(o, "time_per_iter", json_num_or_null(w->s[0].mean));
-            json_object_set_new(o, "time_per_iter_sem", json_num_or_null(am_stats_sem(&w->s[0])));
-            json_object_set_new(o, "theory", json_num_or_null(w->theory));
-            json_object_set_new(o, "p_fresh", json_num_or_null(w->s[1].mean));
-            json_object_set_new(o, "p_fresh_sem", json_num_or_null(am_stats_sem(&w->s[1])));
-            json_object_set_new(o, "p_fresh_theory", json_num_or_null(w->p_fresh_theory));
-            json_object_set_new(o, "mean_staleness", json_num_or_null(w->s[2].mean));
-            json_object_set_new(o, "mean_staleness_sem", json_num_or_null(am_stats_sem(&w->s[2])));
-            json_object_set_new(o, "mean_staleness_theory", json_num_or_null(w->stale_theory));
+            const struct {
+                const char *key;
+                double value;
+            } cols[] = {
+                {"time_per_iter", w->time_per_iter},
+                {"time_per_iter_sem", w->time_per_iter_sem},
+                {"theory", w->theory},
+                {"p_fresh", w->p_fresh},
+                {"p_fresh_sem", w->p_fresh_sem},
+                {"p_fresh_theory", w->p_fresh_theory},
+                {"mean_staleness", w->mean_staleness},
+                {"mean_staleness_sem", w->mean_staleness_sem},
+                {"mean_staleness_theory", w->mean_staleness_theory},
+            };
+            for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+                json_object_set_new(o, cols[c].key, cli_json_number(cols[c].value));
             json_array_append_new(arr, o);
         }
         json_object_set_new(root, "variants", arr);
@@ -158,12 +127,13 @@ int cmd_runtime(int argc, char **argv)
     } else {
         fprintf(f, "name,K,time_per_iter,time_per_iter_sem,theory,p_fresh,p_fresh_sem,"
                    "p_fresh_theory,mean_staleness,mean_staleness_sem,mean_staleness_theory\n");
-        for (r = 0; r < nrows; r++) {
-            const rt_row *w = &rows[r];
-            fprintf(f, "%s,%zu,", am_variant_name(w->v), w->k);
-            const double v[9] = {w->s[0].mean, am_stats_sem(&w->s[0]), w->theory,
-                                 w->s[1].mean, am_stats_sem(&w->s[1]), w->p_fresh_theory,
-                                 w->s[2].mean, am_stats_sem(&w->s[2]), w->stale_theory};
+        for (size_t r = 0; r < nrows; r++) {
+            const am_runtime_study_row *w = &rows[r];
+            fprintf(f, "%s,%zu,", am_runtime_variant_name(w->variant), w->k);
+            const double v[9] = {
+                w->time_per_iter,  w->time_per_iter_sem,  w->theory,
+                w->p_fresh,        w->p_fresh_sem,        w->p_fresh_theory,
+                w->mean_staleness, w->mean_staleness_sem, w->mean_staleness_theory};
             for (int c = 0; c < 9; c++) {
                 cli_csv_double(f, v[c]);
                 fputc(c == 8 ? '\n' : ',', f);
@@ -171,6 +141,7 @@ int cmd_runtime(int argc, char **argv)
         }
     }
     cli_out_commit(&out);
-    free(rows);
+    am_runtime_study_result_free(&res);
+    free(ks);
     return 0;
 }

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../studies/am_run.h"
 #include "cli_common.h"
-#include "engines.h"
 #include "commands.h"
 #include "mc_output.h"
 
@@ -75,14 +75,25 @@ int cmd_sde(int argc, char **argv)
     am_ensemble_params ep = cli_ensemble_params(&a);
     int json = cli_json(&a);
 
-    cli_sde_opts so = {ou, noise, sampler, dt};
-    mc_run run;
-    am_status st = cli_run_sde(p, &mp, &so, &grid, &ep, &run);
+    am_run_sde_params sp = am_run_sde_params_default();
+    sp.problem = p;
+    sp.msgd = mp;
+    sp.model = ou ? AM_RUN_SDE_OU : AM_RUN_SDE_GLOBAL;
+    sp.noise = noise;
+    sp.sampler = sampler;
+    sp.dt = dt;
+    sp.horizon = grid.horizon;
+    sp.ngrid = grid.n;
+    sp.ensemble = ep;
+    am_run_result run;
+    char err[256];
+    am_status st = am_run_sde(&sp, &run, err, sizeof err);
+    mc_check_memory(st, &run, ep.threads);
     if (st == AM_EDOM)
         cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "
                         "got '%s'",
                         cli_str(&a, "dist"));
-    if (st) cli_runtime_error("sde: %s", am_strerror(st));
+    if (st) cli_runtime_error("sde: %s", err);
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
@@ -97,9 +108,9 @@ int cmd_sde(int argc, char **argv)
     json_object_set_new(params, "model", json_string(ou ? "ou" : "global"));
     json_object_set_new(params, "noise", json_boolean(noise));
     json_object_set_new(params, "sampler", json_string(sname));
-    mc_write(f, json, "sde", params, &run, p->dim);
+    mc_write(f, json, "sde", params, &run);
     cli_out_commit(&out);
-    mc_run_free(&run);
+    am_run_result_free(&run);
     am_problem_free(p);
     return 0;
 }

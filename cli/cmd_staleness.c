@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../montecarlo/am_dataset.h"
-#include "../montecarlo/am_optim.h"
-#include "../montecarlo/am_stale.h"
+#include "../studies/am_staleness.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -39,18 +37,6 @@ static const cli_opt *const staleness_opts[] = {
     &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,   &OPT_WORKERS_ST, &OPT_DATA,   &OPT_ROWS,
     &OPT_FEATURES,    &OPT_BATCH,     &OPT_LR,      &OPT_MOMENTUM,   &OPT_TARGET, &OPT_MAXSTEPS,
     &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS, &OPT_FORMAT,     &OPT_OUTPUT, NULL};
-
-typedef struct {
-    size_t s;
-    am_optim_kind opt;
-    am_stale_summary sum;
-    double lr;
-} st_cell;
-
-static json_t *num_or_null(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
 
 int cmd_staleness(int argc, char **argv)
 {
@@ -91,13 +77,12 @@ int cmd_staleness(int argc, char **argv)
     size_t ns;
     double *sd = cli_double_list(&a, "s", &ns);
     size_t *sl = malloc((ns + 1) * sizeof *sl);
-    int has0 = 0;
+    if (!sl) cli_runtime_error("out of memory");
     for (size_t i = 0; i < ns; i++) {
-        if (!(sd[i] >= 0 && sd[i] <= 1e6 && sd[i] == floor(sd[i])))
+        if (!cli_is_integer(sd[i], 0, 1e6))
             cli_usage_error("--s values must be integers in [0, 1000000], got '%s'",
                             cli_str(&a, "s"));
         sl[i] = (size_t)sd[i];
-        has0 |= sl[i] == 0;
     }
     free(sd);
     am_stale_params sp = am_stale_params_default();
@@ -120,44 +105,27 @@ int cmd_staleness(int argc, char **argv)
         am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
         if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
         if (st) cli_usage_error("--data %s", err);
-    } else {
-        if (ok == AM_OBJ_PCA && feats < 2)
-            cli_usage_error("--features must be >= 2 for pca, got 1");
-        am_synth_kind sk = ok == AM_OBJ_PCA   ? AM_SYNTH_PCA
-                           : ok == AM_OBJ_LSQ ? AM_SYNTH_LSQ
-                                              : AM_SYNTH_LOGISTIC;
-        if (am_dataset_synthetic(sk, rows, feats, sp.seed, &ds))
-            cli_runtime_error("cannot allocate the synthetic data set");
+    } else if (ok == AM_OBJ_PCA && feats < 2) {
+        cli_usage_error("--features must be >= 2 for pca, got 1");
     }
-    am_status st;
-    am_objective *f = am_objective_alloc(ok, ds, &st, err, sizeof err);
-    if (!f) {
-        if (st == AM_EINVAL) cli_usage_error("--data %s", err);
-        cli_runtime_error("staleness: %s", err);
-    }
-
-    /* the s = 0 reference is always run; it is reported only if asked for */
-    size_t nsr = ns + !has0;
-    if (!has0) sl[ns] = 0;
-    st_cell *cells = calloc(nsr * nopt, sizeof *cells);
-    if (!cells) cli_runtime_error("out of memory");
-    for (size_t o = 0; o < nopt; o++)
-        for (size_t i = 0; i < nsr; i++) {
-            st_cell *c = &cells[o * nsr + i];
-            c->s = sl[i];
-            c->opt = opts[o];
-            am_optim_params op = am_optim_params_default(opts[o]);
-            op.mu = mom;
-            /* the Oja direction is about as large as the top eigenvalue and unstable at the
-             * least-squares steps: pca defaults to one tenth of them */
-            if (ok == AM_OBJ_PCA) op.lr *= 0.1;
-            if (isfinite(lr_all)) op.lr = lr_all;
-            c->lr = op.lr;
-            am_stale_params p = sp;
-            p.s = sl[i];
-            if ((st = am_stale_ensemble(f, &op, &p, replicas, threads, &c->sum)))
-                cli_runtime_error("staleness: %s", am_strerror(st));
-        }
+    am_staleness_params par = am_staleness_params_default();
+    par.objective = ok;
+    par.data = ds;
+    par.rows = rows;
+    par.features = feats;
+    par.optimizers = opts;
+    par.noptimizers = nopt;
+    par.s = sl;
+    par.ns = ns;
+    par.stale = sp;
+    par.replicas = replicas;
+    par.threads = threads;
+    par.momentum = mom;
+    par.lr = lr_all;
+    am_staleness_result res;
+    am_status st = am_staleness_run(&par, &res, err, sizeof err);
+    if (st && res.field && strcmp(res.field, "data") == 0) cli_usage_error("--data %s", err);
+    if (st) cli_runtime_error("staleness: %s", err);
 
     cli_out out;
     FILE *fo = cli_out_begin(&out, &a);
@@ -166,40 +134,30 @@ int cmd_staleness(int argc, char **argv)
         fputs("s,optimizer,objective,lr,steps_to_target,steps_to_target_sem,never_reached,"
               "normalized,coherence_min,coherence_min_sem\n",
               fo);
-    for (size_t o = 0; o < nopt; o++) {
-        double ref = NAN;
-        for (size_t i = 0; i < nsr; i++)
-            if (cells[o * nsr + i].s == 0 && cells[o * nsr + i].sum.reached)
-                ref = cells[o * nsr + i].sum.steps.mean;
-        for (size_t i = 0; i < ns; i++) {
-            const st_cell *c = &cells[o * nsr + i];
-            const am_stale_summary *s = &c->sum;
-            double mean = s->reached ? s->steps.mean : NAN;
-            double sem = am_stats_sem(&s->steps);
-            double never = 1.0 - (double)s->reached / (double)s->replicas;
-            double norm = mean / ref;
-            double coh = s->coherence.n > 0 ? s->coherence.mean : NAN;
-            double cohsem = am_stats_sem(&s->coherence);
-            if (json) {
-                json_t *r = json_object();
-                json_object_set_new(r, "s", json_integer((json_int_t)c->s));
-                json_object_set_new(r, "optimizer", json_string(am_optim_name(c->opt)));
-                json_object_set_new(r, "objective", json_string(am_objective_name(ok)));
-                json_object_set_new(r, "lr", json_real(c->lr));
-                json_object_set_new(r, "steps_to_target", num_or_null(mean));
-                json_object_set_new(r, "steps_to_target_sem", num_or_null(sem));
-                json_object_set_new(r, "never_reached", json_real(never));
-                json_object_set_new(r, "normalized", num_or_null(norm));
-                json_object_set_new(r, "coherence_min", num_or_null(coh));
-                json_object_set_new(r, "coherence_min_sem", num_or_null(cohsem));
-                json_array_append_new(arr, r);
-            } else {
-                fprintf(fo, "%zu,%s,%s,", c->s, am_optim_name(c->opt), am_objective_name(ok));
-                const double v[7] = {c->lr, mean, sem, never, norm, coh, cohsem};
-                for (int k = 0; k < 7; k++) {
-                    cli_csv_double(fo, v[k]);
-                    fputc(k == 6 ? '\n' : ',', fo);
-                }
+    for (size_t i = 0; i < res.nrows; i++) {
+        const am_staleness_row *c = &res.rows[i];
+        const char *oname = am_optim_name(c->optimizer), *objname = am_objective_name(ok);
+        if (json) {
+            json_t *r = json_object();
+            json_object_set_new(r, "s", json_integer((json_int_t)c->s));
+            json_object_set_new(r, "optimizer", json_string(oname));
+            json_object_set_new(r, "objective", json_string(objname));
+            json_object_set_new(r, "lr", json_real(c->lr));
+            json_object_set_new(r, "steps_to_target", cli_json_number(c->steps_to_target));
+            json_object_set_new(r, "steps_to_target_sem", cli_json_number(c->steps_to_target_sem));
+            json_object_set_new(r, "never_reached", json_real(c->never_reached));
+            json_object_set_new(r, "normalized", cli_json_number(c->normalized));
+            json_object_set_new(r, "coherence_min", cli_json_number(c->coherence_min));
+            json_object_set_new(r, "coherence_min_sem", cli_json_number(c->coherence_min_sem));
+            json_array_append_new(arr, r);
+        } else {
+            fprintf(fo, "%zu,%s,%s,", c->s, oname, objname);
+            const double v[7] = {
+                c->lr,         c->steps_to_target, c->steps_to_target_sem, c->never_reached,
+                c->normalized, c->coherence_min,   c->coherence_min_sem};
+            for (int k = 0; k < 7; k++) {
+                cli_csv_double(fo, v[k]);
+                fputc(k == 6 ? '\n' : ',', fo);
             }
         }
     }
@@ -216,10 +174,10 @@ int cmd_staleness(int argc, char **argv)
         json_object_set_new(params, "s", slj);
         json_object_set_new(params, "workers", json_integer((json_int_t)sp.workers));
         json_object_set_new(params, "data", data ? json_string(data) : json_null());
-        json_object_set_new(params, "rows", json_integer((json_int_t)ds->n));
-        json_object_set_new(params, "features", json_integer((json_int_t)ds->d));
+        json_object_set_new(params, "rows", json_integer((json_int_t)res.data_rows));
+        json_object_set_new(params, "features", json_integer((json_int_t)res.data_features));
         json_object_set_new(params, "batch", json_integer((json_int_t)sp.batch));
-        json_object_set_new(params, "lr", num_or_null(lr_all));
+        json_object_set_new(params, "lr", cli_json_number(lr_all));
         json_object_set_new(params, "momentum", json_real(mom));
         json_object_set_new(params, "target", json_real(sp.target));
         json_object_set_new(params, "max_steps", json_integer((json_int_t)sp.max_steps));
@@ -229,16 +187,15 @@ int cmd_staleness(int argc, char **argv)
         json_object_set_new(params, "seed", json_string(sbuf));
         json_object_set_new(params, "threads", json_integer(threads));
         json_t *root = cli_json_root("staleness", params);
-        json_object_set_new(root, "optimum", json_real(am_objective_optimum(f)));
+        json_object_set_new(root, "optimum", json_real(res.optimum));
         json_object_set_new(root, "results", arr);
         cli_out_json(fo, root);
     } else {
         json_decref(arr);
     }
     cli_out_commit(&out);
-    free(cells);
+    am_staleness_result_free(&res);
     free(sl);
-    am_objective_free(f);
     am_dataset_free(ds);
     return 0;
 }

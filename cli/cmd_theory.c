@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../theory/am_theory.h"
+#include "../studies/am_theory_study.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -27,15 +27,7 @@ static const cli_opt *const theory_opts[] = {
     &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT, NULL};
 
 /* Largest dimension for which the full alpha_ij^2 matrix is written. */
-#define THEORY_MAX_MATRIX 100
-
-typedef struct {
-    size_t dim;
-    double *m4, *ou_var, *relax, *curv, *tau_c, *tau_star, *tau_dde, *tau_asym, *tau_ud;
-    double cd, stat_err, escape, traverse, z_nu, bound_ode, bound_local;
-    int m4_infinite, noise_free, alpha_written;
-    json_t *notes;
-} theory_result;
+#define THEORY_MAX_MATRIX AM_THEORY_STUDY_MAX_MATRIX
 
 static void csv_row(FILE *f, const char *q, const char *idx, double v)
 {
@@ -56,11 +48,6 @@ static void mode_name(size_t m, size_t dim, char *buf, size_t len)
         snprintf(buf, len, "%zu", m + 2);
 }
 
-static json_t *json_num_or_null(double x)
-{
-    return isfinite(x) ? json_real(x) : json_null();
-}
-
 int cmd_theory(int argc, char **argv)
 {
     cli_args a;
@@ -76,87 +63,57 @@ int cmd_theory(int argc, char **argv)
     double mu = cli_double(&a, "mu", 0, 1, 0, 1);
     double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
     double c = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
-    double delta = cli_double(&a, "delta", 0, sqrt(0.5), 1, 1);
+    double delta = cli_double(&a, "delta", 0, M_SQRT1_2, 1, 1);
     double nu = cli_double(&a, "nu", 0, 1, 1, 1);
     int json = cli_json(&a);
     size_t d = p->dim;
     char dist[64];
-    am_dist_format(&p->dist, dist, sizeof dist);
+    am_problem_dist_format(&p->dist, dist, sizeof dist);
 
-    theory_result r;
-    memset(&r, 0, sizeof r);
-    r.dim = d;
-    r.notes = json_array();
-    double **arrays[] = {&r.m4,       &r.ou_var,  &r.relax,    &r.curv,  &r.tau_c,
-                         &r.tau_star, &r.tau_dde, &r.tau_asym, &r.tau_ud};
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
-        *arrays[k] = calloc(d, sizeof(double));
-        if (!*arrays[k]) cli_runtime_error("out of memory");
-    }
-    for (size_t i = 0; i < d; i++) {
-        am_status st;
-        r.m4[i] = am_problem_m4(p, i, &st);
-        if (st) r.m4_infinite = 1;
-    }
+    am_theory_study_params tp = am_theory_study_params_default();
+    tp.problem = p;
+    tp.eta = eta;
+    tp.mu = mu;
+    tp.gamma = gamma;
+    tp.bound_constant = c;
+    tp.delta = delta;
+    tp.nu = nu;
+    am_theory_study_result r;
+    char err[256];
+    if (am_theory_study_run(&tp, &r, err, sizeof err)) cli_runtime_error("theory: %s", err);
+
+    /* the notes explain every null of the JSON output */
+    json_t *notes = json_array();
     if (r.m4_infinite)
-        json_array_append_new(r.notes, json_sprintf("m4_i = E[Y_i^4] is infinite for %s (finite "
-                                                    "only for NU > 4): m4 and the diagonal of "
-                                                    "alpha2 are null",
-                                                    dist));
-    r.noise_free = p->dist.kind == AM_DIST_EXPECTED;
+        json_array_append_new(notes, json_sprintf("m4_i = E[Y_i^4] is infinite for %s (finite "
+                                                  "only for NU > 4): m4 and the diagonal of "
+                                                  "alpha2 are null",
+                                                  dist));
     if (r.noise_free)
         json_array_append_new(
-            r.notes, json_string("expected data carry no noise: the OU variances and the "
-                                 "stationary error are 0 and the escape time is infinite "
-                                 "(null); m4 and alpha2 list the moments of the other "
-                                 "distributions' convention (lambda_i^2, lambda_i lambda_j), "
-                                 "not noise variances"));
-    r.cd = am_problem_bound(p);
-    for (size_t i = 1; i < d; i++) {
-        r.ou_var[i - 1] = am_theory_ou_variance(p, mu, i);
-        r.relax[i - 1] = am_theory_relaxation_time(p, mu, i);
-    }
-    r.stat_err = am_theory_stationary_error(p, eta, mu);
-    am_status est;
-    r.escape = am_theory_escape_time(p, eta, mu, delta, nu, &est);
-    r.traverse = am_theory_traverse_time(p, mu, delta);
-    r.z_nu = am_theory_z_nu(nu);
-    r.bound_ode = am_theory_tau_bound_ode(p->lambda[0], eta, mu, gamma, c);
-    r.bound_local = am_theory_tau_bound_local(p->lambda[0], r.cd, eta, mu, gamma, c);
-    if (isinf(r.cd)) {
-        r.bound_local = NAN; /* undefined: null in JSON, nan in CSV */
+            notes, json_string("expected data carry no noise: the OU variances and the "
+                               "stationary error are 0 and the escape time is infinite "
+                               "(null); m4 and alpha2 list the moments of the other "
+                               "distributions' convention (lambda_i^2, lambda_i lambda_j), "
+                               "not noise variances"));
+    if (r.cd_infinite)
         json_array_append_new(
-            r.notes, json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
-                                  "local delay condition (1-mu)^2/((lambda_1+C_d) "
-                                  "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
-                                  dist));
-    } else if (gamma > 0.5) {
-        json_array_append_new(r.notes,
-                              json_string("the local delay condition needs gamma in (0, 1/2]: "
-                                          "tau_bound_local is null"));
-    }
-    size_t n_inf = 0;
-    for (size_t m = 0; m < d; m++) {
-        r.curv[m] = am_theory_mode_curvature(p, m);
-        double h = eta * r.curv[m];
-        if (am_theory_stability_tau_c(mu, h, &r.tau_c[m]) != AM_OK) {
-            r.tau_c[m] = INFINITY;
-            n_inf++;
-        }
-        r.tau_star[m] = am_theory_stability_tau_star(mu, h);
-        r.tau_dde[m] = am_theory_tau_c_dde(mu, h);
-        r.tau_asym[m] = am_theory_tau_c_asymptotic(mu, h);
-        r.tau_ud[m] = am_theory_tau_c_underdamped(mu, h);
-    }
-    if (n_inf)
-        json_array_append_new(r.notes, json_string("tau_c_linear is null where the critical "
-                                                   "delay exceeds 2^53 steps"));
+            notes, json_sprintf("C_d is infinite for %s data (unbounded): the paper's "
+                                "local delay condition (1-mu)^2/((lambda_1+C_d) "
+                                "eta^(1/2-gamma)) cannot be met; tau_bound_local is null",
+                                dist));
+    else if (r.gamma_above_half)
+        json_array_append_new(notes, json_string("the local delay condition needs gamma in (0, "
+                                                 "1/2]: tau_bound_local is null"));
+    if (r.tau_c_overflow)
+        json_array_append_new(notes, json_string("tau_c_linear is null where the critical "
+                                                 "delay exceeds 2^53 steps"));
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     char idx[64], name[32];
     if (!json) {
-        json_decref(r.notes);
+        json_decref(notes);
         fputs("quantity,index,value\n", f);
         for (size_t i = 0; i < d; i++) {
             snprintf(idx, sizeof idx, "%zu", i + 1);
@@ -166,30 +123,30 @@ int cmd_theory(int argc, char **argv)
             for (size_t i = 0; i < d; i++)
                 for (size_t j = 0; j < d; j++) {
                     snprintf(idx, sizeof idx, "%zu:%zu", i + 1, j + 1);
-                    csv_row(f, "alpha2", idx, am_problem_alpha2(p, i, j, NULL));
+                    csv_row(f, "alpha2", idx, r.alpha2[i * d + j]);
                 }
         csv_row(f, "C_d", "", r.cd);
-        csv_row(f, "stationary_error", "", r.stat_err);
+        csv_row(f, "stationary_error", "", r.stationary_error);
         for (size_t i = 1; i < d; i++) {
             snprintf(idx, sizeof idx, "%zu", i + 1);
-            csv_row(f, "ou_variance", idx, r.ou_var[i - 1]);
-            csv_row(f, "relaxation_time", idx, r.relax[i - 1]);
+            csv_row(f, "ou_variance", idx, r.ou_variance[i - 1]);
+            csv_row(f, "relaxation_time", idx, r.relaxation_time[i - 1]);
         }
-        csv_row(f, "escape_time", "", r.escape);
-        csv_row(f, "traverse_time", "", r.traverse);
-        csv_row(f, "escape_iterations", "", r.escape / eta);
-        csv_row(f, "traverse_iterations", "", r.traverse / eta);
+        csv_row(f, "escape_time", "", r.escape_time);
+        csv_row(f, "traverse_time", "", r.traverse_time);
+        csv_row(f, "escape_iterations", "", r.escape_iterations);
+        csv_row(f, "traverse_iterations", "", r.traverse_iterations);
         csv_row(f, "z_nu", "", r.z_nu);
-        csv_row(f, "tau_bound_ode", "", r.bound_ode);
-        csv_row(f, "tau_bound_local", "", r.bound_local);
+        csv_row(f, "tau_bound_ode", "", r.tau_bound_ode);
+        csv_row(f, "tau_bound_local", "", r.tau_bound_local);
         for (size_t m = 0; m < d; m++) {
             mode_name(m, d, idx, sizeof idx);
-            csv_row(f, "mode_curvature", idx, r.curv[m]);
-            csv_row(f, "tau_c_linear", idx, r.tau_c[m]);
-            csv_row(f, "tau_star_linear", idx, r.tau_star[m]);
-            csv_row(f, "tau_c_dde", idx, r.tau_dde[m]);
-            csv_row(f, "tau_c_asymptotic", idx, r.tau_asym[m]);
-            csv_row(f, "tau_c_underdamped", idx, r.tau_ud[m]);
+            csv_row(f, "mode_curvature", idx, r.mode_curvature[m]);
+            csv_row(f, "tau_c_linear", idx, r.tau_c_linear[m]);
+            csv_row(f, "tau_star_linear", idx, r.tau_star_linear[m]);
+            csv_row(f, "tau_c_dde", idx, r.tau_c_dde[m]);
+            csv_row(f, "tau_c_asymptotic", idx, r.tau_c_asymptotic[m]);
+            csv_row(f, "tau_c_underdamped", idx, r.tau_c_underdamped[m]);
         }
     } else {
         json_t *params = json_object();
@@ -207,29 +164,29 @@ int cmd_theory(int argc, char **argv)
             for (size_t i = 0; i < d; i++) {
                 json_t *row = json_array();
                 for (size_t j = 0; j < d; j++)
-                    json_array_append_new(row, json_num_or_null(am_problem_alpha2(p, i, j, NULL)));
+                    json_array_append_new(row, cli_json_number(r.alpha2[i * d + j]));
                 json_array_append_new(mat, row);
             }
             json_object_set_new(root, "alpha2", mat);
         } else {
             json_object_set_new(root, "alpha2", json_null());
-            json_array_append_new(r.notes,
+            json_array_append_new(notes,
                                   json_sprintf("alpha2 is omitted for dim > %d: alpha_ij^2 = "
                                                "lambda_i lambda_j for i != j, m4_i on the diagonal",
                                                THEORY_MAX_MATRIX));
         }
-        json_object_set_new(root, "C_d", json_num_or_null(r.cd));
-        json_object_set_new(root, "stationary_error", json_num_or_null(r.stat_err));
-        json_object_set_new(root, "ou_variance", cli_json_doubles(r.ou_var, d - 1));
-        json_object_set_new(root, "relaxation_time", cli_json_doubles(r.relax, d - 1));
-        json_object_set_new(root, "escape_time", json_num_or_null(r.escape));
-        json_object_set_new(root, "traverse_time", json_num_or_null(r.traverse));
-        json_object_set_new(root, "escape_iterations", json_num_or_null(r.escape / eta));
-        json_object_set_new(root, "traverse_iterations", json_num_or_null(r.traverse / eta));
-        json_object_set_new(root, "z_nu", json_num_or_null(r.z_nu));
-        json_object_set_new(root, "tau_bound_ode", json_num_or_null(r.bound_ode));
+        json_object_set_new(root, "C_d", cli_json_number(r.cd));
+        json_object_set_new(root, "stationary_error", cli_json_number(r.stationary_error));
+        json_object_set_new(root, "ou_variance", cli_json_doubles(r.ou_variance, d - 1));
+        json_object_set_new(root, "relaxation_time", cli_json_doubles(r.relaxation_time, d - 1));
+        json_object_set_new(root, "escape_time", cli_json_number(r.escape_time));
+        json_object_set_new(root, "traverse_time", cli_json_number(r.traverse_time));
+        json_object_set_new(root, "escape_iterations", cli_json_number(r.escape_iterations));
+        json_object_set_new(root, "traverse_iterations", cli_json_number(r.traverse_iterations));
+        json_object_set_new(root, "z_nu", cli_json_number(r.z_nu));
+        json_object_set_new(root, "tau_bound_ode", cli_json_number(r.tau_bound_ode));
         json_object_set_new(root, "tau_bound_local",
-                            gamma > 0.5 ? json_null() : json_num_or_null(r.bound_local));
+                            r.gamma_above_half ? json_null() : cli_json_number(r.tau_bound_local));
         json_t *modes = json_array(), *tc = json_array();
         for (size_t m = 0; m < d; m++) {
             if (m + 1 == d)
@@ -237,22 +194,22 @@ int cmd_theory(int argc, char **argv)
             else
                 snprintf(name, sizeof name, "tangential:%zu", m + 2);
             json_array_append_new(modes, json_string(name));
-            json_array_append_new(tc, isfinite(r.tau_c[m]) ? json_integer((json_int_t)r.tau_c[m])
-                                                           : json_null());
+            json_array_append_new(tc, isfinite(r.tau_c_linear[m])
+                                          ? json_integer((json_int_t)r.tau_c_linear[m])
+                                          : json_null());
         }
         json_object_set_new(root, "modes", modes);
-        json_object_set_new(root, "mode_curvature", cli_json_doubles(r.curv, d));
+        json_object_set_new(root, "mode_curvature", cli_json_doubles(r.mode_curvature, d));
         json_object_set_new(root, "tau_c_linear", tc);
-        json_object_set_new(root, "tau_star_linear", cli_json_doubles(r.tau_star, d));
-        json_object_set_new(root, "tau_c_dde", cli_json_doubles(r.tau_dde, d));
-        json_object_set_new(root, "tau_c_asymptotic", cli_json_doubles(r.tau_asym, d));
-        json_object_set_new(root, "tau_c_underdamped", cli_json_doubles(r.tau_ud, d));
-        json_object_set_new(root, "notes", r.notes);
+        json_object_set_new(root, "tau_star_linear", cli_json_doubles(r.tau_star_linear, d));
+        json_object_set_new(root, "tau_c_dde", cli_json_doubles(r.tau_c_dde, d));
+        json_object_set_new(root, "tau_c_asymptotic", cli_json_doubles(r.tau_c_asymptotic, d));
+        json_object_set_new(root, "tau_c_underdamped", cli_json_doubles(r.tau_c_underdamped, d));
+        json_object_set_new(root, "notes", notes);
         cli_out_json(f, root);
     }
     cli_out_commit(&out);
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
-        free(*arrays[k]);
+    am_theory_study_result_free(&r);
     am_problem_free(p);
     return 0;
 }

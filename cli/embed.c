@@ -13,11 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/am_common.h"
 #include "args.h"
 #include "commands.h"
 
 /* C stdout is process-wide: one embedded call at a time. */
 static pthread_mutex_t embed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The library checks every GSL status and leaves GSL's process-wide error handler to the
+ * program; GSL's default would abort the embedding process (the Python interpreter). The
+ * front end sets it once, at its first call, as main.c does for the amsgd command. */
+static pthread_once_t embed_gsl_once = PTHREAD_ONCE_INIT;
+
+static void embed_gsl_handler_off(void)
+{
+    am_common_gsl_handler_off();
+}
 
 /* Runs the command of argv[0] under the frame e; returns its exit status. */
 static int embed_dispatch(int argc, char **argv)
@@ -42,6 +53,7 @@ int am_cli_call(int argc, char **argv, char **out, size_t *outlen, char *err, si
         return 3;
     }
 
+    pthread_once(&embed_gsl_once, embed_gsl_handler_off);
     pthread_mutex_lock(&embed_lock);
     char *buf = NULL;
     size_t len = 0;

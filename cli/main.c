@@ -53,6 +53,9 @@ static const cli_command *command(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* The library checks the status of every GSL call; GSL's default handler would abort the
+     * process first. The handler is process-wide, so the program sets it once, here. */
+    am_common_gsl_handler_off();
 #ifdef AM_HAVE_MPI
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

@@ -1,125 +1,102 @@
 /*
- * mc_output.c -- ensemble on a grid, and its CSV/JSON writer (see mc_output.h).
+ * mc_output.c -- the CSV/JSON writer of an ensemble run (see mc_output.h).
  */
 #include "mc_output.h"
 
-#include <stdlib.h>
-
 #include "cli_common.h"
 
-am_status mc_run_model(const am_model *model, double h, const am_grid *grid,
-                       const am_ensemble_params *ep, int coords, mc_run *run)
+/* One observable column of the output: its name and its column in the result. */
+typedef struct {
+    char name[32];
+    size_t col;
+} mc_column;
+
+/* The observables in output order: err, norm, [h2_i], [wallclock, clamped]. */
+static size_t mc_columns(const am_run_result *r, mc_column *cols, size_t cap)
 {
-    run->ngrid = grid->n;
-    run->coords = coords;
-    run->wallclock = 0;
-    run->res = NULL;
-    run->t = malloc(grid->n * sizeof *run->t);
-    run->k = malloc(grid->n * sizeof *run->k);
-    if (!run->t || !run->k) return AM_ENOMEM;
-    am_grid_times(grid, run->t);
-    am_status st = am_grid_steps(grid, h, run->k);
-    if (st) return st;
-    double mem = am_ensemble_memory(model, grid->n, ep);
-    if (mem > (double)AM_MEMORY_LIMIT)
+    size_t n = 0;
+    for (size_t j = 0; j < r->nobs && n < cap; j++, n++) {
+        cols[n].col = j;
+        if (j == 0)
+            snprintf(cols[n].name, sizeof cols[n].name, "err");
+        else if (j == 1)
+            snprintf(cols[n].name, sizeof cols[n].name, "norm");
+        else if (r->coords && j < 2 + r->dim)
+            snprintf(cols[n].name, sizeof cols[n].name, "h2_%zu", j - 1);
+        else
+            snprintf(cols[n].name, sizeof cols[n].name, "%s",
+                     j + 2 == r->nobs ? "wallclock" : "clamped");
+    }
+    return n;
+}
+
+void mc_check_memory(am_status st, const am_run_result *run, int threads)
+{
+    if (st == AM_ENOMEM && run->memory > (double)AM_MEMORY_LIMIT)
         cli_usage_error("--grid %zu with %zu observables and --threads %d would need %.3g GB, "
                         "above the limit of %.3g GB",
-                        grid->n, model->nobs, am_ensemble_threads(ep->threads), mem / 1e9,
+                        run->ngrid, run->nobs, am_ensemble_threads(threads), run->memory / 1e9,
                         (double)AM_MEMORY_LIMIT / 1e9);
-    return am_ensemble_run(model, run->k, grid->n, ep, &run->res);
 }
 
-am_status mc_run_ensemble(const am_problem *p, const am_msgd_params *mp, const am_grid *grid,
-                          const am_ensemble_params *ep, mc_run *run)
+void mc_write(FILE *f, int json, const char *command, json_t *params, const am_run_result *run)
 {
-    am_status st;
-    am_msgd *m = am_msgd_alloc(p, mp, &st);
-    if (!m) return st;
-    st = mc_run_model(am_msgd_model(m), mp->eta, grid, ep, mp->coords, run);
-    am_msgd_free(m);
-    return st;
-}
-
-void mc_run_free(mc_run *run)
-{
-    free(run->t);
-    free(run->k);
-    am_ensemble_result_free(run->res);
-}
-
-void mc_write(FILE *f, int json, const char *command, json_t *params, const mc_run *run, size_t dim)
-{
-    const am_ensemble_result *r = run->res;
-    size_t n = run->ngrid, no = r->nobs;
+    size_t n = run->ngrid, no = run->nobs;
+    mc_column *cols = malloc((no ? no : 1) * sizeof *cols);
+    if (!cols) cli_runtime_error("out of memory");
+    size_t nc = mc_columns(run, cols, no);
     if (!json) {
         json_decref(params);
-        fputs("t,step,err_mean,err_sem,norm_mean,norm_sem,alive", f);
-        if (run->coords)
-            for (size_t i = 0; i < dim; i++)
-                fprintf(f, ",h2_%zu_mean,h2_%zu_sem", i + 1, i + 1);
-        if (run->wallclock) fputs(",wallclock_mean,wallclock_sem,clamped_mean,clamped_sem", f);
+        fputs("t,step", f);
+        for (size_t c = 0; c < nc; c++) {
+            fprintf(f, ",%s_mean,%s_sem", cols[c].name, cols[c].name);
+            if (c == 1) fputs(",alive", f);
+        }
         fputc('\n', f);
         for (size_t g = 0; g < n; g++) {
             cli_csv_double(f, run->t[g]);
-            fprintf(f, ",%llu", (unsigned long long)run->k[g]);
-            for (size_t j = 0; j < no; j++) {
+            fprintf(f, ",%llu", (unsigned long long)run->step[g]);
+            for (size_t c = 0; c < nc; c++) {
                 fputc(',', f);
-                cli_csv_double(f, r->obs[g * no + j].mean);
+                cli_csv_double(f, run->mean[cols[c].col * n + g]);
                 fputc(',', f);
-                cli_csv_double(f, am_stats_sem(&r->obs[g * no + j]));
-                if (j == 1) fprintf(f, ",%zu", r->alive[g]);
+                cli_csv_double(f, run->sem[cols[c].col * n + g]);
+                if (c == 1) fprintf(f, ",%zu", run->alive[g]);
             }
             fputc('\n', f);
         }
+        free(cols);
         return;
     }
     json_t *root = cli_json_root(command, params);
-    double *col = malloc(n * sizeof *col);
     json_t *steps = json_array(), *alive = json_array();
     for (size_t g = 0; g < n; g++) {
-        json_array_append_new(steps, json_integer((json_int_t)run->k[g]));
-        json_array_append_new(alive, json_integer((json_int_t)r->alive[g]));
+        json_array_append_new(steps, json_integer((json_int_t)run->step[g]));
+        json_array_append_new(alive, json_integer((json_int_t)run->alive[g]));
     }
     json_object_set_new(root, "t", cli_json_doubles(run->t, n));
     json_object_set_new(root, "step", steps);
-    static const char *const names[2][2] = {{"err_mean", "err_sem"}, {"norm_mean", "norm_sem"}};
-    for (size_t j = 0; j < 2; j++) {
-        for (size_t g = 0; g < n; g++)
-            col[g] = r->obs[g * no + j].mean;
-        json_object_set_new(root, names[j][0], cli_json_doubles(col, n));
-        for (size_t g = 0; g < n; g++)
-            col[g] = am_stats_sem(&r->obs[g * no + j]);
-        json_object_set_new(root, names[j][1], cli_json_doubles(col, n));
-    }
-    if (run->coords) {
-        json_t *hm = json_array(), *hs = json_array();
-        for (size_t i = 0; i < dim; i++) {
-            for (size_t g = 0; g < n; g++)
-                col[g] = r->obs[g * no + 2 + i].mean;
-            json_array_append_new(hm, cli_json_doubles(col, n));
-            for (size_t g = 0; g < n; g++)
-                col[g] = am_stats_sem(&r->obs[g * no + 2 + i]);
-            json_array_append_new(hs, cli_json_doubles(col, n));
+    json_t *hm = run->coords ? json_array() : NULL, *hs = run->coords ? json_array() : NULL;
+    char key[48];
+    for (size_t c = 0; c < nc; c++) {
+        const double *m = run->mean + cols[c].col * n, *s = run->sem + cols[c].col * n;
+        if (run->coords && cols[c].col >= 2 && cols[c].col < 2 + run->dim) {
+            json_array_append_new(hm, cli_json_doubles(m, n));
+            json_array_append_new(hs, cli_json_doubles(s, n));
+            if (cols[c].col + 1 == 2 + run->dim) {
+                json_object_set_new(root, "h2_mean", hm);
+                json_object_set_new(root, "h2_sem", hs);
+            }
+            continue;
         }
-        json_object_set_new(root, "h2_mean", hm);
-        json_object_set_new(root, "h2_sem", hs);
-    }
-    if (run->wallclock) {
-        static const char *const wn[2][2] = {{"wallclock_mean", "wallclock_sem"},
-                                             {"clamped_mean", "clamped_sem"}};
-        for (size_t j = 0; j < 2; j++) {
-            size_t o = no - 2 + j;
-            for (size_t g = 0; g < n; g++)
-                col[g] = r->obs[g * no + o].mean;
-            json_object_set_new(root, wn[j][0], cli_json_doubles(col, n));
-            for (size_t g = 0; g < n; g++)
-                col[g] = am_stats_sem(&r->obs[g * no + o]);
-            json_object_set_new(root, wn[j][1], cli_json_doubles(col, n));
-        }
+        snprintf(key, sizeof key, "%s_mean", cols[c].name);
+        json_object_set_new(root, key, cli_json_doubles(m, n));
+        snprintf(key, sizeof key, "%s_sem", cols[c].name);
+        json_object_set_new(root, key, cli_json_doubles(s, n));
     }
     json_object_set_new(root, "alive", alive);
-    json_object_set_new(root, "diverged", json_integer((json_int_t)r->diverged));
-    json_object_set_new(root, "replicas", json_integer((json_int_t)r->replicas));
-    free(col);
+    json_object_set_new(root, "diverged", json_integer((json_int_t)run->diverged));
+    json_object_set_new(root, "replicas", json_integer((json_int_t)run->replicas));
+    free(cols);
     cli_out_json(f, root);
 }

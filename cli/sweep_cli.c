@@ -46,7 +46,7 @@ void sweep_cli_cell_params(am_sweep_cell_params *s, const cli_args *a, const am_
     am_msgd_params m = am_msgd_params_default();
     char err[256];
     m.eta = cli_double(a, "eta", 0, 1e6, 1, 0);
-    if (am_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
+    if (am_msgd_init_parse(cli_str(a, "init"), p->dim, &m.init, err, sizeof err))
         cli_usage_error("--init: %s", err);
     m.seed = cli_u64(a, "seed");
     m.blowup = cli_double(a, "blowup", 1, 1e300, 1, 0);
@@ -74,7 +74,7 @@ void sweep_cli_params_json(json_t *params, const am_sweep_cell_params *s)
     char buf[64];
     cli_params_problem(params, s->problem);
     json_object_set_new(params, "eta", json_real(s->msgd.eta));
-    am_init_format(&s->msgd.init, buf, sizeof buf);
+    am_msgd_init_format(&s->msgd.init, buf, sizeof buf);
     json_object_set_new(params, "init", json_string(buf));
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->msgd.seed);
     json_object_set_new(params, "seed", json_string(buf));

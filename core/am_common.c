@@ -3,6 +3,8 @@
  */
 #include "am_common.h"
 
+#include <gsl/gsl_errno.h>
+
 const char *am_strerror(am_status status)
 {
     switch (status) {
@@ -27,4 +29,9 @@ const char *am_strerror(am_status status)
 const char *am_version(void)
 {
     return AM_VERSION;
+}
+
+void am_common_gsl_handler_off(void)
+{
+    gsl_set_error_handler_off();
 }

@@ -3,7 +3,16 @@
  *
  * Every library function that can fail returns an am_status (0 = AM_OK). The
  * library never prints and never exits; the command-line front end turns a
- * status into a message with am_strerror() and an exit code.
+ * status into a message with am_strerror() and an exit code. Constructors and
+ * checks that find a reason write it as one line into an (err, errlen) buffer
+ * (err may be NULL); the reason names parameter fields, never command-line flags.
+ *
+ * GSL: the library checks the status of every GSL call and never changes GSL's
+ * process-wide error handler inside its calls. GSL's default handler aborts the
+ * process on any error (a round-off report of a quadrature included), so a
+ * program that embeds the library turns it off once, before its first call:
+ * gsl_set_error_handler_off(), or am_common_gsl_handler_off() for a program that
+ * does not link GSL itself (the amsgd command does so in main).
  */
 #ifndef AM_COMMON_H
 #define AM_COMMON_H
@@ -28,6 +37,10 @@ const char *am_strerror(am_status status);
 
 /* Returns the library version string (equal to AM_VERSION). */
 const char *am_version(void);
+
+/* Turns GSL's process-wide error handler off (gsl_set_error_handler_off): for the program
+ * to call once at start-up, never called by the library itself. */
+void am_common_gsl_handler_off(void);
 
 /* Largest total allocation (bytes) the library accepts for one engine run. */
 #define AM_MEMORY_LIMIT ((size_t)8 << 30)

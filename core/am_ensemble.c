@@ -28,6 +28,7 @@ typedef struct {
     size_t *alive; /* [ngrid] */
     am_stats *sum; /* [nsummary] */
     size_t diverged;
+    am_status status; /* the first failure of a replica of the chunk */
 } chunk_acc;
 
 am_ensemble_params am_ensemble_params_default(void)
@@ -89,6 +90,7 @@ static void chunk_reset(chunk_acc *c, size_t ngrid, size_t nobs, size_t nsum)
     memset(c->alive, 0, ngrid * sizeof *c->alive);
     memset(c->sum, 0, (nsum ? nsum : 1) * sizeof *c->sum);
     c->diverged = 0;
+    c->status = AM_OK;
 }
 
 /* Runs one replica and adds it to the chunk's statistics. */
@@ -105,7 +107,10 @@ static am_status run_replica(const am_model *m, const uint64_t *k, size_t ngrid,
         double *o = traj + g * nobs;
         if (!diverged) {
             if (k[g] > kcur) {
-                diverged = m->advance(m->ctx, work, kcur, k[g]);
+                int rc = m->advance(m->ctx, work, kcur, k[g]);
+                if (rc < 0) /* a failure; a code outside am_status counts as a solver failure */
+                    return rc < -(int)AM_EDOM ? AM_ESOLVER : (am_status)-rc;
+                diverged = rc != AM_ENSEMBLE_ALIVE;
                 kcur = k[g];
             }
         }
@@ -159,8 +164,11 @@ static am_status run_block(const am_model *m, const uint64_t *k, size_t ngrid, u
                 flag[0] = m->advance(m->ctx, live[0], kcur, k[g]);
             else if (nl > 1)
                 m->advance_batch(m->ctx, live, nl, kcur, k[g], flag);
-            for (size_t t = 0; t < nl; t++)
-                diverged[idx[t]] = flag[t] != 0;
+            for (size_t t = 0; t < nl; t++) {
+                if (flag[t] < 0) /* a failure; a code outside am_status: a solver failure */
+                    return flag[t] < -(int)AM_EDOM ? AM_ESOLVER : (am_status)-flag[t];
+                diverged[idx[t]] = flag[t] != AM_ENSEMBLE_ALIVE;
+            }
             kcur = k[g];
         }
         for (size_t j = 0; j < n; j++) {
@@ -243,7 +251,6 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     size_t nchunks = (R + AM_CHUNK - 1) / AM_CHUNK;
     for (size_t wave0 = 0; wave0 < nchunks && status == AM_OK; wave0 += AM_WAVE) {
         size_t nw = nchunks - wave0 < AM_WAVE ? nchunks - wave0 : AM_WAVE;
-        int failed = 0;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
         for (size_t c = 0; c < nw; c++) {
             int tid = 0;
@@ -264,8 +271,7 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
                     bw[j] = (unsigned char *)work + j * work_bytes;
                 am_status st = run_block(m, k, ngrid, b0, nb, bw, traj, sum, acc);
                 if (st != AM_OK) {
-#pragma omp atomic write
-                    failed = (int)st;
+                    acc->status = st;
                     break;
                 }
                 if (res->summary) memcpy(res->summary + b0 * nsum, sum, nb * nsum * sizeof *sum);
@@ -273,17 +279,15 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
             for (size_t r = r0; lanes == 1 && r < r1; r++) {
                 am_status st = run_replica(m, k, ngrid, r, work, traj, sum, acc);
                 if (st != AM_OK) {
-#pragma omp atomic write
-                    failed = (int)st;
+                    acc->status = st;
                     break;
                 }
                 if (res->summary) memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
             }
         }
-        if (failed) {
-            status = (am_status)failed;
-            break;
-        }
+        for (size_t c = 0; c < nw && status == AM_OK; c++)
+            status = chunks[c].status; /* the lowest failing chunk, whatever the threads */
+        if (status != AM_OK) break;
         for (size_t c = 0; c < nw; c++) {
             for (size_t i = 0; i < ngrid * nobs; i++)
                 am_stats_merge(&res->obs[i], &chunks[c].obs[i]);

@@ -8,12 +8,26 @@
  * in chunk order, so the result is bit-identical for any number of threads. A replica
  * whose state stops being finite (or exceeds the engine's bound) is counted as diverged
  * and contributes no further observations. Memory does not depend on the step count.
+ *
+ * Divergence is a result, a failure is an error: advance returns AM_ENSEMBLE_ALIVE (0),
+ * AM_ENSEMBLE_DIVERGED (1), or a negative am_ensemble_advance_error(status) when the engine
+ * cannot go on (the convention of CVODE's return values); start returns an am_status. The
+ * first failure in replica order stops the run and am_ensemble_run returns its status.
  */
 #ifndef AM_ENSEMBLE_H
 #define AM_ENSEMBLE_H
 
 #include "am_common.h"
 #include "am_stats.h"
+
+/* Return values of am_model.advance (a failure is a negative am_ensemble_advance_error). */
+enum { AM_ENSEMBLE_ALIVE = 0, AM_ENSEMBLE_DIVERGED = 1 };
+
+/* The advance return value that reports a failure with status st (st != AM_OK). */
+static inline int am_ensemble_advance_error(am_status st)
+{
+    return -(int)st;
+}
 
 typedef struct {
     size_t nobs;       /* observables per saved time */
@@ -22,7 +36,9 @@ typedef struct {
                           advance_batch, is allocated) */
     /* Initialises the replica's state in work (zeroed, 64-byte aligned). */
     am_status (*start)(const void *ctx, uint64_t replica, void *work);
-    /* Advances the state from step k0 to step k1 >= k0; returns 1 if it diverged, else 0. */
+    /* Advances the state from step k0 to step k1 >= k0; returns AM_ENSEMBLE_DIVERGED (1) if
+       it diverged, AM_ENSEMBLE_ALIVE (0) if not, am_ensemble_advance_error(status) (< 0) if
+       it failed. */
     int (*advance)(const void *ctx, void *work, uint64_t k0, uint64_t k1);
     /* Writes the nobs observables of the current state. */
     void (*observe)(const void *ctx, const void *work, double *obs);
@@ -34,7 +50,9 @@ typedef struct {
     /* Optional, replicas side by side: batch > 1 replicas advanced together from k0 to k1
        by advance_batch over the workspaces works[0..n-1] (n <= batch, each started and not
        diverged), with the same result, byte for byte, as n calls of advance; writes each
-       replica's divergence flag to diverged[j]. am_ensemble_run then groups consecutive
+       replica's divergence flag to diverged[j] (the values of advance: AM_ENSEMBLE_ALIVE,
+       AM_ENSEMBLE_DIVERGED or a negative am_ensemble_advance_error(status) for a replica
+       that failed). am_ensemble_run then groups consecutive
        replicas of a chunk in blocks of batch (0 or 1: one replica at a time). */
     size_t batch;
     void (*advance_batch)(const void *ctx, void *const *works, size_t n, uint64_t k0, uint64_t k1,
@@ -61,7 +79,8 @@ am_ensemble_params am_ensemble_params_default(void);
 
 /* Runs the ensemble on the saved steps k[0..ngrid-1] (non-decreasing, below
  * AM_RNG_STEP_LIMIT; replicas below AM_RNG_REPLICA_LIMIT). Allocates *out
- * (free with am_ensemble_result_free). Returns AM_EINVAL, AM_ENOMEM or a model failure. */
+ * (free with am_ensemble_result_free). Returns AM_EINVAL, AM_ENOMEM or the failure of the
+ * model's start or advance in the lowest failing chunk of replicas (then *out is NULL). */
 am_status am_ensemble_run(const am_model *model, const uint64_t *k, size_t ngrid,
                           const am_ensemble_params *params, am_ensemble_result **out);
 

@@ -13,25 +13,32 @@
 
 int main(void)
 {
+    /* The library checks every GSL status itself and leaves GSL's process-wide error
+     * handler alone: a program turns GSL's aborting default off once, at start-up. */
+    am_common_gsl_handler_off();
+
     const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_GAUSSIAN, 0};
-    am_problem *p = am_problem_alloc(4, lambda, dist, 0);
-    if (!p) return 3;
+    am_status st;
+    char err[256];
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0, &st, err, sizeof err);
+    if (!p) {
+        fprintf(stderr, "embed: %s\n", err);
+        return st == AM_EINVAL ? 2 : 3;
+    }
 
     am_msgd_params par = am_msgd_params_default();
     par.eta = 1e-3;
     par.mu = 0.5;
     par.init.kind = AM_INIT_EIGEN; /* start at the optimum: only the stationary fluctuations */
     par.init.j = 1;
-    char err[256];
     if (am_delay_parse("const:10", &par.delay, err, sizeof err) != AM_OK) {
         fprintf(stderr, "embed: %s\n", err);
         return 2;
     }
-    am_status st;
-    am_msgd *engine = am_msgd_alloc(p, &par, &st);
+    am_msgd *engine = am_msgd_alloc(p, &par, &st, err, sizeof err);
     if (!engine) {
-        fprintf(stderr, "embed: %s\n", am_strerror(st));
+        fprintf(stderr, "embed: %s\n", err);
         return 3;
     }
 

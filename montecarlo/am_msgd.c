@@ -59,7 +59,7 @@ am_msgd_params am_msgd_params_default(void)
     return p;
 }
 
-am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen)
+am_status am_msgd_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     if (strcmp(spec, "random") == 0) {
@@ -97,7 +97,7 @@ am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, s
     return AM_EINVAL;
 }
 
-void am_init_format(const am_init *init, char *buf, size_t len)
+void am_msgd_init_format(const am_init *init, char *buf, size_t len)
 {
     switch (init->kind) {
     case AM_INIT_RANDOM:
@@ -442,12 +442,17 @@ static void msgd_summarize(const void *ctx, const void *work, const double *obs,
     summary[2] = diverged ? 1.0 : 0.0;
 }
 
-am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status *status)
+am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status *status, char *err,
+                       size_t errlen)
 {
-    char err[256];
-    am_status st = am_msgd_params_check(p, par, err, sizeof err);
-    if (par->delay.kind == AM_DELAY_WORKERS) st = AM_EINVAL; /* stateful: see am_msgd_ps.h */
+    char why[256];
+    am_status st = am_msgd_params_check(p, par, why, sizeof why);
+    if (st == AM_OK && par->delay.kind == AM_DELAY_WORKERS) { /* stateful: see am_msgd_ps.h */
+        st = AM_EINVAL;
+        snprintf(why, sizeof why, "the delay workers:P:DIST runs on the parameter-server engine");
+    }
     if (st != AM_OK) {
+        if (err && errlen) snprintf(err, errlen, "%s", why);
         *status = st;
         return NULL;
     }
@@ -512,6 +517,7 @@ am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *par, am_status
     return m;
 nomem:
     am_msgd_free(m);
+    if (err && errlen) snprintf(err, errlen, "%s", am_strerror(AM_ENOMEM));
     *status = AM_ENOMEM;
     return NULL;
 }

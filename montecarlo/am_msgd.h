@@ -25,11 +25,11 @@ typedef struct {
     double theta; /* AM_INIT_ANGLE: v0 = cos(theta) v^1 + sin(theta) v^2 */
 } am_init;
 
-/* Parses an --init spec (random, random-each, e:J, angle:THETA) for dimension dim. */
-am_status am_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen);
+/* Parses an initial-point spec (random, random-each, e:J, angle:THETA) for dimension dim. */
+am_status am_msgd_init_parse(const char *spec, size_t dim, am_init *out, char *err, size_t errlen);
 
 /* Writes the canonical spec of an initial point into buf. */
-void am_init_format(const am_init *init, char *buf, size_t len);
+void am_msgd_init_format(const am_init *init, char *buf, size_t len);
 
 typedef struct {
     double eta;        /* step size > 0 */
@@ -64,8 +64,10 @@ am_status am_msgd_params_check(const am_problem *p, const am_msgd_params *params
                                size_t errlen);
 
 /* Builds the engine (the problem must outlive it). NULL with *status set on failure
- * (AM_EINVAL for the delay workers:P:DIST, which runs on am_msgd_ps.h). */
-am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *params, am_status *status);
+ * (AM_EINVAL for the delay workers:P:DIST, which runs on am_msgd_ps.h) and a one-line
+ * reason in err (err may be NULL). */
+am_msgd *am_msgd_alloc(const am_problem *p, const am_msgd_params *params, am_status *status,
+                       char *err, size_t errlen);
 
 /* Frees the engine; NULL is safe. */
 void am_msgd_free(am_msgd *m);

@@ -3,8 +3,10 @@
  * parameter-server simulator (am_ps_place) in each replica's workspace.
  */
 #include "am_msgd_ps.h"
+#include "am_ps_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,13 +178,23 @@ static void ps_observe(const void *ctx, const void *work, double *obs)
     obs[o + 1] = w->clamped;
 }
 
-am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, am_status *status)
+/* A failing constructor's reason, into err (may be NULL). */
+static am_msgd_ps *alloc_fail(char *err, size_t errlen, const char *why)
+{
+    if (err && errlen) snprintf(err, errlen, "%s", why);
+    return NULL;
+}
+
+am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, am_status *status,
+                             char *err, size_t errlen)
 {
     *status = AM_EINVAL;
-    if (par->msgd.delay.kind != AM_DELAY_WORKERS) return NULL;
+    if (par->msgd.delay.kind != AM_DELAY_WORKERS)
+        return alloc_fail(err, errlen,
+                          "the parameter-server engine needs the delay workers:P:DIST");
     if (par->lr_c < 0 || (par->lr_c > 0 && !(par->lr_max > 0 && isfinite(par->lr_max))) ||
         !isfinite(par->lr_c))
-        return NULL;
+        return alloc_fail(err, errlen, "the adaptive step needs lr_c >= 0 and a finite lr_max > 0");
     am_ps_params psp = am_ps_params_default();
     psp.workers = (size_t)par->msgd.delay.param;
     psp.runtime = par->msgd.delay.runtime;
@@ -190,15 +202,16 @@ am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, 
     psp.k = par->k;
     psp.seed = par->msgd.seed;
     size_t psb = am_ps_bytes(&psp);
-    if (!psb) return NULL;
+    if (!psb)
+        return alloc_fail(err, errlen, "the workers, variant or K of the server are out of range");
     am_msgd_params base = par->msgd;
     am_delay_make(AM_DELAY_NONE, 0, &base.delay);
     am_msgd_ps *m = calloc(1, sizeof *m);
     if (!m) {
         *status = AM_ENOMEM;
-        return NULL;
+        return alloc_fail(err, errlen, am_strerror(AM_ENOMEM));
     }
-    m->base = am_msgd_alloc(p, &base, status);
+    m->base = am_msgd_alloc(p, &base, status, err, errlen);
     if (!m->base) {
         free(m);
         return NULL;
@@ -218,7 +231,7 @@ am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, 
     if (!m->u1 || bytes > (double)AM_MEMORY_LIMIT / 16) {
         *status = AM_ENOMEM; /* no memory, or a history above the memory limit */
         am_msgd_ps_free(m);
-        return NULL;
+        return alloc_fail(err, errlen, am_strerror(AM_ENOMEM));
     }
     am_problem_eigvec(p, 0, m->u1);
     m->model.nobs = (par->msgd.coords ? 2 + d : 2) + 2;

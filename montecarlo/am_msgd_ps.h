@@ -36,9 +36,10 @@ typedef struct {
 typedef struct am_msgd_ps am_msgd_ps;
 
 /* Builds the engine (the problem must outlive it); NULL with *status (AM_EINVAL: delay not
- * workers:P:DIST, bad variant/K, bad adaptive step; AM_ENOMEM). */
+ * workers:P:DIST, bad variant/K, bad adaptive step; AM_ENOMEM) and a one-line reason in err
+ * (err may be NULL). */
 am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *params,
-                             am_status *status);
+                             am_status *status, char *err, size_t errlen);
 
 /* Frees the engine; NULL is safe. */
 void am_msgd_ps_free(am_msgd_ps *m);

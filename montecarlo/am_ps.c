@@ -6,7 +6,7 @@
  * batch of the pending update (staleness j - v and learner of each gradient). Each event pops
  * the earliest learner, O(log P).
  */
-#include "am_ps.h"
+#include "am_ps_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -54,18 +54,18 @@ static size_t round64(size_t n)
 size_t am_ps_bytes(const am_ps_params *params)
 {
     am_runtime check;
-    if (am_variant_check(params->variant, params->workers, params->k) ||
+    if (am_runtime_variant_check(params->variant, params->workers, params->k) ||
         am_runtime_make(params->runtime.kind, params->runtime.a, params->runtime.b, &check) ||
         params->workers > AM_PS_MAX_BATCH)
         return 0;
-    size_t p = params->workers, batch = am_variant_batch(params->variant, p, params->k);
+    size_t p = params->workers, batch = am_runtime_variant_batch(params->variant, p, params->k);
     if (batch > AM_PS_MAX_BATCH) return 0;
     return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8);
 }
 
 am_ps *am_ps_place(void *mem, const am_ps_params *params)
 {
-    size_t p = params->workers, batch = am_variant_batch(params->variant, p, params->k);
+    size_t p = params->workers, batch = am_runtime_variant_batch(params->variant, p, params->k);
     char *c = mem;
     am_ps *ps = mem;
     memset(ps, 0, sizeof *ps);

@@ -63,14 +63,6 @@ typedef struct am_ps am_ps;
  * NULL with *status set on failure (AM_EINVAL, AM_ENOMEM). */
 am_ps *am_ps_alloc(const am_ps_params *params, am_status *status);
 
-/* Bytes a simulator needs (0 if the parameters are invalid), for am_ps_place. */
-size_t am_ps_bytes(const am_ps_params *params);
-
-/* Builds a simulator inside mem (am_ps_bytes(params) bytes, 64-byte aligned) for valid
- * parameters, positioned at replica 0; it owns nothing, so it is never passed to am_ps_free.
- * Lets an engine keep a simulator in its per-replica workspace. */
-am_ps *am_ps_place(void *mem, const am_ps_params *params);
-
 /* Frees a simulator made by am_ps_alloc; NULL is safe. */
 void am_ps_free(am_ps *ps);
 

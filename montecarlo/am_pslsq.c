@@ -3,6 +3,7 @@
  * cap + 2 iterates and a placed parameter-server simulator per replica).
  */
 #include "am_pslsq.h"
+#include "am_ps_impl.h"
 
 #include <math.h>
 #include <stdlib.h>

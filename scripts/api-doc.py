@@ -103,7 +103,14 @@ def main():
            "`libamsgd.a`); `examples/embed.c` is a complete program (built both ways and run in",
            "CI by `make install-check`). `<amsgd/core/am_rng.h>` includes `<Random123/philox.h>`:",
            "the Random123 headers (header-only, no pkg-config file; Debian `librandom123-dev`) must",
-           "be where the compiler finds them. From Python, see [python.md](python.md).", ""]
+           "be where the compiler finds them. From Python, see [python.md](python.md).", "",
+           "Errors: a constructor or check that finds a reason writes it as one line into its",
+           "`(err, errlen)` buffer (`err` may be `NULL`); reasons name parameter fields, never",
+           "command-line flags. GSL: the library checks every GSL status and never changes GSL's",
+           "process-wide error handler, whose default aborts the process; a program that embeds",
+           "the library turns it off once at start-up, before its first call:",
+           "`gsl_set_error_handler_off()`, or `am_common_gsl_handler_off()` without linking GSL",
+           "(as `examples/embed.c`, the `amsgd` command and `am_cli_call` do).", ""]
     for mod in MODULES:
         if not os.path.isdir(os.path.join(ROOT, mod)):
             continue

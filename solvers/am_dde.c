@@ -111,11 +111,16 @@ void am_dde_free(am_dde *s)
     free(s);
 }
 
-am_dde *am_dde_alloc(const am_problem *p, const am_dde_params *par, am_status *status)
+am_dde *am_dde_alloc(const am_problem *p, const am_dde_params *par, am_status *status, char *err,
+                     size_t errlen)
 {
     am_status st = AM_EINVAL;
     am_dde *s = NULL;
-    if (!p || am_dde_params_check(par, NULL, 0)) goto done;
+    if (!p) {
+        if (err && errlen) snprintf(err, errlen, "no problem given");
+        goto done;
+    }
+    if (am_dde_params_check(par, err, errlen)) goto done;
     st = AM_ENOMEM;
     s = calloc(1, sizeof *s);
     if (!s) goto done;
@@ -132,6 +137,7 @@ done:
         am_dde_free(s);
         s = NULL;
     }
+    if (st == AM_ENOMEM && err && errlen) snprintf(err, errlen, "%s", am_strerror(st));
     if (status) *status = st;
     return s;
 }

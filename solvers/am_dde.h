@@ -51,8 +51,10 @@ typedef struct {
 
 typedef struct am_dde am_dde;
 
-/* Builds a solver for the problem (which must outlive it). NULL with *status set. */
-am_dde *am_dde_alloc(const am_problem *p, const am_dde_params *par, am_status *status);
+/* Builds a solver for the problem (which must outlive it). NULL with *status set and a
+ * one-line reason in err (err may be NULL). */
+am_dde *am_dde_alloc(const am_problem *p, const am_dde_params *par, am_status *status, char *err,
+                     size_t errlen);
 
 /* Frees the solver; NULL is safe. */
 void am_dde_free(am_dde *s);

@@ -91,17 +91,17 @@ static am_status fail(char *err, size_t errlen, const char *fmt, ...)
 am_status am_ode_params_check(const am_ode_params *par, char *err, size_t errlen)
 {
     if (par->method != AM_ODE_ADAMS && par->method != AM_ODE_BDF)
-        return fail(err, errlen, "--method must be adams or bdf");
+        return fail(err, errlen, "method must be adams or bdf");
     if (!(par->rtol >= 1e-15 && par->rtol < 1))
-        return fail(err, errlen, "--rtol must be in [1e-15, 1), got %g", par->rtol);
+        return fail(err, errlen, "rtol must be in [1e-15, 1), got %g", par->rtol);
     if (!(par->atol >= 0 && par->atol < 1))
-        return fail(err, errlen, "--atol must be in [0, 1), got %g", par->atol);
+        return fail(err, errlen, "atol must be in [0, 1), got %g", par->atol);
     if (par->max_steps < 1)
-        return fail(err, errlen, "--max-steps must be >= 1, got %ld", par->max_steps);
+        return fail(err, errlen, "max_steps must be >= 1, got %ld", par->max_steps);
     if (par->linsol != AM_ODE_LINSOL_DENSE && par->linsol != AM_ODE_LINSOL_GMRES)
-        return fail(err, errlen, "--linsol must be dense or gmres");
+        return fail(err, errlen, "linsol must be dense or gmres");
     if (par->project && par->method != AM_ODE_BDF)
-        return fail(err, errlen, "--project needs --method bdf (CVODE projects only with BDF)");
+        return fail(err, errlen, "project needs the BDF method (CVODE projects only with BDF)");
     return AM_OK;
 }
 
@@ -887,11 +887,17 @@ void am_ode_free(am_ode *o)
     free(o);
 }
 
-am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *status)
+am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *status, char *err,
+                     size_t errlen)
 {
     am_status st = AM_EINVAL;
     am_ode *o = NULL;
-    if (!p || !par || am_ode_params_check(par, NULL, 0)) goto done;
+    const char *why = NULL; /* reason of a failure other than the parameter check */
+    if (!p || !par) {
+        why = "no problem or parameters given";
+        goto done;
+    }
+    if (am_ode_params_check(par, err, errlen)) goto done;
     size_t d = p->dim;
     int bdf = par->method == AM_ODE_BDF;
     /* BDF: dense matrix and CVODE's saved copy; the dense Sigma when rotated */
@@ -899,9 +905,11 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
     double mats = (dense ? 2.0 : 0.0) + (p->q ? 1.0 : 0.0);
     if ((double)d * (double)d * 8.0 * mats + 16.0 * 8.0 * (double)d > (double)AM_MEMORY_LIMIT) {
         st = AM_ENOMEM;
+        why = "the solver's matrices would exceed the memory limit";
         goto done;
     }
     st = AM_ENOMEM;
+    why = am_strerror(AM_ENOMEM);
     o = calloc(1, sizeof *o);
     if (!o) goto done;
     o->p = p;
@@ -920,6 +928,7 @@ am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *s
     }
 
     st = AM_ESOLVER;
+    why = "CVODE could not be set up";
     if (SUNContext_Create(AM_SUN_COMM, &o->ctx)) goto done;
     o->y = N_VNew_Serial((sunindextype)d, o->ctx);
     if (!o->y) goto done;
@@ -963,6 +972,7 @@ done:
     if (st != AM_OK) {
         am_ode_free(o);
         o = NULL;
+        if (why && err && errlen) snprintf(err, errlen, "%s", why);
     }
     if (status) *status = st;
     return o;

@@ -82,8 +82,10 @@ typedef struct {
 typedef struct am_ode am_ode;
 
 /* Builds a solver for the problem (which must outlive it): one SUNContext and one CVODE
- * memory reused by every solve. NULL with *status set on failure. */
-am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *status);
+ * memory reused by every solve. NULL with *status set on failure and a one-line reason in
+ * err (err may be NULL). */
+am_ode *am_ode_alloc(const am_problem *p, const am_ode_params *par, am_status *status, char *err,
+                     size_t errlen);
 
 /* Frees the solver; NULL is safe. */
 void am_ode_free(am_ode *s);

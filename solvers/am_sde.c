@@ -6,7 +6,7 @@
  * z_k drawn from Philox (seed, replica, AM_STREAM_NOISE, step k). A path is one block of
  * memory: header | x | b | dw | scratch, each part 64-byte aligned, laid out once.
  */
-#include "am_sde.h"
+#include "am_sde_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -82,16 +82,16 @@ am_sde_path *am_sde_path_place(void *mem, const am_sde_system *sys, const am_sde
 }
 
 am_sde_path *am_sde_path_alloc(const am_sde_system *sys, const am_sde_params *par,
-                               am_status *status)
+                               am_status *status, char *err, size_t errlen)
 {
-    char err[128];
-    am_status st = am_sde_check(sys, par, err, sizeof err);
+    am_status st = am_sde_check(sys, par, err, errlen);
     if (st) {
         *status = st;
         return NULL;
     }
     void *mem = aligned_alloc(64, am_sde_path_bytes(sys));
     if (!mem) {
+        if (err && errlen) snprintf(err, errlen, "%s", am_strerror(AM_ENOMEM));
         *status = AM_ENOMEM;
         return NULL;
     }
@@ -184,17 +184,22 @@ static void model_observe(const void *ctx, const void *work, double *obs)
 }
 
 am_sde_model *am_sde_model_alloc(const am_sde_system *sys, const am_sde_params *par,
-                                 const am_sde_observer *obs, am_status *status)
+                                 const am_sde_observer *obs, am_status *status, char *err,
+                                 size_t errlen)
 {
-    char err[128];
-    am_status st = am_sde_check(sys, par, err, sizeof err);
-    if (st == AM_OK && (!obs || obs->nobs == 0 || !obs->initial || !obs->observe)) st = AM_EINVAL;
+    am_status st = am_sde_check(sys, par, err, errlen);
+    if (st == AM_OK && (!obs || obs->nobs == 0 || !obs->initial || !obs->observe)) {
+        st = AM_EINVAL;
+        if (err && errlen)
+            snprintf(err, errlen, "the observer needs observables, an initial point and observe");
+    }
     if (st) {
         *status = st;
         return NULL;
     }
     am_sde_model *m = calloc(1, sizeof *m);
     if (!m) {
+        if (err && errlen) snprintf(err, errlen, "%s", am_strerror(AM_ENOMEM));
         *status = AM_ENOMEM;
         return NULL;
     }

@@ -64,16 +64,10 @@ am_status am_sde_check(const am_sde_system *sys, const am_sde_params *par, char 
 
 typedef struct am_sde_path am_sde_path;
 
-/* Bytes one path needs (header, state, drift and noise buffers, scratch; 64-byte aligned). */
-size_t am_sde_path_bytes(const am_sde_system *sys);
-
-/* Lays a path out in caller memory mem (64-byte aligned, am_sde_path_bytes long); the
- * system and parameters must outlive it. Returns the path (at mem). */
-am_sde_path *am_sde_path_place(void *mem, const am_sde_system *sys, const am_sde_params *par);
-
-/* Allocates a path on the heap; NULL with *status set on failure. */
+/* Allocates a path on the heap; NULL with *status set on failure and a one-line reason in
+ * err (err may be NULL). */
 am_sde_path *am_sde_path_alloc(const am_sde_system *sys, const am_sde_params *par,
-                               am_status *status);
+                               am_status *status, char *err, size_t errlen);
 
 /* Frees a path from am_sde_path_alloc; NULL is safe. */
 void am_sde_path_free(am_sde_path *path);
@@ -108,9 +102,10 @@ typedef struct {
 typedef struct am_sde_model am_sde_model;
 
 /* Wraps a system and an observer as an ensemble model (all three must outlive it). NULL
- * with *status set on failure. */
+ * with *status set on failure and a one-line reason in err (err may be NULL). */
 am_sde_model *am_sde_model_alloc(const am_sde_system *sys, const am_sde_params *par,
-                                 const am_sde_observer *obs, am_status *status);
+                                 const am_sde_observer *obs, am_status *status, char *err,
+                                 size_t errlen);
 
 /* Frees the adapter; NULL is safe. */
 void am_sde_model_free(am_sde_model *m);
@@ -118,7 +113,7 @@ void am_sde_model_free(am_sde_model *m);
 /* The am_model that runs the SDE in am_ensemble_run. */
 const am_model *am_sde_model_get(const am_sde_model *m);
 
-/* ---- streaming-PCA models -------------------------------------------------------- */
+/* ---- streaming-PCA models (am_sde_pca.c) ----------------------------------------- */
 
 typedef enum {
     AM_SDE_SAMPLER_FAST = 0, /* exact Gaussian draw of covariance C(V) in O(d) */
@@ -145,11 +140,12 @@ typedef struct am_sde_pca am_sde_pca;
 
 /* Builds the global small-noise SDE of the problem. AM_EDOM if a fourth moment is
  * infinite, AM_EINVAL on bad parameters, AM_ENOMEM if the dense sampler is too large. */
-am_sde_pca *am_sde_global_alloc(const am_problem *p, const am_sde_pca_params *par,
-                                am_status *status);
+am_sde_pca *am_sde_pca_global_alloc(const am_problem *p, const am_sde_pca_params *par,
+                                    am_status *status);
 
 /* Builds the local OU model near the optimum (state U_2..U_d, dimension d - 1). */
-am_sde_pca *am_sde_ou_alloc(const am_problem *p, const am_sde_pca_params *par, am_status *status);
+am_sde_pca *am_sde_pca_ou_alloc(const am_problem *p, const am_sde_pca_params *par,
+                                am_status *status);
 
 /* Frees a model; NULL is safe. */
 void am_sde_pca_free(am_sde_pca *m);

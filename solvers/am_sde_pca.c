@@ -387,13 +387,14 @@ nomem:
     return NULL;
 }
 
-am_sde_pca *am_sde_global_alloc(const am_problem *p, const am_sde_pca_params *par,
-                                am_status *status)
+am_sde_pca *am_sde_pca_global_alloc(const am_problem *p, const am_sde_pca_params *par,
+                                    am_status *status)
 {
     return pca_alloc(p, par, 0, status);
 }
 
-am_sde_pca *am_sde_ou_alloc(const am_problem *p, const am_sde_pca_params *par, am_status *status)
+am_sde_pca *am_sde_pca_ou_alloc(const am_problem *p, const am_sde_pca_params *par,
+                                am_status *status)
 {
     return pca_alloc(p, par, 1, status);
 }
@@ -443,14 +444,15 @@ am_status am_sde_pca_global_error(const am_problem *p, double eta, double mu, ui
     pp.initial = shared_initial;
     pp.initial_ctx = ctx;
     am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     if (!m) return st;
     am_sde_params sp = am_sde_params_default();
     sp.dt = eta;
     sp.noise = 1;
     sp.seed = seed;
     sp.blowup = am_sde_pca_state_blowup(m);
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     uint64_t *k = malloc(n * sizeof *k);
     am_ensemble_result *er = NULL;
     if (!sm || !k) {

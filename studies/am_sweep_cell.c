@@ -170,7 +170,7 @@ am_status am_sweep_cell_run(const am_sweep_cell_params *s, double mu, double x,
     if (!k) return AM_ENOMEM;
     am_grid g = {s->ngrid, s->horizon};
     st = am_grid_steps(&g, m.eta, k);
-    am_msgd *eng = st ? NULL : am_msgd_alloc(s->problem, &m, &st);
+    am_msgd *eng = st ? NULL : am_msgd_alloc(s->problem, &m, &st, NULL, 0);
     if (!eng) {
         free(k);
         return st;
@@ -272,12 +272,12 @@ json_t *am_sweep_cell_params_json(const am_sweep_cell_params *s)
     const am_problem *p = s->problem;
     json_object_set_new(o, "dim", json_integer((json_int_t)p->dim));
     json_object_set_new(o, "spectrum", json_doubles(p->lambda, p->dim));
-    am_dist_format(&p->dist, buf, sizeof buf);
+    am_problem_dist_format(&p->dist, buf, sizeof buf);
     json_object_set_new(o, "dist", json_string(buf));
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)p->rotate_seed);
     json_object_set_new(o, "rotate", json_string(buf));
     json_object_set_new(o, "eta", json_real(s->msgd.eta));
-    am_init_format(&s->msgd.init, buf, sizeof buf);
+    am_msgd_init_format(&s->msgd.init, buf, sizeof buf);
     json_object_set_new(o, "init", json_string(buf));
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->msgd.seed);
     json_object_set_new(o, "seed", json_string(buf));
@@ -304,9 +304,9 @@ static am_status identity_run(const char *dist, am_delay_kind kind, double dpara
     const double lambda[] = {3, 2, 1};
     am_dist d;
     char err[128];
-    am_status st = am_dist_parse(dist, &d, err, sizeof err);
+    am_status st = am_problem_dist_parse(dist, &d, err, sizeof err);
     if (st) return st;
-    am_problem *p = am_problem_alloc(3, lambda, d, 7);
+    am_problem *p = am_problem_alloc(3, lambda, d, 7, NULL, NULL, 0);
     if (!p) return AM_ENOMEM;
     am_sweep_cell_params s = am_sweep_cell_params_default();
     s.problem = p;

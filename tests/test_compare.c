@@ -19,7 +19,7 @@ static double expected_gap(double eta, double mu, const char *delay)
 {
     const double l[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_EXPECTED, 0};
-    am_problem *p = am_problem_alloc(4, l, dist, 0);
+    am_problem *p = am_problem_alloc(4, l, dist, 0, NULL, NULL, 0);
     am_msgd_params par = am_msgd_params_default();
     par.eta = eta;
     par.mu = mu;
@@ -28,7 +28,7 @@ static double expected_gap(double eta, double mu, const char *delay)
     char err[100];
     cr_assert_eq(am_delay_parse(delay, &par.delay, err, sizeof err), AM_OK);
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     enum { G = 41 };
     am_grid grid = {G, 4.0};
     uint64_t k[G];

@@ -58,10 +58,10 @@ static void exact_two_segments(const double *l, size_t d, double c, double s, co
  * with the lag s_pred (the right prediction when s_pred = s). */
 static double two_segment_error(double mu, double s, double s_pred)
 {
-    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0);
+    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0, NULL, NULL, 0);
     am_dde_params par = am_dde_params_default();
     am_status st;
-    am_dde *sv = am_dde_alloc(p, &par, &st);
+    am_dde *sv = am_dde_alloc(p, &par, &st, NULL, 0);
     cr_assert_not_null(sv, "alloc: %s", am_strerror(st));
     const double v0[4] = {0.5, 0.5, 0.5, 0.5};
     enum { N = 17 };
@@ -120,8 +120,8 @@ static double gap_to_ode(const am_problem *p, double mu, double lag, const doubl
     op.rtol = 1e-12;
     op.atol = 1e-15;
     am_status st;
-    am_dde *sd = am_dde_alloc(p, &dp, &st);
-    am_ode *so = am_ode_alloc(p, &op, &st);
+    am_dde *sd = am_dde_alloc(p, &dp, &st, NULL, 0);
+    am_ode *so = am_ode_alloc(p, &op, &st, NULL, 0);
     am_ode_output od = {e, nrm, NULL, NULL}, oo = {eo, no, NULL, NULL};
     cr_assert_eq(am_dde_solve(sd, mu, lag, v0, t, G, &od, NULL, NULL, 0), AM_OK);
     cr_assert_eq(am_ode_solve(so, mu, v0, t, G, &oo, NULL), AM_OK);
@@ -135,7 +135,7 @@ static double gap_to_ode(const am_problem *p, double mu, double lag, const doubl
 
 Test(dde, tends_to_the_ode_at_order_one_in_the_lag)
 {
-    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0);
+    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0, NULL, NULL, 0);
     const double v0[4] = {0.2, 0.9, 0.3, 0.24};
     const double lags[3] = {0.02, 0.01, 0.005};
     double gaps[3];
@@ -153,8 +153,8 @@ Test(dde, tends_to_the_ode_at_order_one_in_the_lag)
 
 Test(dde, rotation_equivariant)
 {
-    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0);
-    am_problem *r = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 7);
+    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0, NULL, NULL, 0);
+    am_problem *r = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 7, NULL, NULL, 0);
     const double h0[4] = {0.2, 0.9, 0.3, 0.24};
     double v0[4] = {0};
     for (int i = 0; i < 4; i++)
@@ -166,7 +166,7 @@ Test(dde, rotation_equivariant)
         t[g] = 0.5 * g;
     am_dde_params dp = am_dde_params_default();
     am_status st;
-    am_dde *a = am_dde_alloc(p, &dp, &st), *b = am_dde_alloc(r, &dp, &st);
+    am_dde *a = am_dde_alloc(p, &dp, &st, NULL, 0), *b = am_dde_alloc(r, &dp, &st, NULL, 0);
     am_ode_output oa = {e1, n1, NULL, NULL}, ob = {e2, n2, NULL, NULL};
     cr_assert_eq(am_dde_solve(a, 0.3, 0.05, h0, t, G, &oa, NULL, NULL, 0), AM_OK);
     cr_assert_eq(am_dde_solve(b, 0.3, 0.05, v0, t, G, &ob, NULL, NULL, 0), AM_OK);
@@ -183,7 +183,7 @@ Test(dde, rotation_equivariant)
 /* sup over the grid of |err_mc - err_dde| for noise-free data at step eta with tau = s/eta */
 static double recursion_gap(double eta, double mu, double lag, int against_ode)
 {
-    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_EXPECTED, 0}, 0);
+    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_EXPECTED, 0}, 0, NULL, NULL, 0);
     am_msgd_params par = am_msgd_params_default();
     par.eta = eta;
     par.mu = mu;
@@ -193,7 +193,7 @@ static double recursion_gap(double eta, double mu, double lag, int against_ode)
     snprintf(spec, sizeof spec, "const:%.0f", round(lag / eta));
     cr_assert_eq(am_delay_parse(spec, &par.delay, err, sizeof err), AM_OK, "%s", err);
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     cr_assert_not_null(m, "tau=%g: %s", lag / eta, am_strerror(st));
     enum { G = 41 };
     am_grid grid = {G, 4.0};
@@ -206,11 +206,11 @@ static double recursion_gap(double eta, double mu, double lag, int against_ode)
     cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, G, &ep, &res), AM_OK);
     am_msgd_initial(m, 0, v0);
     am_dde_params dp = am_dde_params_default();
-    am_dde *sd = am_dde_alloc(p, &dp, &st);
+    am_dde *sd = am_dde_alloc(p, &dp, &st, NULL, 0);
     am_ode_output od = {e, nrm, NULL, NULL};
     if (against_ode) {
         am_ode_params op = am_ode_params_default();
-        am_ode *so = am_ode_alloc(p, &op, &st);
+        am_ode *so = am_ode_alloc(p, &op, &st, NULL, 0);
         cr_assert_eq(am_ode_solve(so, mu, v0, t, G, &od, NULL), AM_OK);
         am_ode_free(so);
     } else {
@@ -255,10 +255,10 @@ Test(dde, delayed_recursion_converges_at_order_one_inverse_scaling)
 
 Test(dde, divergence_is_a_result)
 {
-    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0);
+    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0, NULL, NULL, 0);
     am_dde_params dp = am_dde_params_default();
     am_status st;
-    am_dde *sd = am_dde_alloc(p, &dp, &st);
+    am_dde *sd = am_dde_alloc(p, &dp, &st, NULL, 0);
     const double v0[4] = {0.5, 0.5, 0.5, 0.5};
     enum { G = 9 };
     double t[G], e[G], nrm[G];
@@ -278,10 +278,10 @@ Test(dde, divergence_is_a_result)
 
 Test(dde, bad_arguments)
 {
-    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0);
+    am_problem *p = am_problem_alloc(4, L4, (am_dist){AM_DIST_GAUSSIAN, 0}, 0, NULL, NULL, 0);
     am_dde_params dp = am_dde_params_default();
     am_status st;
-    am_dde *sd = am_dde_alloc(p, &dp, &st);
+    am_dde *sd = am_dde_alloc(p, &dp, &st, NULL, 0);
     const double v0[4] = {1, 0, 0, 0}, z[4] = {0};
     double t[2] = {0, 1}, tb[2] = {1, 0.5}, e[2], nrm[2];
     am_ode_output od = {e, nrm, NULL, NULL};
@@ -294,7 +294,7 @@ Test(dde, bad_arguments)
     cr_assert_eq(am_dde_solve(sd, 0.5, 1e-12, v0, t, 2, &od, NULL, err, sizeof err), AM_EINVAL);
     cr_assert(strstr(err, "segments"), "%s", err);
     dp.rtol = 0;
-    cr_assert_null(am_dde_alloc(p, &dp, &st));
+    cr_assert_null(am_dde_alloc(p, &dp, &st, NULL, 0));
     cr_assert_eq(st, AM_EINVAL);
     am_dde_free(sd);
     am_dde_free(NULL);

@@ -18,7 +18,7 @@ static am_problem *make_problem(size_t d, const double *l, am_dist_kind kind, do
                                 uint64_t rot)
 {
     am_dist dist = {kind, nu};
-    am_problem *p = am_problem_alloc(d, l, dist, rot);
+    am_problem *p = am_problem_alloc(d, l, dist, rot, NULL, NULL, 0);
     cr_assert_not_null(p, "problem d=%zu dist=%d", d, (int)kind);
     return p;
 }
@@ -44,7 +44,7 @@ static void check_moments(am_dist_kind kind, double nu)
         }
         s22 += y[0] * y[0] * y[1] * y[1];
     }
-    const char *name = am_dist_name(kind);
+    const char *name = am_problem_dist_name(kind);
     for (int i = 0; i < 3; i++) {
         am_status st;
         double m4 = am_problem_m4(p, (size_t)i, &st);
@@ -98,7 +98,7 @@ Test(mc, rademacher_and_uniform_bounded)
             am_data_draw(p, &r, y);
             double nn = sqrt(y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
             cr_assert(nn <= c * (1 + 1e-12), "%s: |X| = %g above C_d = %g",
-                      am_dist_name(p->dist.kind), nn, c);
+                      am_problem_dist_name(p->dist.kind), nn, c);
         }
         am_problem_free(p);
     }
@@ -161,7 +161,7 @@ static void check_expected(const char *delay_spec, double mu, uint64_t rot)
     char err[200];
     cr_assert_eq(am_delay_parse(delay_spec, &par.delay, err, sizeof err), AM_OK, "%s", err);
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     cr_assert_not_null(m);
     const uint64_t n = 150;
     am_grid grid = {2, (double)n * par.eta};
@@ -239,8 +239,8 @@ static void check_stochastic(const char *dist_spec, const char *delay_spec, doub
     const double l[6] = {3, 2.5, 2, 1, 0.5, 0.25};
     am_dist dist;
     char err[200];
-    cr_assert_eq(am_dist_parse(dist_spec, &dist, err, sizeof err), AM_OK);
-    am_problem *p = am_problem_alloc(d, l, dist, 0);
+    cr_assert_eq(am_problem_dist_parse(dist_spec, &dist, err, sizeof err), AM_OK);
+    am_problem *p = am_problem_alloc(d, l, dist, 0, NULL, NULL, 0);
     am_msgd_params par = am_msgd_params_default();
     par.eta = 0.01;
     par.mu = mu;
@@ -248,7 +248,7 @@ static void check_stochastic(const char *dist_spec, const char *delay_spec, doub
     par.init.kind = AM_INIT_RANDOM_EACH;
     cr_assert_eq(am_delay_parse(delay_spec, &par.delay, err, sizeof err), AM_OK, "%s", err);
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     const uint64_t n = 120, replica = 2;
     am_grid grid = {2, (double)n * par.eta};
     uint64_t k[2];
@@ -329,7 +329,8 @@ Test(mc, rotation_equivariance)
     char err[100];
     am_delay_parse("uniform:4", &par.delay, err, sizeof err);
     am_status st;
-    am_msgd *m0 = am_msgd_alloc(p0, &par, &st), *m1 = am_msgd_alloc(p1, &par, &st);
+    am_msgd *m0 = am_msgd_alloc(p0, &par, &st, NULL, 0),
+            *m1 = am_msgd_alloc(p1, &par, &st, NULL, 0);
     am_grid grid = {11, 5.0};
     uint64_t k[11];
     am_grid_steps(&grid, par.eta, k);
@@ -355,8 +356,8 @@ static am_ensemble_result *run_threads(int threads, const char *dist_spec, size_
     const double l[4] = {4, 3, 2, 1};
     am_dist dist;
     char err[100];
-    am_dist_parse(dist_spec, &dist, err, sizeof err);
-    am_problem *p = am_problem_alloc(4, l, dist, 0);
+    am_problem_dist_parse(dist_spec, &dist, err, sizeof err);
+    am_problem *p = am_problem_alloc(4, l, dist, 0, NULL, NULL, 0);
     am_msgd_params par = am_msgd_params_default();
     par.eta = 0.005;
     par.mu = 0.3;
@@ -364,7 +365,7 @@ static am_ensemble_result *run_threads(int threads, const char *dist_spec, size_
     par.coords = 1;
     am_delay_parse("geometric:2", &par.delay, err, sizeof err);
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     am_grid grid = {21, 4.0};
     uint64_t k[21];
     am_grid_steps(&grid, par.eta, k);
@@ -399,7 +400,7 @@ Test(mc, divergence_is_counted_not_averaged)
     par.eta = 0.05;
     par.mu = 0.5;
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     am_grid grid = {5, 20.0};
     uint64_t k[5];
     am_grid_steps(&grid, par.eta, k);
@@ -429,7 +430,7 @@ Test(mc, all_diverge_when_unstable)
     par.eta = 1.0;
     par.mu = 0.9;
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     am_grid grid = {3, 200.0};
     uint64_t k[3];
     am_grid_steps(&grid, par.eta, k);

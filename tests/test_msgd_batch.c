@@ -41,7 +41,7 @@ static am_problem *make_problem(size_t d, am_dist_kind kind, double nu, uint64_t
     for (size_t i = 0; i < d; i++)
         l[i] = 4.0 - 3.0 * (double)i / (double)(d > 1 ? d - 1 : 1) + (i == 0 ? 0.5 : 0.0);
     am_dist dist = {kind, nu};
-    am_problem *p = am_problem_alloc(d, l, dist, rot);
+    am_problem *p = am_problem_alloc(d, l, dist, rot, NULL, NULL, 0);
     cr_assert_not_null(p, "problem d=%zu dist=%d", d, (int)kind);
     return p;
 }
@@ -51,7 +51,7 @@ static am_ensemble_result *run_path(const am_problem *p, const am_msgd_params *m
                                     const uint64_t *k, size_t ngrid, size_t R, int path, int *skip)
 {
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, mp, &st);
+    am_msgd *m = am_msgd_alloc(p, mp, &st, NULL, 0);
     cr_assert_not_null(m, "alloc: status %d", (int)st);
     am_msgd_set_path(m, path);
     *skip = am_msgd_path_get(m) != path && p->dim <= AM_MSGD_BATCH_MAXDIM;
@@ -148,7 +148,8 @@ Test(msgd_batch, rotated_basis_and_initial_points)
             am_problem *p = make_problem(d, dists[di].kind, dists[di].nu, 12345);
             am_msgd_params mp = base_params(ii % 2 ? "uniform:6" : "const:5", 0.5);
             char err[256];
-            cr_assert_eq(am_init_parse(inits[ii], d, &mp.init, err, sizeof err), AM_OK, "%s", err);
+            cr_assert_eq(am_msgd_init_parse(inits[ii], d, &mp.init, err, sizeof err), AM_OK, "%s",
+                         err);
             mp.coords_signed = (int)(ii % 2);
             char what[128];
             snprintf(what, sizeof what, "rotated, dist %s init %s", dists[di].name, inits[ii]);
@@ -202,24 +203,24 @@ Test(msgd_batch, default_path_and_environment)
     am_msgd_params mp = base_params("none", 0);
     am_status st;
     unsetenv("AMSGD_SIMD");
-    am_msgd *m = am_msgd_alloc(p, &mp, &st);
+    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_eq(am_msgd_path_get(m), (int)am_msgd_batch_best());
     cr_assert_gt(am_msgd_model(m)->batch, 1);
     am_msgd_free(m);
     setenv("AMSGD_SIMD", "scalar", 1);
-    m = am_msgd_alloc(p, &mp, &st);
+    m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_eq(am_msgd_path_get(m), AM_MSGD_PATH_SCALAR);
     cr_assert_null(am_msgd_model(m)->advance_batch);
     am_msgd_free(m);
     setenv("AMSGD_SIMD", "portable", 1);
-    m = am_msgd_alloc(p, &mp, &st);
+    m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_eq(am_msgd_path_get(m), AM_MSGD_PATH_PORTABLE);
     am_msgd_free(m);
     unsetenv("AMSGD_SIMD");
     am_problem_free(p);
     /* above the batched dimensions: one replica at a time */
     p = make_problem(17, AM_DIST_GAUSSIAN, 0, 0);
-    m = am_msgd_alloc(p, &mp, &st);
+    m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_eq(am_msgd_path_get(m), AM_MSGD_PATH_SCALAR);
     am_msgd_free(m);
     am_problem_free(p);

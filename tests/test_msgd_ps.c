@@ -27,7 +27,7 @@ static am_problem *msgd_ps_problem(void)
 {
     const double lam[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_GAUSSIAN, 0};
-    am_problem *p = am_problem_alloc(4, lam, dist, 0);
+    am_problem *p = am_problem_alloc(4, lam, dist, 0, NULL, NULL, 0);
     cr_assert_not_null(p);
     return p;
 }
@@ -39,7 +39,7 @@ Test(msgd_ps, one_learner_is_the_plain_engine)
     mp.eta = 0.01;
     mp.mu = 0.5;
     am_status st;
-    am_msgd *plain = am_msgd_alloc(p, &mp, &st);
+    am_msgd *plain = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_not_null(plain);
     am_msgd_ps_params pp;
     memset(&pp, 0, sizeof pp);
@@ -48,14 +48,14 @@ Test(msgd_ps, one_learner_is_the_plain_engine)
     cr_assert_eq(am_delay_parse("workers:1:exp:1", &pp.msgd.delay, err, sizeof err), AM_OK, "%s",
                  err);
     pp.variant = AM_VARIANT_SYNC;
-    am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st);
+    am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st, NULL, 0);
     cr_assert_not_null(eng, "alloc %d", st);
     /* the adaptive step with eta_max = eta and no staleness is the constant step */
     am_msgd_ps_params pa = pp;
     pa.msgd.eta = 123; /* unused by the adaptive step */
     pa.lr_c = 1e-9;
     pa.lr_max = 0.01;
-    am_msgd_ps *ada = am_msgd_ps_alloc(p, &pa, &st);
+    am_msgd_ps *ada = am_msgd_ps_alloc(p, &pa, &st, NULL, 0);
     cr_assert_not_null(ada, "alloc %d", st);
     const uint64_t k[3] = {0, 100, 1000};
     am_ensemble_result *a = run_model(am_msgd_model(plain), k, 3, 8);
@@ -94,7 +94,7 @@ Test(msgd_ps, async_wall_clock_and_staleness_slowdown)
                  err);
     pp.variant = AM_VARIANT_ASYNC;
     am_status st;
-    am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st);
+    am_msgd_ps *eng = am_msgd_ps_alloc(p, &pp, &st, NULL, 0);
     cr_assert_not_null(eng, "alloc %d", st);
     const uint64_t k[2] = {0, 2000};
     am_ensemble_result *r = run_model(am_msgd_ps_model(eng), k, 2, 200);
@@ -109,8 +109,8 @@ Test(msgd_ps, async_wall_clock_and_staleness_slowdown)
     /* a plain-engine delay is refused, and workers:P:DIST is refused by the plain engine */
     am_msgd_ps_params bad = pp;
     am_delay_make(AM_DELAY_CONST, 2, &bad.msgd.delay);
-    cr_assert_null(am_msgd_ps_alloc(p, &bad, &st));
-    cr_assert_null(am_msgd_alloc(p, &pp.msgd, &st));
+    cr_assert_null(am_msgd_ps_alloc(p, &bad, &st, NULL, 0));
+    cr_assert_null(am_msgd_alloc(p, &pp.msgd, &st, NULL, 0));
     cr_assert_eq(st, AM_EINVAL);
     am_problem_free(p);
 }

@@ -70,14 +70,14 @@ static ode_case ode_case_make(size_t d, uint64_t rotate, uint64_t seed)
     for (size_t i = 0; i < d; i++)
         l[i] = d == 4 ? 4.0 - (double)i : 4.0 - 3.0 * (double)i / (double)(d - 1);
     am_dist dist = {AM_DIST_GAUSSIAN, 0};
-    c.p = am_problem_alloc(d, l, dist, rotate == 1 ? 0 : rotate);
+    c.p = am_problem_alloc(d, l, dist, rotate == 1 ? 0 : rotate, NULL, NULL, 0);
     cr_assert(c.p, "problem d=%zu rotate=%llu", d, (unsigned long long)rotate);
     if (rotate == 1) c.p->q = householder(d);
     free(l);
     am_msgd_params mp = am_msgd_params_default();
     mp.seed = seed;
     am_status st;
-    am_msgd *m = am_msgd_alloc(c.p, &mp, &st);
+    am_msgd *m = am_msgd_alloc(c.p, &mp, &st, NULL, 0);
     cr_assert(m);
     c.v0 = malloc(d * sizeof *c.v0);
     am_msgd_initial(m, 0, c.v0);
@@ -137,7 +137,7 @@ static void check_case_ls(size_t d, uint64_t rotate, double mu, double horizon,
     op.linsol = linsol;
     op.project = project;
     am_status st;
-    am_ode *s = am_ode_alloc(c.p, &op, &st);
+    am_ode *s = am_ode_alloc(c.p, &op, &st, NULL, 0);
     cr_assert(s, "alloc d=%zu rotate=%llu: %s", d, (unsigned long long)rotate, am_strerror(st));
     double *t = malloc(n * sizeof *t), *err = malloc(n * sizeof *err);
     double *norm = malloc(n * sizeof *norm), *v = malloc(n * d * sizeof *v);
@@ -259,10 +259,10 @@ Test(ode, eigenvector_is_fixed_point)
 {
     double l[4] = {4, 3, 2, 1}, v0[4] = {0, 1, 0, 0}, t[3] = {0, 5, 10}, e[3], nrm[3];
     am_dist dist = {AM_DIST_GAUSSIAN, 0};
-    am_problem *p = am_problem_alloc(4, l, dist, 0);
+    am_problem *p = am_problem_alloc(4, l, dist, 0, NULL, NULL, 0);
     am_ode_params op = am_ode_params_default();
     am_status st;
-    am_ode *s = am_ode_alloc(p, &op, &st);
+    am_ode *s = am_ode_alloc(p, &op, &st, NULL, 0);
     am_ode_output out = {e, nrm, NULL, NULL};
     cr_assert_eq(am_ode_solve(s, 0.5, v0, t, 3, &out, NULL), AM_OK);
     for (int g = 0; g < 3; g++) {
@@ -285,7 +285,7 @@ Test(ode, reuse_and_coordinates)
     am_grid_times(&grid, t);
     am_ode_params op = am_ode_params_default();
     am_status st;
-    am_ode *a = am_ode_alloc(c.p, &op, &st), *b = am_ode_alloc(c.p, &op, &st);
+    am_ode *a = am_ode_alloc(c.p, &op, &st, NULL, 0), *b = am_ode_alloc(c.p, &op, &st, NULL, 0);
     am_ode_output o1 = {e1, n1, NULL, NULL}, o2 = {e2, n2, h2, v};
     cr_assert_eq(am_ode_solve(a, 0.9, c.v0, t, n, &o1, NULL), AM_OK);
     cr_assert_eq(am_ode_solve(a, 0.3, c.v0, t, n, &o1, NULL), AM_OK);
@@ -523,7 +523,7 @@ Test(ode, vector_kernels_same_bits_as_sundials)
         am_grid grid = {n, 6};
         am_grid_times(&grid, t);
         am_status st;
-        am_ode *s = am_ode_alloc(c.p, &op, &st);
+        am_ode *s = am_ode_alloc(c.p, &op, &st, NULL, 0);
         cr_assert(s, "alloc failed: %d", st);
         am_ode_output o = {e, nrm, NULL, v};
         cr_assert_eq(am_ode_solve(s, mu, c.v0, t, n, &o, NULL), AM_OK);
@@ -553,7 +553,7 @@ Test(ode, failures_and_bad_arguments)
     am_ode_params op = am_ode_params_default();
     op.max_steps = 3;
     am_status st;
-    am_ode *s = am_ode_alloc(c.p, &op, &st);
+    am_ode *s = am_ode_alloc(c.p, &op, &st, NULL, 0);
     cr_assert(s);
     cr_assert_eq(am_ode_solve(s, 0, c.v0, t, 3, &out, NULL), AM_ESOLVER, "mxstep must fail");
     cr_assert(strstr(am_ode_last_error(s), "mxstep"), "message '%s'", am_ode_last_error(s));
@@ -567,7 +567,7 @@ Test(ode, failures_and_bad_arguments)
     op = am_ode_params_default();
     op.project = 1; /* with Adams */
     cr_assert_eq(am_ode_params_check(&op, err, sizeof err), AM_EINVAL);
-    cr_assert_null(am_ode_alloc(c.p, &op, &st));
+    cr_assert_null(am_ode_alloc(c.p, &op, &st, NULL, 0));
     cr_assert_eq(st, AM_EINVAL);
     op = am_ode_params_default();
     op.rtol = 0;

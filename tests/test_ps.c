@@ -335,25 +335,26 @@ static void ps_check_sim(const ps_case *c, size_t replicas, uint64_t n, int chec
     if (am_runtime_time_per_iter(&prm.runtime, c->v, c->p, c->k, &th) != AM_OK)
         /* the only variant without a general closed form */
         cr_assert(c->v == AM_VARIANT_KASYNC && c->k > 1 && c->k < c->p,
-                  "%s %s P=%zu K=%zu: no time formula", c->rt, am_variant_name(c->v), c->p, c->k);
+                  "%s %s P=%zu K=%zu: no time formula", c->rt, am_runtime_variant_name(c->v), c->p,
+                  c->k);
     else
         cr_assert(fabs(s[0].mean - th) <= 5 * sem,
                   "%s %s P=%zu K=%zu: time per iteration %.6g +- %.2g, theory %.6g", c->rt,
-                  am_variant_name(c->v), c->p, c->k, s[0].mean, sem, th);
+                  am_runtime_variant_name(c->v), c->p, c->k, s[0].mean, sem, th);
     if (!check_stale) return;
     double pf, ms;
     double sp = am_stats_sem(&s[1]), ss = am_stats_sem(&s[2]);
     if (am_runtime_p_fresh(&prm.runtime, c->v, c->p, c->k, &pf) == AM_OK)
         cr_assert(fabs(s[1].mean - pf) <= 5 * sp + 1e-12,
                   "%s %s P=%zu K=%zu: p_fresh %.6g +- %.2g, theory %.6g", c->rt,
-                  am_variant_name(c->v), c->p, c->k, s[1].mean, sp, pf);
+                  am_runtime_variant_name(c->v), c->p, c->k, s[1].mean, sp, pf);
     else
         cr_assert(c->v >= AM_VARIANT_ASYNC && strncmp(c->rt, "exp:", 4) != 0,
-                  "%s %s: no p_fresh formula", c->rt, am_variant_name(c->v));
+                  "%s %s: no p_fresh formula", c->rt, am_runtime_variant_name(c->v));
     cr_assert_eq(am_runtime_mean_staleness(&prm.runtime, c->v, c->p, c->k, &ms), AM_OK);
     cr_assert(fabs(s[2].mean - ms) <= 5 * ss + 1e-12,
               "%s %s P=%zu K=%zu: mean staleness %.6g +- %.2g, theory %.6g", c->rt,
-              am_variant_name(c->v), c->p, c->k, s[2].mean, ss, ms);
+              am_runtime_variant_name(c->v), c->p, c->k, s[2].mean, ss, ms);
 }
 
 Test(ps_sim, order_statistics)

@@ -47,19 +47,20 @@ Test(pslsq, sync_variants_match_exact_curve)
         double lam[4], curve[601];
         for (size_t i = 0; i < 4; i++)
             lam[i] = am_pslsq_lambda(&lp, i);
-        am_lsq_curve_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, 601, curve);
+        am_lsqbound_curve_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, 601, curve);
         for (size_t g = 0; g < 4; g++) {
             double m = r->obs[g * 2].mean, se = am_stats_sem(&r->obs[g * 2]);
             double ex = curve[ks[g]];
             cr_assert(fabs(m - ex) <= 5 * se + 1e-12 * ex,
                       "%s P=%zu K=%zu step %llu: F-F* %.6g +- %.2g, exact %.6g",
-                      am_variant_name(cases[c].v), cases[c].p, cases[c].k,
+                      am_runtime_variant_name(cases[c].v), cases[c].p, cases[c].k,
                       (unsigned long long)ks[g], m, se, ex);
         }
         double floor_ex,
-            floor_d = am_lsq_floor_dutta(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch);
+            floor_d = am_lsqbound_floor_dutta(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch);
         cr_assert_eq(
-            am_lsq_floor_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, &floor_ex), AM_OK);
+            am_lsqbound_floor_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, &floor_ex),
+            AM_OK);
         cr_assert(fabs(curve[600] - floor_ex) < 1e-6 * floor_ex,
                   "curve at 600 %.10g vs fixed point %.10g", curve[600], floor_ex);
         cr_assert(floor_ex < floor_d, "exact floor %.6g above Dutta's bound %.6g", floor_ex,
@@ -75,11 +76,11 @@ Test(pslsq, exact_floor_by_hand)
      * S* = sigma^2 (1/18)/(17/18) = sigma^2/17, floor = sigma^2/34. */
     const double lam = 1;
     double f;
-    cr_assert_eq(am_lsq_floor_exact(&lam, 1, 0.1, 1.0, 1, &f), AM_OK);
+    cr_assert_eq(am_lsqbound_floor_exact(&lam, 1, 0.1, 1.0, 1, &f), AM_OK);
     cr_assert(fabs(f - 1.0 / 34) < 1e-15, "floor %.17g", f);
     /* Dutta: eta L sigma^2 tr H / (2 c K) = 0.1/2 */
-    cr_assert(fabs(am_lsq_floor_dutta(&lam, 1, 0.1, 1.0, 1) - 0.05) < 1e-15);
-    cr_assert_eq(am_lsq_floor_exact(&lam, 1, 1.5, 1.0, 1, &f), AM_EDOM, "eta=1.5 stable?");
+    cr_assert(fabs(am_lsqbound_floor_dutta(&lam, 1, 0.1, 1.0, 1) - 0.05) < 1e-15);
+    cr_assert_eq(am_lsqbound_floor_exact(&lam, 1, 1.5, 1.0, 1, &f), AM_EDOM, "eta=1.5 stable?");
 }
 
 #include <string.h>

@@ -325,11 +325,11 @@ Test(rng_bulk, ensemble_refuses_counter_overflow)
     const double l[3] = {3, 2, 1};
     am_dist dist;
     char err[100];
-    cr_assert_eq(am_dist_parse("gaussian", &dist, err, sizeof err), AM_OK);
-    am_problem *p = am_problem_alloc(3, l, dist, 0);
+    cr_assert_eq(am_problem_dist_parse("gaussian", &dist, err, sizeof err), AM_OK);
+    am_problem *p = am_problem_alloc(3, l, dist, 0, NULL, NULL, 0);
     am_msgd_params par = am_msgd_params_default();
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st);
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
     cr_assert_eq(st, AM_OK);
     am_ensemble_result *res = NULL;
     am_ensemble_params ep = {2, 1, 0};

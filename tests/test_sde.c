@@ -23,7 +23,7 @@
 static am_problem *sde_problem(size_t d, const double *l, am_dist_kind kind, uint64_t rot)
 {
     am_dist dist = {kind, 0};
-    am_problem *p = am_problem_alloc(d, l, dist, rot);
+    am_problem *p = am_problem_alloc(d, l, dist, rot, NULL, NULL, 0);
     cr_assert_not_null(p, "problem d=%zu dist=%d rot=%llu", d, (int)kind, (unsigned long long)rot);
     return p;
 }
@@ -67,7 +67,7 @@ Test(sde, noise_free_global_equals_ode_order1)
     pp.initial = sde_fixed_v0;
     pp.initial_ctx = &d;
     am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     cr_assert_not_null(m, "global alloc: %s", am_strerror(st));
     double h0[4], hc[4], errs[3];
     sde_fixed_v0(0, h0, &d);
@@ -77,7 +77,7 @@ Test(sde, noise_free_global_equals_ode_order1)
         am_sde_params sp = am_sde_params_default();
         sp.dt = dts[k];
         sp.noise = 0;
-        am_sde_path *path = am_sde_path_alloc(am_sde_pca_system(m), &sp, &st);
+        am_sde_path *path = am_sde_path_alloc(am_sde_pca_system(m), &sp, &st, NULL, 0);
         cr_assert_not_null(path);
         am_sde_path_start(path, 0, h0);
         uint64_t n = (uint64_t)llround(T / dts[k]);
@@ -111,12 +111,13 @@ Test(sde, noise_free_rotated_error_matches_closed_form)
     pp.initial = sde_fixed_v0;
     pp.initial_ctx = &d;
     am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     cr_assert_not_null(m);
     am_sde_params sp = am_sde_params_default();
     sp.dt = 1e-3;
     sp.noise = 0;
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     cr_assert_not_null(sm);
     uint64_t k[3] = {0, 300, 600};
     am_ensemble_params ep = am_ensemble_params_default();
@@ -199,7 +200,7 @@ static void sde_ou1_run(const sde_ou1 *o, double dt, uint64_t n, size_t R, uint6
     sp.seed = seed;
     sp.blowup = 1e100;
     am_status st;
-    am_sde_model *m = am_sde_model_alloc(&sys, &sp, &ob, &st);
+    am_sde_model *m = am_sde_model_alloc(&sys, &sp, &ob, &st, NULL, 0);
     cr_assert_not_null(m, "model: %s", am_strerror(st));
     am_ensemble_params ep = am_ensemble_params_default();
     ep.replicas = R;
@@ -421,7 +422,8 @@ static void sde_cov_case(am_dist_kind kind, am_sde_sampler sampler, const double
     int neg = 0;
     for (size_t i = 0; i < d; i++)
         if (l[i] * q + (m4[i] - 3 * l[i] * l[i]) * h[i] * h[i] < 0) neg = 1;
-    cr_assert_eq(neg, expect_negative, "dist %s: negative diagonal %d", am_dist_name(kind), neg);
+    cr_assert_eq(neg, expect_negative, "dist %s: negative diagonal %d", am_problem_dist_name(kind),
+                 neg);
     sde_cov_formula(d, l, m4, h, C);
     am_sde_pca_params pp = am_sde_pca_params_default();
     pp.eta = 1;
@@ -429,17 +431,17 @@ static void sde_cov_case(am_dist_kind kind, am_sde_sampler sampler, const double
     pp.initial = sde_fixed_v0;
     pp.initial_ctx = &d;
     am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     cr_assert_not_null(m);
     cr_assert(am_sde_pca_system(m)->scratch_bytes <= 8 * 64);
     sde_cov_ctx ctx = {p, h, am_sde_pca_system(m)};
     char what[128];
-    snprintf(what, sizeof what, "%s %s sampler h=(%g,%g,%g,%g)", am_dist_name(kind),
+    snprintf(what, sizeof what, "%s %s sampler h=(%g,%g,%g,%g)", am_problem_dist_name(kind),
              sampler == AM_SDE_SAMPLER_FAST ? "fast" : "dense", h[0], h[1], h[2], h[3]);
     sde_check_cov(d, C, sde_draw_noise, &ctx, 200000, what);
     if (with_data) {
-        snprintf(what, sizeof what, "%s data P X X^T V h=(%g,%g,%g,%g)", am_dist_name(kind), h[0],
-                 h[1], h[2], h[3]);
+        snprintf(what, sizeof what, "%s data P X X^T V h=(%g,%g,%g,%g)", am_problem_dist_name(kind),
+                 h[0], h[1], h[2], h[3]);
         sde_check_cov(d, C, sde_draw_data, &ctx, 200000, what);
     }
     am_sde_pca_free(m);
@@ -486,10 +488,10 @@ Test(sde, noise_scale_sqrt_eta_dt_over_one_minus_mu)
         pp.eta = 1;
         pp.mu = 0;
         am_status st;
-        am_sde_pca *unit = am_sde_global_alloc(p, &pp, &st);
+        am_sde_pca *unit = am_sde_pca_global_alloc(p, &pp, &st);
         pp.eta = eta;
         pp.mu = mu;
-        am_sde_pca *scaled = am_sde_global_alloc(p, &pp, &st);
+        am_sde_pca *scaled = am_sde_pca_global_alloc(p, &pp, &st);
         cr_assert(unit && scaled);
         const am_sde_system *su = am_sde_pca_system(unit), *ss = am_sde_pca_system(scaled);
         double a[4], b[4], scratch[16];
@@ -534,13 +536,14 @@ Test(sde, ou_model_matches_exact_discrete_variance)
     pp.initial = sde_e1;
     pp.initial_ctx = &d;
     am_status st;
-    am_sde_pca *m = am_sde_ou_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_ou_alloc(p, &pp, &st);
     cr_assert_not_null(m);
     cr_assert_eq(am_sde_pca_system(m)->dim, d - 1);
     am_sde_params sp = am_sde_params_default();
     sp.dt = dt;
     sp.blowup = am_sde_pca_state_blowup(m);
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     cr_assert_not_null(sm);
     am_ensemble_params ep = am_ensemble_params_default();
     ep.replicas = R;
@@ -588,13 +591,14 @@ static am_ensemble_result *sde_run_global(am_dist_kind kind, int threads, size_t
     pp.initial = sde_fixed_v0;
     pp.initial_ctx = &d;
     am_status st;
-    am_sde_pca *m = am_sde_global_alloc(p, &pp, &st);
+    am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     cr_assert_not_null(m);
     am_sde_params sp = am_sde_params_default();
     sp.dt = 1e-2;
     sp.seed = 5;
     sp.blowup = blowup;
-    am_sde_model *sm = am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st);
+    am_sde_model *sm =
+        am_sde_model_alloc(am_sde_pca_system(m), &sp, am_sde_pca_observer(m), &st, NULL, 0);
     cr_assert_not_null(sm);
     am_ensemble_params ep = am_ensemble_params_default();
     ep.replicas = R;

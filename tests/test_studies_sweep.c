@@ -31,8 +31,8 @@ static am_problem *small_problem(void)
     const double lambda[] = {4, 3, 2, 1};
     am_dist d;
     char err[128];
-    cr_assert_eq(am_dist_parse("gaussian", &d, err, sizeof err), AM_OK, "%s", err);
-    am_problem *p = am_problem_alloc(4, lambda, d, 0);
+    cr_assert_eq(am_problem_dist_parse("gaussian", &d, err, sizeof err), AM_OK, "%s", err);
+    am_problem *p = am_problem_alloc(4, lambda, d, 0, NULL, NULL, 0);
     cr_assert(p != NULL);
     return p;
 }
@@ -66,7 +66,7 @@ static void direct_cell(const am_sweep_cell_params *s, double mu, double tau, ui
     m.summary = 1;
     cr_assert_eq(am_delay_make(tau == 0 ? AM_DELAY_NONE : AM_DELAY_CONST, tau, &m.delay), AM_OK);
     am_status st;
-    am_msgd *eng = am_msgd_alloc(s->problem, &m, &st);
+    am_msgd *eng = am_msgd_alloc(s->problem, &m, &st, NULL, 0);
     cr_assert(eng != NULL, "am_msgd_alloc: %s", am_strerror(st));
     uint64_t k[64];
     am_grid g = {s->ngrid, s->horizon};

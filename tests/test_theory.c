@@ -32,7 +32,7 @@
 static am_problem *mkp(size_t d, const double *l, am_dist_kind kind, double nu, uint64_t rot)
 {
     am_dist dist = {kind, nu};
-    am_problem *p = am_problem_alloc(d, l, dist, rot);
+    am_problem *p = am_problem_alloc(d, l, dist, rot, NULL, NULL, 0);
     cr_assert_not_null(p, "am_problem_alloc(d=%zu, kind=%d, nu=%g, rot=%llu)", d, (int)kind, nu,
                        (unsigned long long)rot);
     return p;

@@ -141,7 +141,7 @@ Test(converge, expected_data_order_one)
 {
     static const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {AM_DIST_EXPECTED, 0};
-    am_problem *p = am_problem_alloc(4, lambda, dist, 0);
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
     static const double etas[4] = {4e-3, 2e-3, 1e-3, 5e-4};
     am_converge_params cp = am_converge_params_default();
     cp.etas = etas;

@@ -244,7 +244,7 @@ static am_converge_result *vp_converge(const char *scaling, double order, am_dis
 {
     static const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {kind, 0};
-    am_problem *p = am_problem_alloc(4, lambda, dist, 0);
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
     cr_assert_not_null(p);
     am_converge_params cp = am_converge_params_default();
     char err[256];

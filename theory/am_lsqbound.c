@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-am_status am_lsq_floor_exact(const double *lambda, size_t d, double eta, double sigma, double k,
-                             double *out)
+am_status am_lsqbound_floor_exact(const double *lambda, size_t d, double eta, double sigma,
+                                  double k, double *out)
 {
     double a = 0;
     for (size_t i = 0; i < d; i++) {
@@ -27,8 +27,8 @@ am_status am_lsq_floor_exact(const double *lambda, size_t d, double eta, double 
     return AM_OK;
 }
 
-void am_lsq_curve_exact(const double *lambda, size_t d, double eta, double sigma, double k,
-                        size_t n, double *out)
+void am_lsqbound_curve_exact(const double *lambda, size_t d, double eta, double sigma, double k,
+                             size_t n, double *out)
 {
     double *v = malloc(d * sizeof *v);
     if (!v) {
@@ -53,7 +53,7 @@ void am_lsq_curve_exact(const double *lambda, size_t d, double eta, double sigma
     free(v);
 }
 
-double am_lsq_floor_dutta(const double *lambda, size_t d, double eta, double sigma, double k)
+double am_lsqbound_floor_dutta(const double *lambda, size_t d, double eta, double sigma, double k)
 {
     double tr = 0, l = 0, c = INFINITY;
     for (size_t i = 0; i < d; i++) {

@@ -24,14 +24,14 @@
 #include "../core/am_common.h"
 
 /* Exact stationary E F - F* for fresh gradients; AM_EDOM if the recursion is unstable. */
-am_status am_lsq_floor_exact(const double *lambda, size_t d, double eta, double sigma, double k,
-                             double *out);
+am_status am_lsqbound_floor_exact(const double *lambda, size_t d, double eta, double sigma,
+                                  double k, double *out);
 
 /* Exact E F(w_j) - F* for j = 0..n-1 from w_0 = (1, .., 1), into out[0..n-1]. */
-void am_lsq_curve_exact(const double *lambda, size_t d, double eta, double sigma, double k,
-                        size_t n, double *out);
+void am_lsqbound_curve_exact(const double *lambda, size_t d, double eta, double sigma, double k,
+                             size_t n, double *out);
 
 /* Dutta et al.'s K-sync floor eta L sigma_g^2 / (2 c K), sigma_g^2 = sigma^2 tr(H). */
-double am_lsq_floor_dutta(const double *lambda, size_t d, double eta, double sigma, double k);
+double am_lsqbound_floor_dutta(const double *lambda, size_t d, double eta, double sigma, double k);
 
 #endif

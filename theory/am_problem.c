@@ -15,6 +15,12 @@
 
 #include "../core/am_rng.h"
 
+void am_problem_spectrum_linear(double hi, double lo, size_t dim, double *lambda)
+{
+    for (size_t i = 0; i < dim; i++)
+        lambda[i] = hi - (hi - lo) * (double)i / (double)(dim - 1);
+}
+
 am_status am_problem_check_spectrum(size_t dim, const double *lambda)
 {
     if (dim < 2 || !lambda) return AM_EINVAL;
@@ -56,32 +62,74 @@ done:
     return rc;
 }
 
-am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uint64_t rotate_seed)
+/* Why a spectrum fails am_problem_check_spectrum, into err. */
+static void spectrum_reason(size_t dim, const double *lambda, char *err, size_t errlen)
 {
-    if (am_problem_check_spectrum(dim, lambda) != AM_OK) return NULL;
-    if (dist.kind == AM_DIST_STUDENT && !(dist.nu > 2)) return NULL;
-    if (dim > ((size_t)1 << 20)) return NULL;
+    if (dim < 2 || !lambda) {
+        snprintf(err, errlen, "the spectrum needs dim >= 2 values, got %zu", lambda ? dim : 0);
+        return;
+    }
+    for (size_t i = 0; i < dim; i++) {
+        if (!isfinite(lambda[i]) || !(lambda[i] > 0)) {
+            snprintf(err, errlen, "eigenvalue %zu must be finite and > 0, got %g", i + 1,
+                     lambda[i]);
+            return;
+        }
+        if (i > 0 && lambda[i] > lambda[i - 1]) {
+            snprintf(err, errlen, "the spectrum must be non-increasing, eigenvalue %zu is %g > %g",
+                     i + 1, lambda[i], lambda[i - 1]);
+            return;
+        }
+    }
+    snprintf(err, errlen, "the spectrum needs an eigen-gap lambda_1 > lambda_2, got %g, %g",
+             lambda[0], lambda[1]);
+}
+
+/* Sets the status and (if err is not NULL) the reason of a failing constructor. */
+static am_problem *alloc_fail(am_problem *p, am_status st, am_status *status, char *err,
+                              size_t errlen, const char *why)
+{
+    am_problem_free(p);
+    if (status) *status = st;
+    if (why && err && errlen) snprintf(err, errlen, "%s", why);
+    return NULL;
+}
+
+am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uint64_t rotate_seed,
+                             am_status *status, char *err, size_t errlen)
+{
+    if (am_problem_check_spectrum(dim, lambda) != AM_OK) {
+        if (err && errlen) spectrum_reason(dim, lambda, err, errlen);
+        return alloc_fail(NULL, AM_EINVAL, status, err, errlen, NULL);
+    }
+    if (dist.kind == AM_DIST_STUDENT && !(dist.nu > 2))
+        return alloc_fail(NULL, AM_EINVAL, status, err, errlen,
+                          "student:NU needs NU > 2 (finite variance)");
+    if (dim > ((size_t)1 << 20))
+        return alloc_fail(NULL, AM_EINVAL, status, err, errlen, "the dimension exceeds 2^20");
     am_problem *p = calloc(1, sizeof *p);
-    if (!p) return NULL;
+    if (!p) return alloc_fail(NULL, AM_ENOMEM, status, err, errlen, "out of memory");
     p->dim = dim;
     p->dist = dist;
     p->lambda = malloc(dim * sizeof *p->lambda);
     p->sqrt_lambda = malloc(dim * sizeof *p->sqrt_lambda);
-    if (!p->lambda || !p->sqrt_lambda) goto fail;
+    if (!p->lambda || !p->sqrt_lambda)
+        return alloc_fail(p, AM_ENOMEM, status, err, errlen, "out of memory");
     for (size_t i = 0; i < dim; i++) {
         p->lambda[i] = lambda[i];
         p->sqrt_lambda[i] = sqrt(lambda[i]);
     }
     if (rotate_seed) {
-        if (dim * dim * sizeof(double) > AM_MEMORY_LIMIT / 4) goto fail;
+        if (dim * dim * sizeof(double) > AM_MEMORY_LIMIT / 4)
+            return alloc_fail(p, AM_ENOMEM, status, err, errlen,
+                              "the rotated eigenbasis would exceed the memory limit");
         p->q = malloc(dim * dim * sizeof *p->q);
-        if (!p->q || random_orthogonal(dim, rotate_seed, p->q)) goto fail;
+        if (!p->q || random_orthogonal(dim, rotate_seed, p->q))
+            return alloc_fail(p, AM_ENOMEM, status, err, errlen, "out of memory");
         p->rotate_seed = rotate_seed;
     }
+    if (status) *status = AM_OK;
     return p;
-fail:
-    am_problem_free(p);
-    return NULL;
 }
 
 void am_problem_free(am_problem *p)
@@ -147,13 +195,13 @@ double am_problem_bound(const am_problem *p)
     }
 }
 
-const char *am_dist_name(am_dist_kind kind)
+const char *am_problem_dist_name(am_dist_kind kind)
 {
     static const char *const names[] = {"gaussian", "rademacher", "uniform", "student", "expected"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 
-am_status am_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen)
+am_status am_problem_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen)
 {
     static const struct {
         const char *name;
@@ -187,10 +235,10 @@ am_status am_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen
     return AM_EINVAL;
 }
 
-void am_dist_format(const am_dist *dist, char *buf, size_t len)
+void am_problem_dist_format(const am_dist *dist, char *buf, size_t len)
 {
     if (dist->kind == AM_DIST_STUDENT)
         snprintf(buf, len, "student:%.17g", dist->nu);
     else
-        snprintf(buf, len, "%s", am_dist_name(dist->kind));
+        snprintf(buf, len, "%s", am_problem_dist_name(dist->kind));
 }

@@ -42,12 +42,19 @@ typedef struct {
     am_dist dist;
 } am_problem;
 
+/* The linear spectrum lambda_i = hi - (hi - lo) (i - 1) / (dim - 1), i = 1..dim (dim >= 2),
+ * into lambda[0..dim-1]. */
+void am_problem_spectrum_linear(double hi, double lo, size_t dim, double *lambda);
+
 /* Checks a spectrum: dim >= 2, all finite and > 0, non-increasing, lambda_1 > lambda_2. */
 am_status am_problem_check_spectrum(size_t dim, const double *lambda);
 
 /* Allocates a problem; rotate_seed != 0 draws a Haar-random orthogonal eigenbasis from
- * that seed (Philox stream, QR of a Gaussian matrix). Returns NULL on bad input or no memory. */
-am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uint64_t rotate_seed);
+ * that seed (Philox stream, QR of a Gaussian matrix). Returns NULL on bad input (AM_EINVAL)
+ * or no memory (AM_ENOMEM) with *status set and a one-line reason in err; status and err may
+ * be NULL. */
+am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uint64_t rotate_seed,
+                             am_status *status, char *err, size_t errlen);
 
 /* Frees a problem; NULL is safe. */
 void am_problem_free(am_problem *p);
@@ -66,13 +73,13 @@ double am_problem_alpha2(const am_problem *p, size_t i, size_t j, am_status *sta
 double am_problem_bound(const am_problem *p);
 
 /* Name of a distribution kind ("gaussian", ...). */
-const char *am_dist_name(am_dist_kind kind);
+const char *am_problem_dist_name(am_dist_kind kind);
 
-/* Parses a --dist spec: gaussian, rademacher, uniform, student:NU (NU > 2), expected.
+/* Parses a distribution spec: gaussian, rademacher, uniform, student:NU (NU > 2), expected.
  * AM_EINVAL with a one-line reason in err on failure. */
-am_status am_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen);
+am_status am_problem_dist_parse(const char *spec, am_dist *out, char *err, size_t errlen);
 
 /* Writes the canonical spec of a distribution ("student:5") into buf. */
-void am_dist_format(const am_dist *dist, char *buf, size_t len);
+void am_problem_dist_format(const am_dist *dist, char *buf, size_t len);
 
 #endif

@@ -30,7 +30,7 @@ const am_runtime_entry am_runtime_table[] = {
 };
 const size_t am_runtime_table_len = sizeof am_runtime_table / sizeof am_runtime_table[0];
 
-const am_variant_entry am_variant_table[] = {
+const am_variant_entry am_runtime_variant_table[] = {
     {"sync", "sync", "the server waits for all P learners", AM_VARIANT_SYNC, 0},
     {"k-sync", "k-sync:K", "waits for the first K learners, cancels the others", AM_VARIANT_KSYNC,
      1},
@@ -43,7 +43,8 @@ const am_variant_entry am_variant_table[] = {
     {"k-batch-async", "k-batch-async:K",
      "waits for K mini-batches from any learners, which never idle", AM_VARIANT_KBATCHASYNC, 1},
 };
-const size_t am_variant_table_len = sizeof am_variant_table / sizeof am_variant_table[0];
+const size_t am_runtime_variant_table_len =
+    sizeof am_runtime_variant_table / sizeof am_runtime_variant_table[0];
 
 am_status am_runtime_make(am_runtime_kind kind, double a, double b, am_runtime *out)
 {
@@ -218,8 +219,6 @@ am_status am_runtime_order_stat_quad(const am_runtime *r, size_t k, size_t p, do
     gsl_function f = {quad_integrand, &c};
     gsl_integration_workspace *w = gsl_integration_workspace_alloc(2000);
     if (!w) return AM_ENOMEM;
-    /* GSL would abort on a failure: switch the handler off for the call, then restore it. */
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
     double res = NAN, abserr = NAN;
     int rc;
     double mode = p > 1 ? (double)(k - 1) / (double)(p - 1) : 0.5;
@@ -229,7 +228,6 @@ am_status am_runtime_order_stat_quad(const am_runtime *r, size_t k, size_t p, do
     } else {
         rc = gsl_integration_qags(&f, 0, 1, 0, 1e-11, 2000, w, &res, &abserr);
     }
-    gsl_set_error_handler(old);
     gsl_integration_workspace_free(w);
     /* A roundoff report with a tiny estimated error is still a usable answer. */
     if (rc && !(rc == GSL_EROUND && abserr <= 1e-8 * fabs(res))) return AM_ESOLVER;
@@ -258,11 +256,11 @@ am_status am_runtime_order_stat(const am_runtime *r, size_t k, size_t p, double 
     return AM_EINVAL;
 }
 
-am_status am_variant_parse(const char *name, am_variant *out, char *err, size_t errlen)
+am_status am_runtime_variant_parse(const char *name, am_variant *out, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < am_variant_table_len; i++)
-        if (strcmp(name, am_variant_table[i].name) == 0) {
-            *out = am_variant_table[i].variant;
+    for (size_t i = 0; i < am_runtime_variant_table_len; i++)
+        if (strcmp(name, am_runtime_variant_table[i].name) == 0) {
+            *out = am_runtime_variant_table[i].variant;
             return AM_OK;
         }
     snprintf(err, errlen,
@@ -271,8 +269,8 @@ am_status am_variant_parse(const char *name, am_variant *out, char *err, size_t 
     return AM_EINVAL;
 }
 
-am_status am_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
-                                size_t errlen)
+am_status am_runtime_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
+                                        size_t errlen)
 {
     char name[32];
     const char *colon = strchr(spec, ':');
@@ -280,10 +278,10 @@ am_status am_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char
     if (nlen >= sizeof name) nlen = sizeof name - 1;
     memcpy(name, spec, nlen);
     name[nlen] = 0;
-    if (am_variant_parse(name, v, err, errlen)) return AM_EINVAL;
+    if (am_runtime_variant_parse(name, v, err, errlen)) return AM_EINVAL;
     int takes = 0;
-    for (size_t i = 0; i < am_variant_table_len; i++)
-        if (am_variant_table[i].variant == *v) takes = am_variant_table[i].takes_k;
+    for (size_t i = 0; i < am_runtime_variant_table_len; i++)
+        if (am_runtime_variant_table[i].variant == *v) takes = am_runtime_variant_table[i].takes_k;
     *k = 1;
     if (!takes) {
         if (colon) {
@@ -303,14 +301,14 @@ am_status am_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char
     return AM_OK;
 }
 
-const char *am_variant_name(am_variant v)
+const char *am_runtime_variant_name(am_variant v)
 {
-    for (size_t i = 0; i < am_variant_table_len; i++)
-        if (am_variant_table[i].variant == v) return am_variant_table[i].name;
+    for (size_t i = 0; i < am_runtime_variant_table_len; i++)
+        if (am_runtime_variant_table[i].variant == v) return am_runtime_variant_table[i].name;
     return "?";
 }
 
-size_t am_variant_batch(am_variant v, size_t p, size_t k)
+size_t am_runtime_variant_batch(am_variant v, size_t p, size_t k)
 {
     switch (v) {
     case AM_VARIANT_SYNC:
@@ -322,7 +320,7 @@ size_t am_variant_batch(am_variant v, size_t p, size_t k)
     }
 }
 
-am_status am_variant_check(am_variant v, size_t p, size_t k)
+am_status am_runtime_variant_check(am_variant v, size_t p, size_t k)
 {
     if (p < 1) return AM_EINVAL;
     switch (v) {
@@ -343,7 +341,7 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
                                    double *out)
 {
     *out = NAN;
-    if (am_variant_check(v, p, k)) return AM_EINVAL;
+    if (am_runtime_variant_check(v, p, k)) return AM_EINVAL;
     double mean;
     am_status st;
     switch (v) {
@@ -386,7 +384,7 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
 am_status am_runtime_p_fresh(const am_runtime *r, am_variant v, size_t p, size_t k, double *out)
 {
     *out = NAN;
-    if (am_variant_check(v, p, k)) return AM_EINVAL;
+    if (am_runtime_variant_check(v, p, k)) return AM_EINVAL;
     switch (v) {
     case AM_VARIANT_SYNC:
     case AM_VARIANT_KSYNC:
@@ -416,7 +414,7 @@ am_status am_runtime_mean_staleness(const am_runtime *r, am_variant v, size_t p,
                                     double *out)
 {
     *out = NAN;
-    if (am_variant_check(v, p, k)) return AM_EINVAL;
+    if (am_runtime_variant_check(v, p, k)) return AM_EINVAL;
     switch (v) {
     case AM_VARIANT_SYNC:
     case AM_VARIANT_KSYNC:

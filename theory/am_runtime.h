@@ -82,8 +82,8 @@ typedef struct {
     int takes_k; /* 1 if the variant has a parameter K */
 } am_variant_entry;
 
-extern const am_variant_entry am_variant_table[];
-extern const size_t am_variant_table_len;
+extern const am_variant_entry am_runtime_variant_table[];
+extern const size_t am_runtime_variant_table_len;
 
 /* Builds a distribution from its kind and parameters; AM_EINVAL if they are out of domain
  * (RATE > 0, DELTA >= 0, ALPHA > 0, SCALE > 0, 0 <= A < B, C > 0, all finite). */
@@ -111,22 +111,22 @@ am_status am_runtime_order_stat(const am_runtime *r, size_t k, size_t p, double 
 am_status am_runtime_order_stat_quad(const am_runtime *r, size_t k, size_t p, double *out);
 
 /* Parses a variant name ("k-sync") into *out; AM_EINVAL with a reason in err otherwise. */
-am_status am_variant_parse(const char *name, am_variant *out, char *err, size_t errlen);
+am_status am_runtime_variant_parse(const char *name, am_variant *out, char *err, size_t errlen);
 
 /* Parses "async", "sync", "k-sync:4", ... into the variant and K (1 for sync and async);
- * AM_EINVAL with a reason in err otherwise (K against P is checked by am_variant_check). */
-am_status am_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
-                                size_t errlen);
+ * AM_EINVAL with a reason in err otherwise (K against P is checked by am_runtime_variant_check). */
+am_status am_runtime_variant_parse_spec(const char *spec, am_variant *v, size_t *k, char *err,
+                                        size_t errlen);
 
 /* The registry name of a variant. */
-const char *am_variant_name(am_variant v);
+const char *am_runtime_variant_name(am_variant v);
 
 /* Number of gradients one update of the variant uses (sync: P, async: 1, otherwise K). */
-size_t am_variant_batch(am_variant v, size_t p, size_t k);
+size_t am_runtime_variant_batch(am_variant v, size_t p, size_t k);
 
 /* Checks P >= 1 and K (1 <= K <= P for k-sync and k-async, K >= 1 for the batch variants;
  * ignored for sync and async). */
-am_status am_variant_check(am_variant v, size_t p, size_t k);
+am_status am_runtime_variant_check(am_variant v, size_t p, size_t k);
 
 /* Expected time per iteration of the variant (table above); AM_EDOM where the toolkit has
  * no closed form or the value is infinite. */

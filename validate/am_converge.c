@@ -256,7 +256,7 @@ static am_status dde_error(const am_problem *p, double mu, double s, const doubl
 {
     am_status st;
     am_dde_params dp = am_dde_params_default();
-    am_dde *sv = am_dde_alloc(p, &dp, &st);
+    am_dde *sv = am_dde_alloc(p, &dp, &st, NULL, 0);
     if (!sv) return st;
     double *nrm = malloc(n * sizeof *nrm);
     if (!nrm) {
@@ -281,7 +281,7 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
     am_status st = delay_for(p, par, eta, &mp.delay, &r->tau[l]);
     if (st) return st;
     r->eta[l] = eta;
-    am_msgd *m = am_msgd_alloc(p, &mp, &st);
+    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     if (!m) return st;
     am_grid grid = {n, par->horizon};
     uint64_t *k = malloc(n * sizeof *k);
@@ -421,7 +421,7 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     {
         am_msgd_params mp = par->msgd;
         am_delay_make(AM_DELAY_NONE, 0, &mp.delay);
-        am_msgd *m = am_msgd_alloc(p, &mp, &st);
+        am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
         if (!m) goto fail;
         am_msgd_initial(m, 0, v0);
         am_msgd_free(m);

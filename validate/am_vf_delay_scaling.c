@@ -37,7 +37,7 @@ static am_status ds_trajectory(const am_problem *p, double mu, double eta, doubl
     am_status st = tau > 0 ? am_delay_make(AM_DELAY_CONST, tau, &mp.delay)
                            : am_delay_make(AM_DELAY_NONE, 0, &mp.delay);
     if (st) return st;
-    am_msgd *m = am_msgd_alloc(p, &mp, &st);
+    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     if (!m) return st;
     uint64_t k[DS_NGRID];
     am_grid grid = {DS_NGRID, horizon};

@@ -30,7 +30,7 @@ am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *
         pp.workers = P;
         pp.seed = o->seed;
         if (am_runtime_parse("exp:1", &pp.runtime, err, sizeof err) ||
-            am_variant_parse_spec(specs[i], &pp.variant, &pp.k, err, sizeof err))
+            am_runtime_variant_parse_spec(specs[i], &pp.variant, &pp.k, err, sizeof err))
             return AM_EINVAL;
         am_stats stats[3];
         am_status st = am_ps_ensemble(&pp, R, burnin, n, o->threads, stats);

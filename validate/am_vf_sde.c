@@ -44,7 +44,7 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
         uint64_t *k = malloc(ngrid * sizeof *k);
         double *tk = malloc(ngrid * sizeof *tk), *mm = malloc(ngrid * sizeof *mm),
                *ms = malloc(ngrid * sizeof *ms);
-        am_msgd *m = am_msgd_alloc(p, &mp, &st);
+        am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
         am_ensemble_result *er = NULL;
         if (m && (!v0 || !h0 || !k || !tk || !mm || !ms)) st = AM_ENOMEM;
         if (!st) {

@@ -71,8 +71,8 @@ am_status am_vf_stationary_run(const am_validate_check *c, const am_validate_opt
             am_check_set_params(row,
                                 "mu=%g dist=%s eta=%g and 2 eta, start=e:1 burn=%llu "
                                 "steps n=%zu every %llu steps R=%zu",
-                                mu, am_dist_name(dists[id]), eta, (unsigned long long)burn, n,
-                                (unsigned long long)s, R);
+                                mu, am_problem_dist_name(dists[id]), eta, (unsigned long long)burn,
+                                n, (unsigned long long)s, R);
             double m[2], se[2];
             am_acf_tau tau[2];
             size_t div[2];

@@ -24,7 +24,7 @@ am_problem *am_vf_util_problem(am_dist_kind kind)
 {
     static const double lambda[4] = {4, 3, 2, 1};
     am_dist dist = {kind, 0};
-    return am_problem_alloc(4, lambda, dist, 0);
+    return am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
 }
 
 am_check_result *am_vf_util_row(am_check_result *rows, size_t cap, size_t *n, const char *name)
@@ -131,7 +131,7 @@ am_status am_vf_util_run_wrapped(const am_problem *p, const am_msgd_params *mp, 
                                  int threads, am_ensemble_result **res)
 {
     am_status st;
-    am_msgd *m = am_msgd_alloc(p, mp, &st);
+    am_msgd *m = am_msgd_alloc(p, mp, &st, NULL, 0);
     if (!m) return st;
     av_wrap w;
     av_wrap_init(&w, am_msgd_model(m), cols, ncol, mode, n);
