@@ -6,17 +6,21 @@
  * round trip), true as a bare flag, false and null omitted, arrays as comma lists. Keys that
  * record a derived value rather than an option are skipped (a const table below).
  * Exit status: 0 identical, 1 different, 2 a file that cannot be rerun, 3 the rerun failed.
+ * The rerun is a child process (this program, /proc/self/exe): nothing of it stays behind in
+ * this one, and its messages and exit status are those of the command.
  */
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "args.h"
 #include "commands.h"
 #include "../core/am_common.h"
-#include "embed.h"
 
 /* Recorded values that are not options of their command. */
 static const struct {
@@ -76,6 +80,65 @@ static int rerun_scalar(const json_t *v, char *buf, size_t len)
         return 0;
     }
     return 1;
+}
+
+extern char **environ;
+
+/* Runs this program (/proc/self/exe) with argv in a child process: its stdout into *out
+ * (malloc'd, *outlen bytes), the message of its one-line error into err; returns its exit
+ * status (-1 if it could not run or did not exit). A separate process, so that a refused or
+ * failed rerun cannot leave anything of its own behind in this one. */
+static int rerun_spawn(char **argv, char **out, size_t *outlen, char *err, size_t errlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    err[0] = 0;
+    int pipefd[2];
+    FILE *errf = tmpfile();
+    if (!errf || pipe(pipefd)) {
+        if (errf) fclose(errf);
+        return -1;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&fa, fileno(errf), STDERR_FILENO);
+    posix_spawn_file_actions_addclose(&fa, pipefd[0]);
+    pid_t pid;
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(pipefd[1]);
+    if (rc) {
+        close(pipefd[0]);
+        fclose(errf);
+        return -1;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    for (ssize_t got; buf && (got = read(pipefd[0], buf + len, cap - len)) > 0;) {
+        len += (size_t)got;
+        if (len == cap) {
+            char *bigger = realloc(buf, cap *= 2);
+            if (!bigger) free(buf);
+            buf = bigger;
+        }
+    }
+    close(pipefd[0]);
+    int wst = 0;
+    while (waitpid(pid, &wst, 0) < 0)
+        ;
+    rewind(errf);
+    char line[2048] = "";
+    while (fgets(line, sizeof line, errf))
+        if (strncmp(line, "amsgd: error: ", 14) == 0) {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(err, errlen, "%.*s", (int)(errlen - 1), line + 14);
+        }
+    fclose(errf);
+    if (!buf) return -1;
+    *out = buf;
+    *outlen = len;
+    return WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
 }
 
 static void rerun_usage(FILE *f)
@@ -147,10 +210,11 @@ int cmd_rerun(int argc, char **argv)
     if (!known || strcmp(command, "rerun") == 0 || strcmp(command, "figures") == 0)
         cli_usage_error("'%s' records the command '%s', which rerun cannot run", path, command);
 
-    /* argv: command, --key value ..., --format json */
-    size_t nmax = 2 * json_object_size(params) + 4, n = 0;
+    /* argv: amsgd, command, --key value ..., --format json */
+    size_t nmax = 2 * json_object_size(params) + 6, n = 0;
     char **args = calloc(nmax, sizeof *args);
     if (!args) cli_runtime_error("out of memory");
+    args[n++] = strdup("amsgd");
     args[n++] = strdup(command);
     const char *key;
     json_t *v;
@@ -196,18 +260,28 @@ int cmd_rerun(int argc, char **argv)
         if (!args[i]) cli_runtime_error("out of memory");
 
     char cmdline[4096];
-    size_t at = (size_t)snprintf(cmdline, sizeof cmdline, "amsgd");
+    size_t at = 0;
+    cmdline[0] = 0;
     for (size_t i = 0; i < n && at < sizeof cmdline; i++)
-        at += (size_t)snprintf(cmdline + at, sizeof cmdline - at, " %s", args[i]);
+        at += (size_t)snprintf(cmdline + at, sizeof cmdline - at, "%s%s", i ? " " : "", args[i]);
 
     char *out = NULL, err[1024];
     size_t outlen = 0;
-    int st = am_cli_call((int)n, args, &out, &outlen, err, sizeof err);
+    int st = rerun_spawn(args, &out, &outlen, err, sizeof err);
     for (size_t i = 0; i < n; i++)
         free(args[i]);
     free(args);
-    if (st == 2) cli_usage_error("the recorded parameters are refused: %s", err);
-    if (st == 3) cli_runtime_error("the rerun failed: %s", err);
+    if (st == 2 || st == 3) {
+        free(out);
+        free(old);
+        json_decref(root);
+        if (st == 2) cli_usage_error("the recorded parameters are refused: %s", err);
+        cli_runtime_error("the rerun failed: %s", err[0] ? err : "no message");
+    }
+    if (st != 0 && st != 1) {
+        free(out);
+        cli_runtime_error("the rerun did not complete (status %d)", st);
+    }
 
     int same = outlen == len && memcmp(out, old, len) == 0;
     const char *now = am_version();
@@ -228,7 +302,7 @@ int cmd_rerun(int argc, char **argv)
             fprintf(stderr, "; recorded by version %s, this is %s", version, now);
         fputc('\n', stderr);
     }
-    am_cli_free(out);
+    free(out);
     free(old);
     json_decref(root);
     return same ? 0 : 1;

@@ -37,6 +37,9 @@ static int embed_dispatch(int argc, char **argv)
     /* figures runs the amsgd binary on each of its steps: it belongs to the shell */
     if (strcmp(argv[0], "figures") == 0)
         cli_usage_error("'amsgd figures' runs the amsgd binary; call it from the shell");
+    /* rerun starts the amsgd binary as a child process: the same */
+    if (strcmp(argv[0], "rerun") == 0)
+        cli_usage_error("'amsgd rerun' runs the amsgd binary; call it from the shell");
     for (const cli_command *c = cli_commands; c->name; c++)
         if (strcmp(argv[0], c->name) == 0) return c->run(argc - 1, argv + 1);
     cli_usage_error("unknown command '%s' (see amsgd --help)", argv[0]);
