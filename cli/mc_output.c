@@ -41,6 +41,11 @@ void mc_check_memory(am_status st, const am_run_result *run, int threads)
 
 void mc_write(FILE *f, int json, const char *command, json_t *params, const am_run_result *run)
 {
+    if (run->diverged)
+        fprintf(stderr,
+                "amsgd: warning: %zu of %zu replicas diverged; the means are over the survivors "
+                "(column alive), %s where none is left\n",
+                run->diverged, run->replicas, json ? "null" : "nan");
     size_t n = run->ngrid, no = run->nobs;
     mc_column *cols = malloc((no ? no : 1) * sizeof *cols);
     if (!cols) cli_runtime_error("out of memory");

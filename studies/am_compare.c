@@ -43,7 +43,11 @@ long am_compare_sup_gap(const double *a, const double *b, size_t n, double *gap)
     *gap = NAN;
     for (size_t g = 0; g < n; g++) {
         double d = fabs(a[g] - b[g]);
-        if (isfinite(d) && (arg < 0 || d > *gap)) {
+        if (!isfinite(d)) { /* a side without a value at a saved time: no sup over the grid */
+            *gap = NAN;
+            return -1;
+        }
+        if (arg < 0 || d > *gap) {
             *gap = d;
             arg = (long)g;
         }

@@ -59,8 +59,9 @@ am_status am_compare_run(const am_compare_params *par, am_compare_result *res, c
 /* Frees the arrays of a result; safe on a zeroed or failed result. */
 void am_compare_result_free(am_compare_result *res);
 
-/* Largest |a[g] - b[g]| over the g < n where it is finite, into *gap (NaN if none); returns
- * the maximiser (the first on ties) or -1. */
+/* Largest |a[g] - b[g]| over g < n into *gap; returns the maximiser (the first on ties). NaN
+ * and -1 if a difference is not finite anywhere (a side diverged, or no replica alive): a
+ * sup over part of the grid would understate the gap. */
 long am_compare_sup_gap(const double *a, const double *b, size_t n, double *gap);
 
 #endif

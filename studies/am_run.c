@@ -64,9 +64,9 @@ static am_status run_model(const am_model *model, double h, double horizon, size
     }
     for (size_t g = 0; g < ngrid; g++) {
         res->alive[g] = er->alive[g];
-        for (size_t j = 0; j < no; j++) {
-            res->mean[j * ngrid + g] = er->obs[g * no + j].mean;
-            res->sem[j * ngrid + g] = am_stats_sem(&er->obs[g * no + j]);
+        for (size_t j = 0; j < no; j++) { /* no survivor at a saved time: no value (NaN) */
+            res->mean[j * ngrid + g] = er->alive[g] ? er->obs[g * no + j].mean : NAN;
+            res->sem[j * ngrid + g] = er->alive[g] ? am_stats_sem(&er->obs[g * no + j]) : NAN;
         }
     }
     res->diverged = er->diverged;

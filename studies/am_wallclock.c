@@ -90,9 +90,11 @@ static am_status lsq_theory(const am_wallclock_params *par, const double *lam, c
     double *f = malloc(ngrid * sizeof *f);
     if (!f) return AM_ENOMEM;
     for (size_t g = 0; g < ngrid; g++)
-        f[g] = er->obs[g * 2].mean;
-    w->floor_measured = er->summary_stats[0].mean;
-    w->floor_measured_sem = am_stats_sem(&er->summary_stats[0]);
+        f[g] = er->alive[g] ? er->obs[g * 2].mean : NAN; /* no survivor: no value */
+    /* the floor over the replicas that did not diverge: none left means no floor, not 0 */
+    int any = er->summary_stats[0].n > 0;
+    w->floor_measured = any ? er->summary_stats[0].mean : NAN;
+    w->floor_measured_sem = any ? am_stats_sem(&er->summary_stats[0]) : NAN;
     if (am_pslsq_decay(ks, f, ngrid, w->floor_measured, &w->decay_measured))
         w->decay_measured = NAN;
     free(f);

@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include <criterion/criterion.h>
+#include <jansson.h>
+
+#include "test_util.h"
 
 #include "../core/am_ensemble.h"
 #include "../montecarlo/am_dataset.h"
@@ -257,15 +260,41 @@ Test(studies_compare, sup_gaps_against_separate_runs)
     am_problem_free(p);
 }
 
-Test(studies_compare, sup_gap_skips_undefined_points)
+Test(studies_compare, sup_gap_is_undefined_where_a_side_has_no_value)
 {
-    const double a[4] = {0.5, NAN, 0.1, 0.3}, b[4] = {0.4, 0.0, 0.4, NAN};
+    const double a[4] = {0.5, 0.2, 0.1, 0.3}, b[4] = {0.4, 0.0, 0.4, 0.25};
     double gap;
     cr_assert_eq(am_compare_sup_gap(a, b, 4, &gap), 2);
     cr_assert_float_eq(gap, 0.3, 1e-15);
-    const double c[2] = {NAN, NAN};
-    cr_assert_eq(am_compare_sup_gap(c, b, 2, &gap), -1);
-    cr_assert(isnan(gap));
+    /* a diverged side (NaN) at one saved time: the sup over the rest would understate it */
+    const double c[4] = {0.5, NAN, 0.1, 0.3};
+    cr_assert_eq(am_compare_sup_gap(c, b, 4, &gap), -1);
+    cr_assert(isnan(gap), "a sup over part of the grid: %g", gap);
+}
+
+/* every replica diverged: no mean error (null), not a perfect 0; a warning on stderr */
+Test(studies_run, all_diverged_is_no_result)
+{
+    test_run r = test_amsgd("mc --eta 0.05 --mu 0.9 --delay const:30 --replicas 200 --time 20 "
+                            "--grid 6 --blowup 1e300 --format json");
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    json_error_t je;
+    json_t *root = json_loads(r.out, 0, &je);
+    cr_assert_not_null(root, "%s", je.text);
+    json_t *em = json_object_get(root, "err_mean"), *al = json_object_get(root, "alive");
+    size_t n = json_array_size(em);
+    cr_assert(n == 6 && json_integer_value(json_array_get(al, n - 1)) == 0,
+              "expected every replica diverged at the end");
+    cr_expect(json_is_null(json_array_get(em, n - 1)), "err_mean with no survivor is not null");
+    cr_expect(json_is_null(json_array_get(json_object_get(root, "norm_mean"), n - 1)));
+    cr_expect(json_is_number(json_array_get(em, 0)), "err_mean at t = 0 must be a number");
+    json_decref(root);
+    cr_expect(strstr(r.err, "warning") && strstr(r.err, "diverged"), "stderr: %s", r.err);
+    test_run_free(&r);
+    r = test_amsgd("sde --eta 0.05 --dt 2 --mu 0.9 --replicas 50 --time 40 --grid 5");
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    cr_expect(strstr(r.out, "\n40,20,nan,nan,nan,nan,0\n") != NULL, "sde: %s", r.out);
+    test_run_free(&r);
 }
 
 Test(studies_compare, failures_name_the_stage)
