@@ -69,11 +69,18 @@ am_status am_dataset_read_csv(const char *path, am_dataset **out, char *err, siz
         for (char *p = line; *p; p++)
             cols += *p == ',';
         if (first) {
+            /* a header only when no field is a number: a first data row with a typo is an
+               error below, not silently dropped as a header */
             first = 0;
-            const char *comma = strchr(line, ',');
-            double x;
-            size_t flen = comma ? (size_t)(comma - line) : strcspn(line, "\n");
-            if (field_num(line, flen, &x)) continue; /* header */
+            int any_num = 0;
+            const char *p = line;
+            for (size_t c = 0; c < cols; c++) {
+                size_t flen = strcspn(p, ",\n");
+                double x;
+                any_num |= !field_num(p, flen, &x);
+                p += flen + (p[flen] == ',');
+            }
+            if (!any_num) continue; /* header */
         }
         if (ncols == 0) {
             if (cols < 2) {
@@ -113,6 +120,14 @@ am_status am_dataset_read_csv(const char *path, am_dataset **out, char *err, siz
                 st = AM_EINVAL;
                 goto done;
             }
+            if (fabs(vals[n * ncols + c]) > AM_DATASET_VALUE_MAX) {
+                snprintf(err, errlen,
+                         "%s: line %zu, column %zu: %.3g exceeds %.0e in magnitude (the "
+                         "objective would overflow)",
+                         path, lineno, c + 1, vals[n * ncols + c], AM_DATASET_VALUE_MAX);
+                st = AM_EINVAL;
+                goto done;
+            }
             p += flen + 1;
         }
         n++;
@@ -126,6 +141,18 @@ am_status am_dataset_read_csv(const char *path, am_dataset **out, char *err, siz
         snprintf(err, errlen, "%s: no data rows", path);
         st = AM_EINVAL;
         goto done;
+    }
+    {
+        int nonzero = 0;
+        for (size_t i = 0; i < n && !nonzero; i++)
+            for (size_t c = 0; c + 1 < ncols; c++)
+                nonzero |= vals[i * ncols + c] != 0;
+        if (!nonzero) {
+            snprintf(err, errlen, "%s: every feature is 0 (the objective would not depend on x)",
+                     path);
+            st = AM_EINVAL;
+            goto done;
+        }
     }
     am_dataset *ds = calloc(1, sizeof *ds);
     if (ds) {

@@ -25,8 +25,14 @@ typedef struct {
     double *y; /* [n] */
 } am_dataset;
 
-/* Reads a CSV file into a new data set (free with am_dataset_free). On failure returns
- * AM_EIO (cannot read) or AM_EINVAL (malformed) with a one-line reason in err. */
+/* Largest magnitude of a value read from CSV: squares and products of the objectives must stay
+ * finite. */
+#define AM_DATASET_VALUE_MAX 1e100
+
+/* Reads a CSV file into a new data set (free with am_dataset_free). The first line is a header
+ * only if none of its fields is a number. On failure returns AM_EIO (cannot read) or
+ * AM_EINVAL (malformed, a value above AM_DATASET_VALUE_MAX in magnitude, every feature 0)
+ * with a one-line reason in err. */
 am_status am_dataset_read_csv(const char *path, am_dataset **out, char *err, size_t errlen);
 
 typedef enum { AM_SYNTH_LSQ = 0, AM_SYNTH_LOGISTIC, AM_SYNTH_PCA } am_synth_kind;

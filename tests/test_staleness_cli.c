@@ -98,3 +98,37 @@ Test(staleness_cli, bad_flags)
         test_run_free(&r);
     }
 }
+
+/* degenerate data sets are refused with exit 2 and one line (D13); the same layout with sane
+   values is accepted, so the checks can pass */
+Test(staleness_cli, degenerate_data_refused)
+{
+    static const struct {
+        const char *text, *needle;
+    } cases[] = {
+        {"1.2.3,4,5\n1,2,3\n2,1,0\n", "'1.2.3' is not a finite number"}, /* not a header */
+        {"x1,x2,y\n0,0,1\n0,0,2\n", "every feature is 0"},
+        {"x1,x2,y\n1e300,2,1\n1,2,3\n", "exceeds"},
+        {"x1,x2,y\n1,2,1\n-1e101,2,3\n", "exceeds"},
+    };
+    char path[] = "/tmp/amsgd-data-XXXXXX.csv";
+    int fd = mkstemps(path, 4);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "staleness --replicas 2 --s 0,1 --optimizer sgd --max-steps 50 --data %s", path);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        FILE *f = fopen(path, "w");
+        fputs(cases[i].text, f);
+        fclose(f);
+        test_expect_usage_error(cmd, cases[i].needle);
+    }
+    FILE *f = fopen(path, "w");
+    fputs("x1,x2,y\n1,2,1\n2,-1,3\n0.5,1,2\n", f);
+    fclose(f);
+    test_run r = test_amsgd(cmd);
+    cr_expect_eq(r.status, 0, "sane data: exit %d (%s)", r.status, r.err);
+    test_run_free(&r);
+    remove(path);
+}
