@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../studies/am_compare.h"
+#include "../core/am_rng.h"
 #include "cli_common.h"
 #include "commands.h"
 
@@ -38,8 +39,8 @@ int cmd_compare(int argc, char **argv)
                         cli_str(&a, "delay"));
     double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
     double dt = cli_given(&a, "dt") ? cli_double(&a, "dt", 0, 1e6, 1, 0) : mp.eta;
-    if (horizon / mp.eta > 1e15 || horizon / dt > 1e15)
-        cli_usage_error("--time is more than 1e15 steps of --eta or --dt");
+    if (horizon / mp.eta >= (double)AM_RNG_STEP_LIMIT || horizon / dt >= (double)AM_RNG_STEP_LIMIT)
+        cli_usage_error("--time is more than the random streams' 2^48 steps of --eta or --dt");
     am_ode_params op = am_ode_params_default();
     op.rtol = cli_double(&a, "rtol", 0, 1, 1, 1);
     op.atol = cli_double(&a, "atol", 0, 1e300, 0, 0);

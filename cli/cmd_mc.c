@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../studies/am_run.h"
+#include "../core/am_rng.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "mc_output.h"
@@ -61,8 +62,9 @@ int cmd_mc(int argc, char **argv)
     rp.msgd = cli_msgd_params(&a, p);
     const am_msgd_params mp = rp.msgd;
     double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
-    if (horizon / mp.eta > 1e15)
-        cli_usage_error("--time / --eta = %.3g steps is more than 1e15", horizon / mp.eta);
+    if (horizon / mp.eta >= (double)AM_RNG_STEP_LIMIT)
+        cli_usage_error("--time / --eta = %.3g steps is more than the random streams' 2^48",
+                        horizon / mp.eta);
     am_grid grid = cli_grid(&a, horizon);
     rp.horizon = grid.horizon;
     rp.ngrid = grid.n;

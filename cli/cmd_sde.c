@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../studies/am_run.h"
+#include "../core/am_rng.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "mc_output.h"
@@ -46,8 +47,9 @@ int cmd_sde(int argc, char **argv)
     am_msgd_params mp = cli_msgd_params(&a, p);
     double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
     double dt = cli_given(&a, "dt") ? cli_double(&a, "dt", 0, 1e6, 1, 0) : mp.eta;
-    if (horizon / dt > 1e15)
-        cli_usage_error("--time / --dt = %.3g steps is more than 1e15", horizon / dt);
+    if (horizon / dt >= (double)AM_RNG_STEP_LIMIT)
+        cli_usage_error("--time / --dt = %.3g steps is more than the random streams' 2^48",
+                        horizon / dt);
     const char *model = cli_str(&a, "model");
     int ou;
     if (strcmp(model, "global") == 0)

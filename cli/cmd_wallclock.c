@@ -121,7 +121,12 @@ int cmd_wallclock(int argc, char **argv)
         if (am_msgd_init_parse(cli_str(&a, "init"), prob->dim, &wp.init, err, sizeof err))
             cli_usage_error("--init: %s", err);
     } else {
-        wp.dim = (size_t)cli_int(&a, "dim", 1, 100000);
+        /* the Async-MSGD flags apply to --objective pca only: refused, not silently ignored */
+        static const char *const pca_only[] = {"mu", "spectrum", "init", "dist", "rotate"};
+        for (size_t i = 0; i < sizeof pca_only / sizeof *pca_only; i++)
+            if (cli_given(&a, pca_only[i]))
+                cli_usage_error("--%s applies to --objective pca only", pca_only[i]);
+        wp.dim = (size_t)cli_int(&a, "dim", 2, 100000); /* as --help states: d >= 2 */
         wp.lmax = cli_double(&a, "lmax", 0, 1e12, 1, 0);
         wp.lmin = cli_double(&a, "lmin", 0, wp.lmax, 1, 0);
         wp.sigma = cli_double(&a, "sigma", 0, 1e12, 0, 0);

@@ -2,6 +2,7 @@
  * test_cli.c -- the command-line contract of amsgd: help, JSON keys, thread invariance of
  * the output, and every bad-input case (exit 2, one line on stderr, nothing on stdout).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -142,4 +143,32 @@ Test(cli, workers_delay_only_where_supported)
     test_expect_usage_error("compare --delay workers:4:exp:1 --time 1", "workers");
     test_expect_usage_error("converge --delay workers:4:exp:1", "workers");
     test_expect_usage_error("sde --delay workers:4:exp:1", "--delay");
+}
+
+/* a horizon past the random streams' step limit (2^48) is bad input, found before computing
+   (it used to exit 3 with "invalid argument") */
+Test(cli, horizon_beyond_the_stream_limit_is_bad_input)
+{
+    test_expect_usage_error("mc --time 1e12 --eta 1e-3 --grid 2 --replicas 1", "2^48");
+    test_expect_usage_error("sde --time 1e12 --eta 1e-3 --grid 2 --replicas 1", "2^48");
+    test_expect_usage_error("compare --time 1e12 --eta 1e-3 --grid 2 --replicas 1", "2^48");
+}
+
+/* wallclock's least-squares objective refuses the Async-MSGD flags instead of ignoring them
+   (D9), and --dim follows its help (d >= 2) */
+Test(cli, wallclock_lsq_refuses_pca_flags)
+{
+    const char *base = "wallclock --workers 4 --updates 20 --replicas 4 --grid 3 --variants sync";
+    const char *flags[] = {"--mu abc",   "--mu 0.5",   "--spectrum garbage",
+                           "--init foo", "--dist foo", "--rotate -1"};
+    char cmd[256];
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++) {
+        snprintf(cmd, sizeof cmd, "%s %s", base, flags[i]);
+        test_expect_usage_error(cmd, "--objective pca");
+    }
+    snprintf(cmd, sizeof cmd, "%s --dim 1", base);
+    test_expect_usage_error(cmd, "--dim");
+    test_run r = test_amsgd(base);
+    cr_expect_eq(r.status, 0, "%s: exit %d (%s)", base, r.status, r.err);
+    test_run_free(&r);
 }
