@@ -81,7 +81,7 @@ int cmd_converge(int argc, char **argv)
                 cli_usage_error("--etas values must be distinct, got '%s'", cli_str(&a, "etas"));
     }
     char err[256];
-    if (am_scaling_parse(cli_str(&a, "delay-scaling"), &cp.scaling, err, sizeof err))
+    if (am_converge_scaling_parse(cli_str(&a, "delay-scaling"), &cp.scaling, err, sizeof err))
         cli_usage_error("--delay-scaling: %s", err);
     if (cp.scaling.kind != AM_SCALING_NONE && cli_given(&a, "delay"))
         cli_usage_error("--delay and --delay-scaling %s cannot be combined",
@@ -178,7 +178,7 @@ int cmd_converge(int argc, char **argv)
         cli_params_msgd(params, &mp);
         json_object_del(params, "eta");
         json_object_set_new(params, "etas", cli_json_doubles(etas, n_eta));
-        am_scaling_format(&cp.scaling, buf, sizeof buf);
+        am_converge_scaling_format(&cp.scaling, buf, sizeof buf);
         json_object_set_new(params, "delay_scaling", json_string(buf));
         json_object_set_new(params, "time", json_real(cp.horizon));
         json_object_set_new(params, "grid", json_integer((json_int_t)cp.ngrid));

@@ -111,28 +111,28 @@ Test(converge, scaling_parse_and_tau)
 {
     am_scaling s;
     char err[256];
-    cr_assert_eq(am_scaling_parse("paper:0.5:2", &s, err, sizeof err), AM_OK);
+    cr_assert_eq(am_converge_scaling_parse("paper:0.5:2", &s, err, sizeof err), AM_OK);
     cr_assert_eq(s.kind, AM_SCALING_PAPER);
     double lam = 4, mu = 0.5, eta = 1e-3;
     double want = 2 * (1 - mu) * (1 - mu) / (lam * pow(eta, 0.5));
-    cr_assert(fabs(am_scaling_tau(&s, lam, mu, eta) - want) <= 1e-12 * want,
-              "paper tau %.17g want %.17g", am_scaling_tau(&s, lam, mu, eta), want);
-    cr_assert_float_eq(am_scaling_order(&s), 0.5, 1e-15);
-    cr_assert_eq(am_scaling_parse("inverse:0.02", &s, err, sizeof err), AM_OK);
-    cr_assert(fabs(am_scaling_tau(&s, lam, mu, eta) - 20) < 1e-12);
-    cr_assert_float_eq(am_scaling_order(&s), 0.0, 1e-15);
-    cr_assert_eq(am_scaling_parse("none", &s, err, sizeof err), AM_OK);
-    cr_assert(isnan(am_scaling_tau(&s, lam, mu, eta)));
-    cr_assert_float_eq(am_scaling_order(&s), 1.0, 1e-15);
+    cr_assert(fabs(am_converge_scaling_tau(&s, lam, mu, eta) - want) <= 1e-12 * want,
+              "paper tau %.17g want %.17g", am_converge_scaling_tau(&s, lam, mu, eta), want);
+    cr_assert_float_eq(am_converge_scaling_order(&s), 0.5, 1e-15);
+    cr_assert_eq(am_converge_scaling_parse("inverse:0.02", &s, err, sizeof err), AM_OK);
+    cr_assert(fabs(am_converge_scaling_tau(&s, lam, mu, eta) - 20) < 1e-12);
+    cr_assert_float_eq(am_converge_scaling_order(&s), 0.0, 1e-15);
+    cr_assert_eq(am_converge_scaling_parse("none", &s, err, sizeof err), AM_OK);
+    cr_assert(isnan(am_converge_scaling_tau(&s, lam, mu, eta)));
+    cr_assert_float_eq(am_converge_scaling_order(&s), 1.0, 1e-15);
     static const char *bad[] = {"paper:0:1",    "paper:1.5:1", "paper:0.5",
                                 "paper:0.5:-1", "inverse:0",   "inverse:x",
                                 "inverse:",     "sometimes",   "paper:a:1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        cr_assert_eq(am_scaling_parse(bad[i], &s, err, sizeof err), AM_EINVAL, "'%s' accepted",
-                     bad[i]);
+        cr_assert_eq(am_converge_scaling_parse(bad[i], &s, err, sizeof err), AM_EINVAL,
+                     "'%s' accepted", bad[i]);
     char buf[64];
-    am_scaling_parse("paper:0.25:3", &s, err, sizeof err);
-    am_scaling_format(&s, buf, sizeof buf);
+    am_converge_scaling_parse("paper:0.25:3", &s, err, sizeof err);
+    am_converge_scaling_format(&s, buf, sizeof buf);
     cr_assert_str_eq(buf, "paper:0.25:3");
 }
 

@@ -248,7 +248,8 @@ static am_converge_result *vp_converge(const char *scaling, double order, am_dis
     cr_assert_not_null(p);
     am_converge_params cp = am_converge_params_default();
     char err[256];
-    cr_assert_eq(am_scaling_parse(scaling, &cp.scaling, err, sizeof err), AM_OK, "%s", err);
+    cr_assert_eq(am_converge_scaling_parse(scaling, &cp.scaling, err, sizeof err), AM_OK, "%s",
+                 err);
     cp.etas = etas;
     cp.n_eta = n;
     cp.horizon = horizon;

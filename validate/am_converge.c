@@ -18,7 +18,7 @@
 #include "../solvers/am_sde.h"
 #include "../theory/am_theory.h"
 
-am_status am_scaling_parse(const char *spec, am_scaling *out, char *err, size_t errlen)
+am_status am_converge_scaling_parse(const char *spec, am_scaling *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     char *end;
@@ -54,7 +54,7 @@ am_status am_scaling_parse(const char *spec, am_scaling *out, char *err, size_t 
     return AM_EINVAL;
 }
 
-void am_scaling_format(const am_scaling *s, char *buf, size_t len)
+void am_converge_scaling_format(const am_scaling *s, char *buf, size_t len)
 {
     switch (s->kind) {
     case AM_SCALING_NONE:
@@ -69,7 +69,7 @@ void am_scaling_format(const am_scaling *s, char *buf, size_t len)
     }
 }
 
-double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta)
+double am_converge_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta)
 {
     switch (s->kind) {
     case AM_SCALING_PAPER:
@@ -81,7 +81,7 @@ double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta
     }
 }
 
-double am_scaling_order(const am_scaling *s)
+double am_converge_scaling_order(const am_scaling *s)
 {
     switch (s->kind) {
     case AM_SCALING_PAPER:
@@ -116,7 +116,7 @@ static am_status delay_for(const am_problem *p, const am_converge_params *par, d
         *tau = am_delay_mean(d);
         return AM_OK;
     }
-    double t = am_scaling_tau(&par->scaling, p->lambda[0], par->msgd.mu, eta);
+    double t = am_converge_scaling_tau(&par->scaling, p->lambda[0], par->msgd.mu, eta);
     if (!(t >= 0) || t > 1e8) return AM_EINVAL;
     double r = floor(t + 0.5);
     *tau = r;
@@ -445,7 +445,7 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     /* the order fit */
     double pred = !isnan(par->predicted_order) ? par->predicted_order
                   : par->dde                   ? 1.0
-                                               : am_scaling_order(&par->scaling);
+                                               : am_converge_scaling_order(&par->scaling);
     r->deterministic = 1;
     for (size_t l = 0; l < n; l++)
         if (r->weak_error_sem[l] != 0) r->deterministic = 0;

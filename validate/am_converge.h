@@ -58,16 +58,16 @@ typedef struct {
 } am_scaling;
 
 /* Parses "none", "paper:GAMMA:C" or "inverse:C"; AM_EINVAL with a reason in err. */
-am_status am_scaling_parse(const char *spec, am_scaling *out, char *err, size_t errlen);
+am_status am_converge_scaling_parse(const char *spec, am_scaling *out, char *err, size_t errlen);
 
 /* Writes the canonical spec ("paper:0.5:2") into buf. */
-void am_scaling_format(const am_scaling *s, char *buf, size_t len);
+void am_converge_scaling_format(const am_scaling *s, char *buf, size_t len);
 
 /* The real-valued delay of the scaling at (lambda_1, mu, eta); NAN for kind none. */
-double am_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta);
+double am_converge_scaling_tau(const am_scaling *s, double lambda1, double mu, double eta);
 
 /* The order the theory predicts for the weak error under the scaling: 1, gamma or 0. */
-double am_scaling_order(const am_scaling *s);
+double am_converge_scaling_order(const am_scaling *s);
 
 typedef struct {
     const double *etas; /* ladder, each > 0, n_eta >= 2 */
@@ -81,7 +81,7 @@ typedef struct {
     int dde;                /* 1: the reference limit is the delay-differential equation at the
                                lag s = C of inverse scaling (solvers/am_dde.h): weak_error is
                                the gap to it and the predicted order is 1 */
-    double predicted_order; /* NAN: am_scaling_order(scaling) */
+    double predicted_order; /* NAN: am_converge_scaling_order(scaling) */
     am_fit_params fit;      /* order fit, noise floor, level, band (model_error + margin) */
 } am_converge_params;
 

@@ -58,7 +58,7 @@ am_status am_vf_delay_run(const am_validate_check *c, const am_validate_opts *o,
         /* am_converge: finest local slope, next term eta^(1-GAMMA) (paper), eta (inverse) */
         cp.fit.level = am_vf_util_level();
         cp.fit.margin = c->margin;
-        cp.predicted_order = am_vf_util_predict(o, am_scaling_order(&cp.scaling), 1.0);
+        cp.predicted_order = am_vf_util_predict(o, am_converge_scaling_order(&cp.scaling), 1.0);
         st = am_vf_util_order_deterministic(&cp, p, row);
     }
     am_problem_free(p);
