@@ -15,12 +15,15 @@ static const cli_opt OPT_TIME_CMP = {"time", "T", "10", "horizon in continuous t
 static const cli_opt OPT_DT_CMP = {"dt", "H", "eta", "Euler-Maruyama step of the SDE"};
 static const cli_opt OPT_RTOL_CMP = {"rtol", "R", "1e-9", "relative tolerance of CVODE"};
 static const cli_opt OPT_ATOL_CMP = {"atol", "A", "1e-13", "absolute tolerance of CVODE"};
+static const cli_opt OPT_DDE_CMP = {"dde", NULL, NULL,
+                                    "also the delay-differential limit at the lag tau eta of "
+                                    "--delay const:TAU (a fourth curve, err_dde)"};
 
 static const cli_opt *const compare_opts[] = {
-    &OPT_DIM,      &OPT_SPECTRUM,  &OPT_DIST,    &OPT_ROTATE,   &OPT_ETA,
-    &OPT_MU,       &OPT_DELAY_IID, &OPT_INIT,    &OPT_TIME_CMP, &OPT_GRID,
-    &OPT_REPLICAS, &OPT_SEED,      &OPT_THREADS, &OPT_BLOWUP,   &OPT_DT_CMP,
-    &OPT_RTOL_CMP, &OPT_ATOL_CMP,  &OPT_FORMAT,  &OPT_OUTPUT,   NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,   &OPT_ETA,      &OPT_MU,
+    &OPT_DELAY_IID, &OPT_INIT,     &OPT_TIME_CMP, &OPT_GRID,     &OPT_REPLICAS, &OPT_SEED,
+    &OPT_THREADS,   &OPT_BLOWUP,   &OPT_DT_CMP,   &OPT_RTOL_CMP, &OPT_ATOL_CMP, &OPT_DDE_CMP,
+    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
 
 int cmd_compare(int argc, char **argv)
 {
@@ -60,6 +63,13 @@ int cmd_compare(int argc, char **argv)
     cp.horizon = grid.horizon;
     cp.ngrid = grid.n;
     cp.ensemble = ep;
+    int dde = cli_flag(&a, "dde");
+    if (dde) {
+        if (mp.delay.kind != AM_DELAY_CONST)
+            cli_usage_error("--dde needs --delay const:TAU (the lag is TAU eta), got '%s'",
+                            cli_str(&a, "delay"));
+        cp.lag = mp.delay.param * mp.eta;
+    }
     am_compare_result r;
     char err[320];
     am_status st = am_compare_run(&cp, &r, err, sizeof err);
@@ -74,11 +84,14 @@ int cmd_compare(int argc, char **argv)
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     if (!json) {
-        fputs("t,err_mc,err_mc_sem,err_sde,err_sde_sem,err_ode\n", f);
+        fputs(dde ? "t,err_mc,err_mc_sem,err_sde,err_sde_sem,err_ode,err_dde\n"
+                  : "t,err_mc,err_mc_sem,err_sde,err_sde_sem,err_ode\n",
+              f);
         for (size_t g = 0; g < n; g++) {
-            const double row[6] = {r.t[g],       r.err_mc[g],      r.err_mc_sem[g],
-                                   r.err_sde[g], r.err_sde_sem[g], r.err_ode[g]};
-            for (int j = 0; j < 6; j++) {
+            const double row[7] = {
+                r.t[g],           r.err_mc[g],  r.err_mc_sem[g],         r.err_sde[g],
+                r.err_sde_sem[g], r.err_ode[g], dde ? r.err_dde[g] : NAN};
+            for (int j = 0; j < (dde ? 7 : 6); j++) {
                 if (j) fputc(',', f);
                 cli_csv_double(f, row[j]);
             }
@@ -94,6 +107,7 @@ int cmd_compare(int argc, char **argv)
         json_object_set_new(params, "dt", json_real(dt));
         json_object_set_new(params, "rtol", json_real(op.rtol));
         json_object_set_new(params, "atol", json_real(op.atol));
+        if (dde) json_object_set_new(params, "dde", json_true());
         json_t *root = cli_json_root("compare", params);
         json_object_set_new(root, "t", cli_json_doubles(r.t, n));
         json_object_set_new(root, "err_mc", cli_json_doubles(r.err_mc, n));
@@ -105,6 +119,12 @@ int cmd_compare(int argc, char **argv)
         json_object_set_new(root, "sup_mc_ode_sem", cli_json_number(r.sup_mc_ode_sem));
         json_object_set_new(root, "sup_mc_sde", cli_json_number(r.sup_mc_sde));
         json_object_set_new(root, "sup_mc_sde_sem", cli_json_number(r.sup_mc_sde_sem));
+        if (dde) {
+            json_object_set_new(root, "lag", json_real(cp.lag));
+            json_object_set_new(root, "err_dde", cli_json_doubles(r.err_dde, n));
+            json_object_set_new(root, "sup_mc_dde", cli_json_number(r.sup_mc_dde));
+            json_object_set_new(root, "sup_mc_dde_sem", cli_json_number(r.sup_mc_dde_sem));
+        }
         json_object_set_new(root, "diverged_mc", json_integer((json_int_t)r.diverged_mc));
         json_object_set_new(root, "diverged_sde", json_integer((json_int_t)r.diverged_sde));
         const am_ode_stats *os = &r.ode_stats;

@@ -3,6 +3,8 @@
  */
 #include "am_compare.h"
 
+#include "../solvers/am_dde.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,9 @@ void am_compare_result_free(am_compare_result *res)
     free(res->err_sde_sem);
     free(res->err_ode);
     free(res->norm_ode);
+    free(res->err_dde);
+    free(res->norm_dde);
+    res->err_dde = res->norm_dde = NULL;
     res->t = res->err_mc = res->err_mc_sem = res->err_sde = res->err_sde_sem = NULL;
     res->err_ode = res->norm_ode = NULL;
 }
@@ -73,12 +78,43 @@ static void err_column(const am_run_result *r, double *mean, double *sem)
     }
 }
 
+/* The DDE at par->lag from the discrete engine's initial point (replica 0's), on res->t. */
+static am_status dde_curve(const am_compare_params *par, am_compare_result *res, char *why,
+                           size_t whylen)
+{
+    size_t n = res->ngrid, d = par->problem->dim;
+    why[0] = 0;
+    res->err_dde = malloc(n * sizeof *res->err_dde);
+    res->norm_dde = malloc(n * sizeof *res->norm_dde);
+    double *v0 = malloc(d * sizeof *v0);
+    am_status st = AM_ENOMEM;
+    am_msgd *m = NULL;
+    am_dde *s = NULL;
+    if (!res->err_dde || !res->norm_dde || !v0) goto done;
+    m = am_msgd_alloc(par->problem, &par->msgd, &st, why, whylen);
+    if (!m) goto done;
+    am_msgd_initial(m, 0, v0);
+    am_dde_params dp = am_dde_params_default();
+    dp.rtol = par->ode.rtol > 1e-14 ? par->ode.rtol : 1e-14;
+    s = am_dde_alloc(par->problem, &dp, &st, why, whylen);
+    if (!s) goto done;
+    am_ode_output o = {res->err_dde, res->norm_dde, NULL, NULL};
+    st = am_dde_solve(s, par->msgd.mu, par->lag, v0, res->t, n, &o, NULL, why, whylen);
+done:
+    if (st == AM_ENOMEM && why[0] == 0) snprintf(why, whylen, "%s", am_strerror(st));
+    am_dde_free(s);
+    am_msgd_free(m);
+    free(v0);
+    return st;
+}
+
 am_status am_compare_run(const am_compare_params *par, am_compare_result *res, char *err,
                          size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    res->sup_mc_ode_index = res->sup_mc_sde_index = -1;
+    res->sup_mc_ode_index = res->sup_mc_sde_index = res->sup_mc_dde_index = -1;
     res->sup_mc_ode = res->sup_mc_ode_sem = res->sup_mc_sde = res->sup_mc_sde_sem = NAN;
+    res->sup_mc_dde = res->sup_mc_dde_sem = NAN;
     if (!par || !par->problem)
         return stage_fail(AM_EINVAL, "compare", "no problem given", err, errlen);
     if (par->msgd.delay.kind == AM_DELAY_WORKERS)
@@ -139,6 +175,13 @@ am_status am_compare_run(const am_compare_params *par, am_compare_result *res, c
         st = stage_fail(st, "ode", why, err, errlen);
         goto done;
     }
+    if (par->lag > 0) {
+        st = dde_curve(par, res, why, sizeof why);
+        if (st) {
+            st = stage_fail(st, "dde", why, err, errlen);
+            goto done;
+        }
+    }
     err_column(&mc, res->err_mc, res->err_mc_sem);
     err_column(&sde, res->err_sde, res->err_sde_sem);
     res->diverged_mc = mc.diverged;
@@ -148,6 +191,11 @@ am_status am_compare_run(const am_compare_params *par, am_compare_result *res, c
     res->sup_mc_ode_index = i_ode;
     res->sup_mc_sde_index = i_sde;
     res->sup_mc_ode_sem = i_ode >= 0 ? res->err_mc_sem[i_ode] : NAN;
+    if (res->err_dde) {
+        long i_dde = am_compare_sup_gap(res->err_mc, res->err_dde, n, &res->sup_mc_dde);
+        res->sup_mc_dde_index = i_dde;
+        res->sup_mc_dde_sem = i_dde >= 0 ? res->err_mc_sem[i_dde] : NAN;
+    }
     res->sup_mc_sde_sem = i_sde >= 0 ? hypot(res->err_mc_sem[i_sde], res->err_sde_sem[i_sde]) : NAN;
 done:
     am_run_result_free(&mc);

@@ -7,8 +7,11 @@
  *   sup_mc_ode = max_g |err_mc(t_g) - err_ode(t_g)|,  its error sem_mc(t_g*),
  *   sup_mc_sde = max_g |err_mc(t_g) - err_sde(t_g)|,  its error hypot(sem_mc, sem_sde)(t_g*),
  *
- * over the saved times where both curves are defined (t_g* the maximiser; NaN if none).
- * The SDE and the ODE are the limits without delay: the delay applies to mc only. A mean
+ * (t_g* the maximiser; NaN when a curve has no value at some saved time, since a sup over
+ * part of the grid would understate the gap). The SDE and the ODE are the limits without
+ * delay: the delay applies to mc only. With lag s > 0 the delay-differential limit at that
+ * lag (solvers/am_dde.h, the limit of a constant delay tau = s/eta as eta -> 0) is a fourth
+ * curve, with sup_mc_dde = max_g |err_mc - err_dde| and its error sem_mc(t_g*). A mean
  * without a finite replica is NaN.
  */
 #ifndef AM_COMPARE_H
@@ -26,6 +29,8 @@ typedef struct {
                                   blowup */
     double dt;                 /* Euler-Maruyama step of the SDE > 0 */
     am_ode_params ode;         /* CVODE tolerances */
+    double lag;                /* > 0: also the DDE at this lag (tau eta of a constant delay);
+                                  0: no DDE */
     double horizon;            /* T: last saved time */
     size_t ngrid;              /* saved times */
     am_ensemble_params ensemble;
@@ -37,6 +42,9 @@ typedef struct {
     double *err_mc, *err_mc_sem;       /* [ngrid] */
     double *err_sde, *err_sde_sem;     /* [ngrid] */
     double *err_ode, *norm_ode;        /* [ngrid] */
+    double *err_dde, *norm_dde;        /* [ngrid], NULL without a lag */
+    double sup_mc_dde, sup_mc_dde_sem; /* NaN without a lag */
+    long sup_mc_dde_index;
     double sup_mc_ode, sup_mc_ode_sem; /* NaN when no saved time has both curves */
     double sup_mc_sde, sup_mc_sde_sem;
     long sup_mc_ode_index, sup_mc_sde_index; /* maximiser g, or -1 */

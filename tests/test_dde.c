@@ -315,3 +315,33 @@ Test(dde, cli_contract)
         cr_assert(strstr(r.out, keys[i]), "key %s missing in %s", keys[i], r.out);
     test_run_free(&r);
 }
+
+/* compare --dde: the delay-differential limit as a fourth curve; the noise-free ensemble at a
+   fixed lag approaches it (the gap halves with eta) while the gap to the ODE stays */
+static void compare_gaps(double eta, double *to_dde, double *to_ode)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "compare --dist expected --replicas 1 --mu 0.5 --eta %g --delay const:%.0f "
+             "--init angle:1.3 --time 4 --grid 41 --dde --format json",
+             eta, 0.04 / eta);
+    test_run r = test_amsgd(cmd);
+    cr_assert_eq(r.status, 0, "%s: exit %d (%s)", cmd, r.status, r.err);
+    const char *a = strstr(r.out, "\"sup_mc_dde\": "), *b = strstr(r.out, "\"sup_mc_ode\": ");
+    cr_assert(a && b, "%s: keys missing", cmd);
+    *to_dde = strtod(a + 14, NULL);
+    *to_ode = strtod(b + 14, NULL);
+    test_run_free(&r);
+}
+
+Test(dde, compare_has_the_dde_as_a_fourth_limit)
+{
+    double d1, o1, d2, o2;
+    compare_gaps(2e-3, &d1, &o1);
+    compare_gaps(1e-3, &d2, &o2);
+    double order = log(d1 / d2) / log(2.0);
+    cr_expect(fabs(order - 1) < 0.15, "gap to the DDE %g -> %g: order %.3f", d1, d2, order);
+    cr_expect(o2 > 5 * d2 && fabs(log(o1 / o2) / log(2.0)) < 0.3,
+              "gap to the ODE %g -> %g should stay (to the DDE %g)", o1, o2, d2);
+    test_expect_usage_error("compare --dde --time 1 --grid 3 --replicas 2", "const:TAU");
+}
