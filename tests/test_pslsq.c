@@ -49,7 +49,7 @@ Test(pslsq, sync_variants_match_exact_curve)
             lam[i] = am_pslsq_lambda(&lp, i);
         am_lsqbound_curve_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, 601, curve);
         for (size_t g = 0; g < 4; g++) {
-            double m = r->obs[g * 2].mean, se = am_stats_sem(&r->obs[g * 2]);
+            double m = r->obs[g * r->nobs].mean, se = am_stats_sem(&r->obs[g * r->nobs]);
             double ex = curve[ks[g]];
             cr_assert(fabs(m - ex) <= 5 * se + 1e-12 * ex,
                       "%s P=%zu K=%zu step %llu: F-F* %.6g +- %.2g, exact %.6g",
