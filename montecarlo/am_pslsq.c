@@ -24,8 +24,8 @@ typedef struct {
     am_rng data;
     am_ps *ps;
     double *ring, *acc;
-    double g2, drift;     /* update k - 1: |grad F(w)|^2 and mean |grad F(w) - grad F(w_tau)|^2 */
-    double fresh, ngrad;  /* gradients with staleness 0, and all gradients, so far */
+    double g2, drift;    /* update k - 1: |grad F(w)|^2 and mean |grad F(w) - grad F(w_tau)|^2 */
+    double fresh, ngrad; /* gradients with staleness 0, and all gradients, so far */
 } work_t;
 
 static size_t r64(size_t n)
