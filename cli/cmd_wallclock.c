@@ -207,6 +207,10 @@ int cmd_wallclock(int argc, char **argv)
                     {"decay_measured", w->decay_measured},
                     {"decay_exact", w->decay_exact},
                     {"decay_dutta", w->decay_dutta},
+                    {"p0", w->p0},
+                    {"gamma", w->gamma},
+                    {"decay_dutta_async", w->decay_dutta_async},
+                    {"floor_dutta_async", w->floor_dutta_async},
                 };
                 for (size_t k = 0; k < sizeof lsq_keys / sizeof lsq_keys[0]; k++)
                     json_object_set_new(o, lsq_keys[k].key, cli_json_number(lsq_keys[k].value));

@@ -24,6 +24,8 @@ typedef struct {
     am_rng data;
     am_ps *ps;
     double *ring, *acc;
+    double g2, drift;    /* update k - 1: |grad F(w)|^2 and mean |grad F(w) - grad F(w_tau)|^2 */
+    double fresh, ngrad; /* gradients with staleness 0, and all gradients, so far */
 } work_t;
 
 static size_t r64(size_t n)
@@ -49,6 +51,7 @@ static am_status lsq_start(const void *ctx, uint64_t replica, void *work)
     w->acc = w->ring + L * d;
     w->k = 0;
     w->t = 0;
+    w->g2 = w->drift = w->fresh = w->ngrad = 0;
     am_rng_init(&w->data, e->par.ps.seed, replica, AM_STREAM_DATA, 0);
     for (size_t i = 0; i < L * d; i++)
         w->ring[i] = 1.0;
@@ -89,8 +92,16 @@ static int lsq_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
         double ek = e->par.eta;
         if (e->par.lr_c > 0) ek = far > 0 ? fmin(e->par.lr_c / far, e->par.lr_max) : e->par.lr_max;
         memset(w->acc, 0, d * sizeof *w->acc);
+        double g2 = 0, drift = 0;
+        for (size_t i = 0; i < d; i++)
+            g2 += e->lam[i] * e->lam[i] * v[i] * v[i];
         for (size_t l = 0; l < u.ngrad; l++) {
             const double *ws = stale(e, w, cur, k, u.staleness[l]);
+            w->fresh += u.staleness[l] == 0;
+            for (size_t i = 0; i < d; i++) {
+                double gd = e->lam[i] * (v[i] - ws[i]);
+                drift += gd * gd;
+            }
             double *a = vn; /* scratch: vn is written only after the sum */
             double r = 0;
             for (size_t i = 0; i < d; i++) {
@@ -105,6 +116,9 @@ static int lsq_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
         for (size_t i = 0; i < d; i++)
             vn[i] = v[i] - coef * w->acc[i];
         w->t = u.time;
+        w->g2 = g2;
+        w->drift = drift / (double)u.ngrad;
+        w->ngrad += (double)u.ngrad;
         cur = next;
     }
     w->k = k1;
@@ -126,19 +140,23 @@ static void lsq_observe(const void *ctx, const void *work, double *obs)
         f += e->lam[i] * v[i] * v[i];
     obs[0] = 0.5 * f;
     obs[1] = w->t;
+    obs[2] = w->g2;
+    obs[3] = w->drift;
 }
 
-/* summary[0]: the replica's mean of F - F* over the last quarter of the saved steps. */
+/* summary[0]: the replica's mean of F - F* over the last quarter of the saved steps;
+ * summary[1]: its fraction of fresh gradients (staleness 0) over the whole run. */
 static void lsq_summarize(const void *ctx, const void *work, const double *obs, size_t ngrid,
                           int diverged, double *summary)
 {
     (void)ctx;
-    (void)work;
+    const work_t *w = work;
     size_t g0 = ngrid - (ngrid + 3) / 4;
     double s = 0;
     for (size_t g = g0; g < ngrid; g++)
-        s += obs[g * 2];
+        s += obs[g * 4];
     summary[0] = diverged ? NAN : s / (double)(ngrid - g0);
+    summary[1] = w->ngrad > 0 ? w->fresh / w->ngrad : NAN;
 }
 
 am_status am_pslsq_decay(const uint64_t *k, const double *f, size_t n, double floor, double *rate)
@@ -194,8 +212,8 @@ am_pslsq *am_pslsq_alloc(const am_pslsq_params *par, am_status *status)
         *status = AM_ENOMEM;
         return NULL;
     }
-    e->model.nobs = 2;
-    e->model.nsummary = 1;
+    e->model.nobs = 4;
+    e->model.nsummary = 2;
     e->model.summarize = lsq_summarize;
     e->model.work_bytes = (size_t)bytes + 64;
     e->model.start = lsq_start;

@@ -10,8 +10,12 @@
  *   w_{j+1} = w_j - (eta_j / n_j) sum_l a_l (a_l . w_{j - s_l} - sigma z_l),
  * eta_j = eta or the staleness-adaptive min(C / max_l |w_j - w_{j-s_l}|^2, eta_max). Start
  * w_0 = (1, .., 1). Staleness above 40 P + 64 is clamped. Draws: AM_STREAM_DATA at step j.
- * Observables: F(w_j) - F*, the wall-clock time of w_j; per-replica summary: the mean of
- * F - F* over the last quarter of the saved steps (the measured error floor).
+ * Observables: F(w_j) - F*, the wall-clock time of w_j, and of the update that produced w_j
+ * (update j - 1, from w_{j-1}; 0 at j = 0) |grad F(w_{j-1})|^2 and the mean over its gradients
+ * of the stale-gradient drift |grad F(w_{j-1}) - grad F(w_tau)|^2 (grad F(w) = H w; the drift
+ * of Dutta et al.'s gamma). Per-replica summary: the mean of F - F* over the last quarter of the
+ * saved steps (the measured error floor) and the fraction of gradients with staleness 0 over
+ * the whole run (Dutta et al.'s p0).
  */
 #ifndef AM_PSLSQ_H
 #define AM_PSLSQ_H
@@ -39,7 +43,8 @@ am_pslsq *am_pslsq_alloc(const am_pslsq_params *params, am_status *status);
 /* Frees the engine; NULL is safe. */
 void am_pslsq_free(am_pslsq *e);
 
-/* The ensemble model (2 observables: F - F*, wall-clock time). */
+/* The ensemble model (4 observables: F - F*, wall-clock time, |grad F|^2, drift; 2 summaries:
+ * floor, fresh fraction). */
 const am_model *am_pslsq_model(const am_pslsq *e);
 
 /* Decay factor per update of a mean error curve f at steps k[0..n-1] above the floor:

@@ -87,10 +87,24 @@ static am_status lsq_theory(const am_wallclock_params *par, const double *lam, c
         free(fe);
         free(fg);
     }
+    size_t no = er->nobs;
+    /* p0: the replicas' fresh fractions; gamma: the largest drift ratio over the saved updates */
+    w->p0 = er->summary_stats[1].n > 0 ? er->summary_stats[1].mean : NAN;
+    w->gamma = 0;
+    for (size_t g = 0; g < ngrid; g++) {
+        if (ks[g] == 0 || !er->alive[g]) continue;
+        double g2 = er->obs[g * no + 2].mean, dr = er->obs[g * no + 3].mean;
+        if (g2 > 0 && dr / g2 > w->gamma) w->gamma = dr / g2;
+    }
+    if (!sync && fixed) {
+        w->decay_dutta_async = am_lsqbound_decay_dutta_async(lam, par->dim, eta, w->gamma, w->p0);
+        w->floor_dutta_async =
+            am_lsqbound_floor_dutta_async(lam, par->dim, eta, par->sigma, kb, w->gamma, w->p0);
+    }
     double *f = malloc(ngrid * sizeof *f);
     if (!f) return AM_ENOMEM;
     for (size_t g = 0; g < ngrid; g++)
-        f[g] = er->alive[g] ? er->obs[g * 2].mean : NAN; /* no survivor: no value */
+        f[g] = er->alive[g] ? er->obs[g * no].mean : NAN; /* no survivor: no value */
     /* the floor over the replicas that did not diverge: none left means no floor, not 0 */
     int any = er->summary_stats[0].n > 0;
     w->floor_measured = any ? er->summary_stats[0].mean : NAN;
@@ -181,6 +195,7 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
         w->floor_measured = w->floor_measured_sem = NAN;
         w->floor_exact = w->floor_dutta = NAN;
         w->decay_measured = w->decay_exact = w->decay_dutta = NAN;
+        w->p0 = w->gamma = w->decay_dutta_async = w->floor_dutta_async = NAN;
         am_ensemble_result *er = NULL;
         size_t ot = 1;
         if (pca) {

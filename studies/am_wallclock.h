@@ -15,6 +15,18 @@
  *   decay_measured  the decay factor per update of the mean curve above floor_measured
  *                   (am_pslsq_decay), decay_exact that of the exact curve on the same
  *                   saved updates above floor_exact, decay_dutta = 1 - eta c.
+ *   p0              the fraction of fresh gradients (staleness 0) over all updates and
+ *                   replicas (mean over replicas of each replica's fraction; K/P for K-async
+ *                   and 1/P for Async under exponential runtimes);
+ *   gamma           the stale-gradient drift bound of Dutta et al., estimated as the largest
+ *                   ratio over the saved updates k_g >= 1 of the replica means
+ *                   E|grad F(w_j) - grad F(w_tau)|^2 / E|grad F(w_j)|^2 at update j = k_g - 1
+ *                   (0 for the synchronous variants);
+ *   decay_dutta_async, floor_dutta_async
+ *                   Dutta et al.'s async / K-async decay 1 - eta c (1 - gamma + p0/2) and
+ *                   floor with c replaced by c (1 - gamma + p0/2) (am_lsqbound.h), from the
+ *                   measured p0 and gamma, for Async, K-async and K-batch-async with a
+ *                   constant step (NaN otherwise, or where 1 - gamma + p0/2 <= 0).
  * Undefined values are NaN.
  */
 #ifndef AM_WALLCLOCK_H
@@ -67,6 +79,7 @@ typedef struct {
     /* least squares only (NaN for pca) */
     double floor_measured, floor_measured_sem, floor_exact, floor_dutta;
     double decay_measured, decay_exact, decay_dutta;
+    double p0, gamma, decay_dutta_async, floor_dutta_async;
 } am_wallclock_curve;
 
 typedef struct {

@@ -49,7 +49,7 @@ Test(pslsq, sync_variants_match_exact_curve)
             lam[i] = am_pslsq_lambda(&lp, i);
         am_lsqbound_curve_exact(lam, 4, lp.eta, lp.sigma, (double)cases[c].batch, 601, curve);
         for (size_t g = 0; g < 4; g++) {
-            double m = r->obs[g * 2].mean, se = am_stats_sem(&r->obs[g * 2]);
+            double m = r->obs[g * r->nobs].mean, se = am_stats_sem(&r->obs[g * r->nobs]);
             double ex = curve[ks[g]];
             cr_assert(fabs(m - ex) <= 5 * se + 1e-12 * ex,
                       "%s P=%zu K=%zu step %llu: F-F* %.6g +- %.2g, exact %.6g",
@@ -116,4 +116,21 @@ Test(pslsq, wallclock_cli)
         cr_assert(strncmp(r.err, "amsgd: error: --", 16) == 0, "'%s': %s", bad[i], r.err);
         test_run_free(&r);
     }
+}
+
+/* Dutta et al.'s async factor c (1 - gamma + p0/2) against its closed form */
+Test(pslsq, dutta_async_bound_closed_form)
+{
+    double lam[3] = {2, 1.25, 0.5};
+    double d = am_lsqbound_decay_dutta_async(lam, 3, 0.02, 0.2, 0.5);
+    cr_expect(fabs(d - (1 - 0.02 * 0.5 * (1 - 0.2 + 0.25))) < 1e-15, "decay %.17g", d);
+    double f = am_lsqbound_floor_dutta_async(lam, 3, 0.02, 0.5, 4, 0.2, 0.5);
+    double fk = am_lsqbound_floor_dutta(lam, 3, 0.02, 0.5, 4);
+    cr_expect(fabs(f * 1.05 - fk) < 1e-15 * fk, "floor %.17g K-sync %.17g", f, fk);
+    /* gamma = 0, p0 = 0 is the K-sync bound */
+    cr_expect(fabs(am_lsqbound_decay_dutta_async(lam, 3, 0.02, 0, 0) - (1 - 0.02 * 0.5)) < 1e-15);
+    /* outside the bound's range: no bound */
+    cr_expect(isnan(am_lsqbound_decay_dutta_async(lam, 3, 0.02, 1.6, 1)));
+    cr_expect(isnan(am_lsqbound_floor_dutta_async(lam, 3, 0.02, 0.5, 4, 0.2, 1.5)));
+    cr_expect(isnan(am_lsqbound_decay_dutta_async(lam, 3, 0.02, -0.1, 0.5)));
 }

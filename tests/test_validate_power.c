@@ -205,6 +205,12 @@ Test(validate_power, runtime, .timeout = 300)
     vp_power("runtime", 0.8, 0.0, 12);
 }
 
+/* a bound that claims a decay rate 20 % faster than measured must FAIL */
+Test(validate_power, async_bound, .timeout = 300)
+{
+    vp_power("async-bound", 0.0, 1.2, 2);
+}
+
 /* ---- the finest local slope and its Richardson bound (am_converge_local_slope) ---- */
 
 Test(converge_power, local_slope_closed_form)

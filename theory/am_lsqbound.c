@@ -63,3 +63,31 @@ double am_lsqbound_floor_dutta(const double *lambda, size_t d, double eta, doubl
     }
     return eta * l * sigma * sigma * tr / (2 * c * k);
 }
+
+/* c (1 - gamma + p0/2), NaN outside the bound's range */
+static double async_factor(const double *lambda, size_t d, double gamma, double p0)
+{
+    if (!(gamma >= 0) || !(p0 >= 0 && p0 <= 1)) return NAN;
+    double c = INFINITY;
+    for (size_t i = 0; i < d; i++)
+        c = fmin(c, lambda[i]);
+    double f = 1 - gamma + 0.5 * p0;
+    return f > 0 ? c * f : NAN;
+}
+
+double am_lsqbound_decay_dutta_async(const double *lambda, size_t d, double eta, double gamma,
+                                     double p0)
+{
+    return eta > 0 ? 1 - eta * async_factor(lambda, d, gamma, p0) : NAN;
+}
+
+double am_lsqbound_floor_dutta_async(const double *lambda, size_t d, double eta, double sigma,
+                                     double k, double gamma, double p0)
+{
+    double cp = async_factor(lambda, d, gamma, p0), tr = 0, l = 0;
+    for (size_t i = 0; i < d; i++) {
+        tr += lambda[i];
+        l = fmax(l, lambda[i]);
+    }
+    return eta * l * sigma * sigma * tr / (2 * cp * k);
+}

@@ -34,4 +34,17 @@ void am_lsqbound_curve_exact(const double *lambda, size_t d, double eta, double 
 /* Dutta et al.'s K-sync floor eta L sigma_g^2 / (2 c K), sigma_g^2 = sigma^2 tr(H). */
 double am_lsqbound_floor_dutta(const double *lambda, size_t d, double eta, double sigma, double k);
 
+/* Dutta et al.'s async / K-async factor c' = c (1 - gamma + p0/2) of the bound (theory.md
+ * section 7): gamma bounds the stale-gradient drift, E|grad F(w_j) - grad F(w_tau)|^2 <=
+ * gamma E|grad F(w_j)|^2, p0 is the probability that a gradient is fresh. The bound is
+ *   E F - F* <= floor' + (1 - eta c')^j (..),  floor' = eta L sigma_g^2 / (2 c' K),
+ * with K the gradients per update. decay_dutta_async = 1 - eta c'; NaN unless
+ * 0 <= gamma < 1 + p0/2, 0 <= p0 <= 1 and eta > 0 (c' > 0 is needed for a bound). */
+double am_lsqbound_decay_dutta_async(const double *lambda, size_t d, double eta, double gamma,
+                                     double p0);
+
+/* floor' = eta L sigma_g^2 / (2 c' K) of the async bound above; NaN where c' is not > 0. */
+double am_lsqbound_floor_dutta_async(const double *lambda, size_t d, double eta, double sigma,
+                                     double k, double gamma, double p0);
+
 #endif

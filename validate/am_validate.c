@@ -43,6 +43,9 @@ const am_validate_check am_validate_checks[] = {
      am_vf_asyncmom_run},
     {"runtime", "time per iteration and mean staleness of the six variants match their formulas",
      12, 0.05, am_vf_runtime_run},
+    {"async-bound",
+     "async and K-async decay at least as fast as Dutta's 1 - eta c (1 - gamma + p0/2)", 2, 0.05,
+     am_vf_async_bound_run},
 };
 
 const size_t am_validate_checks_len = sizeof am_validate_checks / sizeof am_validate_checks[0];

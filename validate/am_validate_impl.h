@@ -42,6 +42,8 @@ am_status am_vf_dde_run(const am_validate_check *c, const am_validate_opts *o,
                         am_check_result *rows, size_t *nrows);
 am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *o,
                             am_check_result *rows, size_t *nrows);
+am_status am_vf_async_bound_run(const am_validate_check *c, const am_validate_opts *o,
+                                am_check_result *rows, size_t *nrows);
 
 /* ---- shared helpers (am_vf_util.c) ---- */
 
