@@ -1,9 +1,9 @@
 /*
  * cmd_knee.c -- `amsgd knee`: for each momentum mu, the critical delay tau_c(mu), the
  * smallest integer delay at which the stationary error exceeds F times its tau = 0 value or
- * a replica diverges, with its bootstrap uncertainty, and the exponent p of
- * tau_c ∝ (1-mu)^p with a bootstrap confidence interval, next to the paper's p = 2 and the
- * linear-stability prediction. The search is the library call am_knee_run
+ * more than a set fraction of the replicas diverges, with its bootstrap uncertainty and its
+ * spread over seeds, and the exponent p of tau_c ∝ (1-mu)^p with a confidence interval, next to the
+ * paper's p = 2 and the linear-stability prediction. The search is the library call am_knee_run
  * (studies/am_knee.h); this file parses the flags and writes the table.
  */
 #include <stdlib.h>
@@ -19,7 +19,7 @@ static const cli_opt OPT_MUS = {"mus", "LIST", "0.5,0.7,0.8,0.85,0.9,0.95",
                                 "momenta: comma list or A:B:N"};
 static const cli_opt OPT_FACTOR = {"factor", "F", "2",
                                    "tau_c: first delay whose stationary error exceeds F times "
-                                   "the tau = 0 value (or a replica diverges)"};
+                                   "the tau = 0 value (or more than --diverged-max diverged)"};
 static const cli_opt OPT_K_DELAY_MODEL = {"delay-model", "KIND", "const",
                                           "delay axis: const (tau) or uniform (S)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
