@@ -1,9 +1,9 @@
 /*
  * cmd_knee.c -- `amsgd knee`: for each momentum mu, the critical delay tau_c(mu), the
  * smallest integer delay at which the stationary error exceeds F times its tau = 0 value or
- * a replica diverges, with its bootstrap uncertainty, and the exponent p of
- * tau_c ∝ (1-mu)^p with a bootstrap confidence interval, next to the paper's p = 2 and the
- * linear-stability prediction. The search is the library call am_knee_run
+ * more than a set fraction of the replicas diverges, with its bootstrap uncertainty and its
+ * spread over seeds, and the exponent p of tau_c ∝ (1-mu)^p with a confidence interval, next to the
+ * paper's p = 2 and the linear-stability prediction. The search is the library call am_knee_run
  * (studies/am_knee.h); this file parses the flags and writes the table.
  */
 #include <stdlib.h>
@@ -19,7 +19,7 @@ static const cli_opt OPT_MUS = {"mus", "LIST", "0.5,0.7,0.8,0.85,0.9,0.95",
                                 "momenta: comma list or A:B:N"};
 static const cli_opt OPT_FACTOR = {"factor", "F", "2",
                                    "tau_c: first delay whose stationary error exceeds F times "
-                                   "the tau = 0 value (or a replica diverges)"};
+                                   "the tau = 0 value (or more than --diverged-max diverged)"};
 static const cli_opt OPT_K_DELAY_MODEL = {"delay-model", "KIND", "const",
                                           "delay axis: const (tau) or uniform (S)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
@@ -27,20 +27,46 @@ static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "B", "200", "bootstrap replic
 static const cli_opt OPT_REFINE = {"refine", "K", "3",
                                    "also evaluate the K delays on each side of tau_c, so the "
                                    "bootstrap resolves tau_c to 1 there"};
+static const cli_opt OPT_DIVERGED_MAX = {"diverged-max", "F", "0.05",
+                                         "a delay is also critical when more than the fraction "
+                                         "F of its replicas diverged"};
+static const cli_opt OPT_SEEDS = {"seeds", "N", "1",
+                                  "run N independent seeds (seed, seed+1, ...): tau_c_seeds, "
+                                  "tau_c_mean, tau_c_sd, and the exponent's t interval over seeds"};
 static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
                                          "append every finished momentum to FILE (fsync'd)"};
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
-static const cli_opt *const knee_opts[] = {&OPT_DIM,           &OPT_SPECTRUM,    &OPT_DIST,
-                                           &OPT_ROTATE,        &OPT_ETA,         &OPT_SW_INIT,
-                                           &OPT_MUS,           &OPT_FACTOR,      &OPT_TAU_MAX,
-                                           &OPT_K_DELAY_MODEL, &OPT_SW_TIME,     &OPT_SW_GRID,
-                                           &OPT_BURNIN,        &OPT_SW_REPLICAS, &OPT_BOOTSTRAP,
-                                           &OPT_REFINE,        &OPT_SEED,        &OPT_THREADS,
-                                           &OPT_BLOWUP,        &OPT_GAMMA,       &OPT_BOUND_CONST,
-                                           &OPT_K_CHECKPOINT,  &OPT_K_RESUME,    &OPT_QUIET,
-                                           &OPT_FORMAT,        &OPT_OUTPUT,      NULL};
+static const cli_opt *const knee_opts[] = {&OPT_DIM,
+                                           &OPT_SPECTRUM,
+                                           &OPT_DIST,
+                                           &OPT_ROTATE,
+                                           &OPT_ETA,
+                                           &OPT_SW_INIT,
+                                           &OPT_MUS,
+                                           &OPT_FACTOR,
+                                           &OPT_TAU_MAX,
+                                           &OPT_K_DELAY_MODEL,
+                                           &OPT_SW_TIME,
+                                           &OPT_SW_GRID,
+                                           &OPT_BURNIN,
+                                           &OPT_SW_REPLICAS,
+                                           &OPT_BOOTSTRAP,
+                                           &OPT_REFINE,
+                                           &OPT_DIVERGED_MAX,
+                                           &OPT_SEEDS,
+                                           &OPT_SEED,
+                                           &OPT_THREADS,
+                                           &OPT_BLOWUP,
+                                           &OPT_GAMMA,
+                                           &OPT_BOUND_CONST,
+                                           &OPT_K_CHECKPOINT,
+                                           &OPT_K_RESUME,
+                                           &OPT_QUIET,
+                                           &OPT_FORMAT,
+                                           &OPT_OUTPUT,
+                                           NULL};
 
 int cmd_knee(int argc, char **argv)
 {
@@ -70,6 +96,8 @@ int cmd_knee(int argc, char **argv)
         cli_usage_error("--tau-max %llu is too large a delay", (unsigned long long)kp.tau_max);
     kp.bootstrap = (size_t)cli_int(&a, "bootstrap", 0, 100000);
     kp.refine = (uint64_t)cli_int(&a, "refine", 0, 1000);
+    kp.diverged_max = cli_double(&a, "diverged-max", 0, 1, 0, 1);
+    kp.seeds = (size_t)cli_int(&a, "seeds", 1, 10000);
     kp.gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
     kp.bound_constant = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
     kp.checkpoint = cli_str(&a, "checkpoint");
@@ -108,6 +136,8 @@ int cmd_knee(int argc, char **argv)
         json_object_set_new(params, "tau_max", json_integer((json_int_t)kp.tau_max));
         json_object_set_new(params, "bootstrap", json_integer((json_int_t)kp.bootstrap));
         json_object_set_new(params, "refine", json_integer((json_int_t)kp.refine));
+        json_object_set_new(params, "diverged_max", json_real(kp.diverged_max));
+        json_object_set_new(params, "seeds", json_integer((json_int_t)kp.seeds));
         json_object_set_new(params, "gamma", json_real(kp.gamma));
         json_object_set_new(params, "bound_constant", json_real(kp.bound_constant));
         json_t *root = cli_json_root("knee", params);
@@ -129,6 +159,14 @@ int cmd_knee(int argc, char **argv)
         json_object_set_new(root, "err_tau0", cli_json_doubles(r->err_tau0, nmu));
         json_object_set_new(root, "err_at_tau_c", cli_json_doubles(r->err_at_tau_c, nmu));
         json_object_set_new(root, "cells_evaluated", jev);
+        json_t *jseeds = json_array();
+        for (size_t i = 0; i < nmu; i++)
+            json_array_append_new(jseeds,
+                                  cli_json_doubles(r->tau_c_seeds + i * kp.seeds, kp.seeds));
+        json_object_set_new(root, "tau_c_seeds", jseeds);
+        json_object_set_new(root, "tau_c_mean", cli_json_doubles(r->tau_c_mean, nmu));
+        json_object_set_new(root, "tau_c_sd", cli_json_doubles(r->tau_c_sd, nmu));
+        json_object_set_new(root, "exponent_seeds", cli_json_doubles(r->exponent_seeds, kp.seeds));
         json_object_set_new(root, "exponent", cli_json_number(r->exponent));
         json_t *pci = json_array();
         json_array_append_new(pci, cli_json_number(r->exponent_lo));

@@ -59,6 +59,8 @@ const cli_example cli_examples[] = {
 
     {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 64 --time 5 --replicas 50",
      "critical delay of two momenta and the fitted exponent"},
+    {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 64 --time 5 --seeds 3 --diverged-max 0.1",
+     "three seeds: tau_c_mean, tau_c_sd and the exponent's interval over seeds"},
     {"knee", "amsgd knee --checkpoint knee.ckpt --format json -o knee.json",
      "the documented run (docs/knee.md), resumable with --resume"},
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -31,6 +32,8 @@ am_knee_params am_knee_params_default(void)
     p.refine = 3;
     p.gamma = 0.001;
     p.bound_constant = 1;
+    p.diverged_max = 0.05;
+    p.seeds = 1;
     return p;
 }
 
@@ -98,6 +101,15 @@ am_status am_knee_params_check(const am_knee_params *p, char *err, size_t errlen
                  p->bound_constant);
         return AM_EINVAL;
     }
+    if (!(p->diverged_max >= 0 && p->diverged_max < 1)) {
+        snprintf(err, errlen, "diverged_max must be in [0, 1), got %g", p->diverged_max);
+        return AM_EINVAL;
+    }
+    if (p->seeds < 1 || p->seeds > 10000 || p->seeds * p->nmu > 1000000) {
+        snprintf(err, errlen, "seeds must be in [1, 10000] with seeds x momenta <= 1e6, got %zu",
+                 p->seeds);
+        return AM_EINVAL;
+    }
     if (p->resume && !p->checkpoint) {
         snprintf(err, errlen, "resume needs a checkpoint file");
         return AM_EINVAL;
@@ -119,8 +131,14 @@ typedef struct {
     double div;
 } knee_eval;
 
+int am_knee_critical(double err, double base, double diverged, double factor, double diverged_max)
+{
+    return diverged > diverged_max || !(err <= factor * base);
+}
+
 typedef struct {
     const am_knee_params *p;
+    am_sweep_cell_params cell; /* p->cell with the seed of the cell in progress */
     /* per momentum, during the search */
     double cur_mu, base;
     knee_eval *ev;
@@ -143,7 +161,7 @@ static am_status knee_eval_cell(knee_ctx *c, uint64_t tau, knee_eval **out)
     }
     double v[AM_SWEEP_CELL_NVALUES];
     knee_eval *e = &c->ev[c->nev];
-    am_status st = am_sweep_cell_run(&c->p->cell, c->cur_mu, (double)tau, c->p->cancel, v, &e->rep);
+    am_status st = am_sweep_cell_run(&c->cell, c->cur_mu, (double)tau, c->p->cancel, v, &e->rep);
     if (st) return st;
     e->tau = tau;
     e->err = v[AM_SWEEP_CELL_ERR];
@@ -159,24 +177,25 @@ static am_status knee_pred(void *ctx, uint64_t tau, int *out)
     knee_eval *e;
     am_status st = knee_eval_cell(c, tau, &e);
     if (st) return st;
-    *out = e->div > 0 || !(e->err <= c->p->factor * c->base);
+    *out = am_knee_critical(e->err, c->base, e->div, c->p->factor, c->p->diverged_max);
     return AM_OK;
 }
 
-/* Resampled mean of the time-averaged error and whether a resampled replica diverged. */
-static double resampled(const knee_eval *e, const size_t *idx, size_t R, int *diverged)
+/* Resampled mean of the time-averaged error and the fraction of resampled replicas that
+ * diverged. */
+static double resampled(const knee_eval *e, const size_t *idx, size_t R, double *diverged)
 {
-    double s = 0, n = 0;
-    *diverged = 0;
+    double s = 0, n = 0, nd = 0;
     for (size_t i = 0; i < R; i++) {
         const double *r = e->rep + idx[i] * AM_MSGD_NSUMMARY;
         if (r[2] != 0) {
-            *diverged = 1;
+            nd += 1;
             continue;
         }
         s += r[0];
         n += 1;
     }
+    *diverged = R ? nd / (double)R : 0;
     return n > 0 ? s / n : NAN;
 }
 
@@ -193,13 +212,16 @@ static void drop_evals(knee_ctx *c)
     c->nev = 0;
 }
 
-/* One momentum: the search, the refinement and the bootstrap replicates into v. */
+/* One (seed, momentum) cell, cell = s nmu + i: the search, the refinement and the bootstrap
+ * replicates into v, with the seed p->cell.msgd.seed + s. */
 static am_status knee_cell(void *ctx, size_t cell, double *v)
 {
     knee_ctx *c = ctx;
     const am_knee_params *p = c->p;
     drop_evals(c);
-    c->cur_mu = p->mu[cell];
+    c->cell = p->cell;
+    c->cell.msgd.seed = p->cell.msgd.seed + (uint64_t)(cell / p->nmu);
+    c->cur_mu = p->mu[cell % p->nmu];
     knee_eval *e0;
     am_status st = knee_eval_cell(c, 0, &e0);
     if (st) return st;
@@ -219,7 +241,7 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
     }
     uint64_t tau_c;
     int found = 0;
-    if (e0->div > 0) {
+    if (am_knee_critical(0, 0, e0->div, 1, p->diverged_max) || !isfinite(e0->err)) {
         tau_c = 0;
         found = 1;
     } else {
@@ -246,19 +268,19 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
     if (!idx) return AM_ENOMEM;
     for (size_t b = 0; b < p->bootstrap; b++) {
         am_rng rng;
-        am_rng_init(&rng, p->cell.msgd.seed, b, AM_STREAM_KNEE_BOOT, 0);
+        am_rng_init(&rng, c->cell.msgd.seed, b, AM_STREAM_KNEE_BOOT, 0);
         for (size_t i = 0; i < R; i++)
             idx[i] = (size_t)(((unsigned __int128)am_rng_u64(&rng) * R) >> 64);
-        int d0;
+        double d0;
         double base = resampled(&c->ev[0], idx, R, &d0);
         double tb = NAN;
-        if (d0)
+        if (d0 > p->diverged_max || !isfinite(base))
             tb = 0;
         else
             for (size_t i = 1; i < c->nev; i++) {
-                int d;
+                double d;
                 double m = resampled(&c->ev[i], idx, R, &d);
-                if (d || !(m <= p->factor * base)) {
+                if (am_knee_critical(m, base, d, p->factor, p->diverged_max)) {
                     tb = (double)c->ev[i].tau;
                     break;
                 }
@@ -343,15 +365,28 @@ void am_knee_result_free(am_knee_result *r)
     free(r->err_tau0_sem);
     free(r->err_at_tau_c);
     free(r->cells_evaluated);
+    free(r->tau_c_seeds);
+    free(r->tau_c_mean);
+    free(r->tau_c_sd);
+    free(r->exponent_seeds);
     free(r);
 }
 
-static am_knee_result *result_alloc(size_t nmu, size_t B)
+static am_knee_result *result_alloc(size_t nmu, size_t B, size_t S)
 {
     am_knee_result *r = calloc(1, sizeof *r);
     if (!r) return NULL;
     r->nmu = nmu;
     r->bootstrap = B;
+    r->seeds = S;
+    r->tau_c_seeds = malloc(nmu * S * sizeof(double));
+    r->tau_c_mean = malloc(nmu * sizeof(double));
+    r->tau_c_sd = malloc(nmu * sizeof(double));
+    r->exponent_seeds = malloc(S * sizeof(double));
+    if (!r->tau_c_seeds || !r->tau_c_mean || !r->tau_c_sd || !r->exponent_seeds) {
+        am_knee_result_free(r);
+        return NULL;
+    }
     size_t d = nmu * sizeof(double);
     r->done = malloc(nmu);
     r->mu = malloc(d);
@@ -377,6 +412,67 @@ static am_knee_result *result_alloc(size_t nmu, size_t B)
         return NULL;
     }
     return r;
+}
+
+/* The spread over seeds: tau_c_seeds, tau_c_mean, tau_c_sd, the per-seed slopes and, for
+ * S > 1, the exponent as their mean with the t interval (see am_knee.h). */
+static am_status knee_seeds(const am_knee_params *p, const double *values, am_knee_result *r)
+{
+    size_t nmu = p->nmu, S = p->seeds, nv = KV_NFIXED + p->bootstrap;
+    double *y = malloc(nmu * sizeof *y), *lc = malloc(S * sizeof *lc), *fin = NULL;
+    fin = malloc((S > nmu ? S : nmu) * sizeof *fin);
+    if (!y || !lc || !fin) {
+        free(y);
+        free(lc);
+        free(fin);
+        return AM_ENOMEM;
+    }
+    am_status st = AM_OK;
+    for (size_t i = 0; i < nmu; i++) {
+        size_t m = 0;
+        for (size_t s = 0; s < S; s++) {
+            double t = values[(s * nmu + i) * nv + KV_TAU_C];
+            r->tau_c_seeds[i * S + s] = t;
+            if (isfinite(t)) fin[m++] = t;
+        }
+        r->tau_c_mean[i] = m >= 1 ? gsl_stats_mean(fin, 1, m) : NAN;
+        r->tau_c_sd[i] = m >= 2 ? gsl_stats_sd(fin, 1, m) : NAN;
+    }
+    for (size_t s = 0; s < S && !st; s++) {
+        for (size_t i = 0; i < nmu; i++)
+            y[i] = values[(s * nmu + i) * nv + KV_TAU_C];
+        r->exponent_seeds[s] = lc[s] = NAN;
+        st = am_sweep_fit_power(r->one_minus_mu, y, nmu, &r->exponent_seeds[s], &lc[s]);
+        if (st) r->exponent_seeds[s] = lc[s] = NAN;
+        if (st != AM_ENOMEM) st = AM_OK;
+    }
+    if (!st && S > 1) {
+        size_t n = 0;
+        double lsum = 0;
+        for (size_t s = 0; s < S; s++)
+            if (isfinite(r->exponent_seeds[s]) && isfinite(lc[s])) {
+                fin[n++] = r->exponent_seeds[s];
+                lsum += lc[s];
+            }
+        r->exponent = r->log_c = r->exponent_lo = r->exponent_hi = r->exponent_sd = NAN;
+        if (n >= 1) {
+            r->exponent = gsl_stats_mean(fin, 1, n);
+            r->log_c = lsum / (double)n;
+        }
+        if (n >= 2) {
+            r->exponent_sd = gsl_stats_sd(fin, 1, n);
+            double h =
+                gsl_cdf_tdist_Pinv(0.975, (double)(n - 1)) * r->exponent_sd / sqrt((double)n);
+            r->exponent_lo = r->exponent - h;
+            r->exponent_hi = r->exponent + h;
+        }
+        for (size_t i = 0; i < nmu; i++)
+            r->tau_c_fit[i] = exp(r->log_c) * pow(r->one_minus_mu[i], r->exponent);
+    }
+    free(y);
+    free(lc);
+    free(fin);
+    return st;
 }
 
 /* The per-momentum table, the exponent fit and its bootstrap, from the sweep's values. */
@@ -433,7 +529,7 @@ static am_status knee_tables(const am_knee_params *p, const double *values, am_k
         return AM_ENOMEM;
     if (am_sweep_fit_power(r->one_minus_mu, r->tau_c_dde, nmu, &r->exponent_dde, &c) == AM_ENOMEM)
         return AM_ENOMEM;
-    return AM_OK;
+    return knee_seeds(p, values, r);
 }
 
 am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *err, size_t errlen)
@@ -452,21 +548,26 @@ am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *er
     json_object_set_new(fp, "tau_max", json_integer((json_int_t)p->tau_max));
     json_object_set_new(fp, "bootstrap", json_integer((json_int_t)p->bootstrap));
     json_object_set_new(fp, "refine", json_integer((json_int_t)p->refine));
+    json_object_set_new(fp, "diverged_max", json_real(p->diverged_max));
+    json_object_set_new(fp, "seeds", json_integer((json_int_t)p->seeds));
     char *fps = am_sweep_cell_fingerprint(fp);
     json_decref(fp);
 
     size_t nv = KV_NFIXED + p->bootstrap;
-    am_knee_result *r = fps ? result_alloc(p->nmu, p->bootstrap) : NULL;
-    double *values = r ? malloc(p->nmu * nv * sizeof *values) : NULL;
+    size_t ncell = p->nmu * p->seeds;
+    am_knee_result *r = fps ? result_alloc(p->nmu, p->bootstrap, p->seeds) : NULL;
+    unsigned char *done = r ? malloc(ncell) : NULL;
+    double *values = done ? malloc(ncell * nv * sizeof *values) : NULL;
     if (!values) {
         free(fps);
+        free(done);
         am_knee_result_free(r);
         return AM_ENOMEM;
     }
     knee_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.p = p;
-    am_sweep_problem prob = {p->nmu, nv, knee_cell, &ctx};
+    am_sweep_problem prob = {ncell, nv, knee_cell, &ctx};
     am_sweep_params sp = am_sweep_params_default();
     sp.checkpoint = p->checkpoint;
     sp.resume = p->resume;
@@ -475,7 +576,17 @@ am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *er
     sp.progress = p->progress;
     sp.progress_ctx = p->progress_ctx;
     sp.check_cell = knee_check_cell;
-    st = am_sweep_run(&prob, &sp, values, r->done, &r->cells_done, err, errlen);
+    size_t ndone = 0;
+    st = am_sweep_run(&prob, &sp, values, done, &ndone, err, errlen);
+    /* a momentum is done when all its seeds are */
+    r->cells_done = 0;
+    for (size_t i = 0; i < p->nmu; i++) {
+        r->done[i] = 1;
+        for (size_t s = 0; s < p->seeds; s++)
+            if (!done[s * p->nmu + i]) r->done[i] = 0;
+        r->cells_done += r->done[i];
+    }
+    free(done);
     free(fps);
     drop_evals(&ctx);
     free(ctx.ev);

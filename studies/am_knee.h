@@ -3,7 +3,8 @@
  * tau_c ∝ (1-mu)^p.
  *
  * tau_c(mu) is the smallest integer delay at which the stationary error of the cell
- * (am_sweep_cell.h) exceeds F times its tau = 0 value or a replica diverges, found by
+ * (am_sweep_cell.h) exceeds F times its tau = 0 value or more than the fraction
+ * diverged_max of its replicas diverge (am_knee_critical), found by
  * bracketing (doubling) and integer bisection (am_sweep_search_int); the K delays on each
  * side of tau_c are also evaluated. Its uncertainty comes from a bootstrap over replicas:
  * replicate b draws R replica indices with replacement from the Philox stream
@@ -18,6 +19,14 @@
  * the same fit of the linear-stability and delay-equation curves gives their exponents, next
  * to the paper's p = 2. Each momentum is one cell of the checkpointed, resumable,
  * cancellable (in the MPI build distributed) sweep of am_sweep.h.
+ *
+ * With seeds S > 1 the whole search runs for the seeds seed, seed + 1, ..., seed + S - 1
+ * (sweep cell s nmu + i is seed s, momentum i, so the seed is part of the cell identity).
+ * The per-momentum table and its bootstrap stay those of the first seed; tau_c_seeds,
+ * tau_c_mean and tau_c_sd give the spread over seeds, and the exponent becomes the mean of
+ * the S per-seed fitted slopes with interval mean -/+ t_{n-1, 0.975} sd / sqrt(n) over the
+ * n seeds with a defined slope (the per-seed slopes carry each seed's sampling noise, so the
+ * interval includes the seed-to-seed variation and always contains the point estimate).
  */
 #ifndef AM_KNEE_H
 #define AM_KNEE_H
@@ -36,6 +45,8 @@ typedef struct {
     uint64_t refine;        /* K neighbours of tau_c on each side, at most 1000 */
     double gamma;           /* gamma in (0, 1] of the paper's bound */
     double bound_constant;  /* C > 0 of the paper's bound */
+    double diverged_max;    /* critical when more than this fraction diverged, in [0, 1) */
+    size_t seeds;           /* S independent seeds seed, seed + 1, ..., in [1, 10000] */
     const char *checkpoint; /* checkpoint file, or NULL */
     int resume;             /* continue from the checkpoint (needs checkpoint) */
     /* nonzero: stop; the delay in evaluation stops at its replicas' next saved time and the
@@ -47,33 +58,42 @@ typedef struct {
 } am_knee_params;
 
 typedef struct {
-    size_t nmu, bootstrap;
-    size_t cells_done;           /* finished momenta (< nmu after a cancel) */
-    unsigned char *done;         /* [nmu] */
-    double *mu;                  /* [nmu] copy of the momenta */
-    double *one_minus_mu;        /* [nmu] 1 - mu */
-    double *tau_c;               /* [nmu] critical delay (NaN if none up to tau_max) */
-    double *tau_c_sem;           /* [nmu] standard deviation of the bootstrap replicates */
-    double *tau_c_lo, *tau_c_hi; /* [nmu] 95 % percentile interval */
-    double *tau_c_fit;           /* [nmu] exp(log_c) (1-mu)^exponent */
-    double *tau_c_boot;          /* [nmu * bootstrap] replicate b of momentum i at i * B + b */
-    double *tau_c_linear;        /* [nmu] linear-stability critical delay (axis units) */
-    double *tau_c_dde;           /* [nmu] its delay-equation approximation */
-    double *tau_bound_paper;     /* [nmu] the paper's bound */
-    double *err_tau0;            /* [nmu] stationary error at tau = 0 */
-    double *err_tau0_sem;        /* [nmu] its standard error */
-    double *err_at_tau_c;        /* [nmu] stationary error at tau_c (NaN if none) */
-    size_t *cells_evaluated;     /* [nmu] delays evaluated by the search and refinement */
-    double exponent, log_c;      /* fit tau_c = exp(log_c) (1-mu)^exponent (NaN if undefined) */
-    double exponent_lo, exponent_hi, exponent_sd; /* bootstrap interval and sd of the slope */
-    double exponent_paper;                        /* 2 */
-    double exponent_linear, exponent_dde;         /* slopes of the theory curves */
+    size_t nmu, bootstrap, seeds;
+    size_t cells_done;             /* finished momenta (< nmu after a cancel) */
+    unsigned char *done;           /* [nmu] */
+    double *mu;                    /* [nmu] copy of the momenta */
+    double *one_minus_mu;          /* [nmu] 1 - mu */
+    double *tau_c;                 /* [nmu] critical delay (NaN if none up to tau_max) */
+    double *tau_c_sem;             /* [nmu] standard deviation of the bootstrap replicates */
+    double *tau_c_lo, *tau_c_hi;   /* [nmu] 95 % percentile interval */
+    double *tau_c_fit;             /* [nmu] exp(log_c) (1-mu)^exponent */
+    double *tau_c_boot;            /* [nmu * bootstrap] replicate b of momentum i at i * B + b */
+    double *tau_c_linear;          /* [nmu] linear-stability critical delay (axis units) */
+    double *tau_c_dde;             /* [nmu] its delay-equation approximation */
+    double *tau_bound_paper;       /* [nmu] the paper's bound */
+    double *err_tau0;              /* [nmu] stationary error at tau = 0 */
+    double *err_tau0_sem;          /* [nmu] its standard error */
+    double *err_at_tau_c;          /* [nmu] stationary error at tau_c (NaN if none) */
+    size_t *cells_evaluated;       /* [nmu] delays evaluated by the search and refinement */
+    double *tau_c_seeds;           /* [nmu * seeds] tau_c of seed s of momentum i at i * S + s */
+    double *tau_c_mean, *tau_c_sd; /* [nmu] mean and sd of the finite tau_c_seeds (NaN if <1/<2) */
+    double *exponent_seeds;        /* [seeds] slope fitted to each seed's tau_c */
+    double exponent, log_c;        /* fit tau_c = exp(log_c) (1-mu)^exponent (NaN if undefined) */
+    /* seeds = 1: bootstrap interval and sd of the slope; seeds > 1: mean -/+ t sd / sqrt(n)
+       and the sd of the per-seed slopes */
+    double exponent_lo, exponent_hi, exponent_sd;
+    double exponent_paper;                /* 2 */
+    double exponent_linear, exponent_dde; /* slopes of the theory curves */
 } am_knee_result;
 
 /* Defaults: am_sweep_cell_params_default(), no momenta (must be set), factor 2, tau_max 4096,
- * 200 bootstrap replicates, refine 3, gamma 0.001, bound constant 1, no checkpoint, no
- * cancel flag, no progress. */
+ * 200 bootstrap replicates, refine 3, gamma 0.001, bound constant 1, diverged_max 0.05,
+ * 1 seed, no checkpoint, no cancel flag, no progress. */
 am_knee_params am_knee_params_default(void);
+
+/* 1 when a delay is critical: more than the fraction diverged_max of the replicas diverged
+ * (diverged is the fraction) or the error err is not <= factor x base (NaN counts). */
+int am_knee_critical(double err, double base, double diverged, double factor, double diverged_max);
 
 /* Bytes of the replicas' summaries one momentum keeps at most (replicas x 3 doubles per
  * evaluated delay, over the most delays the search and the refinement evaluate). */

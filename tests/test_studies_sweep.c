@@ -815,3 +815,125 @@ Test(studies_checkpoint, another_file_is_not_started_anew_over)
     remove(path);
     am_problem_free(p);
 }
+
+Test(studies_knee, critical_counts_the_diverged_fraction)
+{
+    /* the predicate: a fraction above diverged_max is critical, one below is not */
+    cr_assert(am_knee_critical(1.0, 1.0, 0.06, 2, 0.05), "6 %% diverged > 5 %% is not critical");
+    cr_assert(!am_knee_critical(1.0, 1.0, 0.04, 2, 0.05), "4 %% diverged < 5 %% is critical");
+    cr_assert(am_knee_critical(2.5, 1.0, 0.0, 2, 0.05), "error ratio 2.5 > 2 is not critical");
+    cr_assert(am_knee_critical(NAN, 1.0, 0.0, 2, 0.05), "a NaN error is not critical");
+    /* a tiny problem whose tau = 0 cell has a diverged fraction strictly inside (0, 1): a
+       blowup threshold near the initial norm marks part of the replicas diverged */
+    am_problem *p = small_problem();
+    const double mu[] = {0.5};
+    am_knee_params kp = am_knee_params_default();
+    kp.cell = small_cell(p);
+    kp.mu = mu;
+    kp.nmu = 1;
+    kp.bootstrap = 0;
+    kp.tau_max = 2;
+    double frac = -1, e0, s0;
+    for (double bl = 1.0001; bl < 3 && !(frac > 0.1 && frac < 0.9); bl = 1 + 1.5 * (bl - 1)) {
+        kp.cell.msgd.blowup = bl;
+        direct_cell(&kp.cell, mu[0], 0, kp.cell.msgd.seed, &e0, &s0, &frac);
+    }
+    cr_assert(frac > 0.1 && frac < 0.9, "no blowup in (1, 3) gives a partial divergence (%g)",
+              frac);
+    am_knee_result *r = NULL;
+    char err[256];
+    kp.diverged_max = frac - 0.05; /* fraction above the threshold: tau = 0 is critical */
+    cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
+    cr_assert_eq(r->tau_c[0], 0.0, "diverged %g > max %g but tau_c = %g", frac, kp.diverged_max,
+                 r->tau_c[0]);
+    am_knee_result_free(r);
+    kp.diverged_max = frac + 0.05; /* below: tau = 0 is not critical */
+    cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
+    cr_assert_neq(r->tau_c[0], 0.0, "diverged %g < max %g but tau_c = 0", frac, kp.diverged_max);
+    am_knee_result_free(r);
+    am_problem_free(p);
+}
+
+/* 1 when a and b agree to 1e-12 relative. */
+static int close_rel(double a, double b)
+{
+    return fabs(a - b) <= 1e-12 * fmax(fabs(a), fabs(b));
+}
+
+Test(studies_knee, seeds_give_mean_sd_and_an_interval_around_the_exponent)
+{
+    am_problem *p = small_problem();
+    const double mu[] = {0.8, 0.9, 0.95};
+    char err[256];
+    am_knee_params kp = am_knee_params_default();
+    kp.cell = small_cell(p);
+    kp.cell.horizon = 2;
+    kp.mu = mu;
+    kp.nmu = 3;
+    kp.bootstrap = 10;
+    kp.seeds = 3;
+    am_knee_result *r = NULL;
+    cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
+    cr_assert_eq(r->seeds, 3);
+    double expo[3];
+    for (size_t s = 0; s < 3; s++) {
+        /* seed s of the run is the one-seed run with seed + s */
+        am_knee_params k1 = kp;
+        k1.seeds = 1;
+        k1.cell.msgd.seed = kp.cell.msgd.seed + s;
+        am_knee_result *r1 = NULL;
+        cr_assert_eq(am_knee_run(&k1, &r1, err, sizeof err), AM_OK, "%s", err);
+        for (size_t i = 0; i < 3; i++)
+            cr_assert(same_bits(r->tau_c_seeds[i * 3 + s], r1->tau_c[i]),
+                      "seed %zu mu %g: %g, one-seed run %g", s, mu[i], r->tau_c_seeds[i * 3 + s],
+                      r1->tau_c[i]);
+        if (s == 0)
+            for (size_t i = 0; i < 3; i++)
+                cr_assert(same_bits(r->tau_c[i], r1->tau_c[i]), "tau_c is not the first seed's");
+        expo[s] = r1->exponent;
+        cr_assert(isfinite(expo[s]), "seed %zu: exponent undefined", s);
+        am_knee_result_free(r1);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        const double *t = r->tau_c_seeds + i * 3;
+        double m = (t[0] + t[1] + t[2]) / 3;
+        double sd =
+            sqrt(((t[0] - m) * (t[0] - m) + (t[1] - m) * (t[1] - m) + (t[2] - m) * (t[2] - m)) / 2);
+        cr_assert(close_rel(r->tau_c_mean[i], m), "mu %g: mean %.17g, by hand %.17g", mu[i],
+                  r->tau_c_mean[i], m);
+        cr_assert(close_rel(r->tau_c_sd[i], sd) || (sd == 0 && r->tau_c_sd[i] == 0),
+                  "mu %g: sd %.17g, by hand %.17g", mu[i], r->tau_c_sd[i], sd);
+    }
+    double em = (expo[0] + expo[1] + expo[2]) / 3;
+    double esd = sqrt(((expo[0] - em) * (expo[0] - em) + (expo[1] - em) * (expo[1] - em) +
+                       (expo[2] - em) * (expo[2] - em)) /
+                      2);
+    double h = 4.302652729911275 * esd / sqrt(3.0); /* t_{2, 0.975} */
+    cr_assert(close_rel(r->exponent, em), "exponent %.17g, mean of the seeds %.17g", r->exponent,
+              em);
+    cr_assert(fabs(r->exponent_hi - (em + h)) <= 1e-9 * fmax(1, fabs(em)) &&
+                  fabs(r->exponent_lo - (em - h)) <= 1e-9 * fmax(1, fabs(em)),
+              "exponent_ci [%g, %g], by hand [%g, %g]", r->exponent_lo, r->exponent_hi, em - h,
+              em + h);
+    cr_assert(r->exponent_lo <= r->exponent && r->exponent <= r->exponent_hi,
+              "exponent %g outside [%g, %g]", r->exponent, r->exponent_lo, r->exponent_hi);
+    /* the checks can fail: a wrong expectation (the first seed's exponent, or the population
+       sd) is told apart whenever the seeds differ */
+    if (esd > 0) {
+        cr_assert(!close_rel(r->exponent, expo[0]) || close_rel(em, expo[0]),
+                  "the mean exponent equals the first seed's");
+        double wrong = h * sqrt(2.0 / 3.0);
+        cr_assert(fabs(r->exponent_hi - (em + wrong)) > 1e-9 * fmax(1, fabs(em)),
+                  "the population sd passes the interval check");
+    }
+    int spread = 0;
+    for (size_t i = 0; i < 3; i++)
+        if (r->tau_c_sd[i] > 0) {
+            spread = 1;
+            double wrong_sd = r->tau_c_sd[i] * sqrt(2.0 / 3.0);
+            cr_assert(!close_rel(r->tau_c_sd[i], wrong_sd), "population sd passes the sd check");
+        }
+    cr_assert(spread || esd == 0, "seeds give identical tau_c but different exponents");
+    am_knee_result_free(r);
+    am_problem_free(p);
+}
