@@ -319,7 +319,7 @@ static am_status read_cell(json_t *o, const am_sweep_problem *pb, const am_sweep
     }
     if (par->check_cell && par->check_cell(pb->ctx, c, tmp, why, whylen)) {
         char inner[256];
-        snprintf(inner, sizeof inner, "%s", why);
+        snprintf(inner, sizeof inner, "%.*s", (int)sizeof inner - 1, why);
         snprintf(why, whylen, "cell %zu: %s", c, inner);
         return AM_EINVAL;
     }
