@@ -293,3 +293,39 @@ void cli_csv_double(FILE *f, double x)
     else
         fputs("nan", f);
 }
+
+void cli_trajectory_csv(FILE *f, const double *t, const double *err, const double *norm,
+                        const double *h2, size_t n, size_t d)
+{
+    fputs("t,err,norm", f);
+    if (h2)
+        for (size_t i = 0; i < d; i++)
+            fprintf(f, ",h2_%zu", i + 1);
+    fputc('\n', f);
+    for (size_t g = 0; g < n; g++) {
+        cli_csv_double(f, t[g]);
+        fputc(',', f);
+        cli_csv_double(f, err[g]);
+        fputc(',', f);
+        cli_csv_double(f, norm[g]);
+        for (size_t i = 0; h2 && i < d; i++) {
+            fputc(',', f);
+            cli_csv_double(f, h2[g * d + i]);
+        }
+        fputc('\n', f);
+    }
+}
+
+void cli_trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
+                         const double *h2, size_t n, size_t d)
+{
+    json_object_set_new(root, "t", cli_json_doubles(t, n));
+    json_object_set_new(root, "err", cli_json_doubles(err, n));
+    json_object_set_new(root, "norm", cli_json_doubles(norm, n));
+    if (h2) {
+        json_t *rows = json_array();
+        for (size_t g = 0; g < n; g++)
+            json_array_append_new(rows, cli_json_doubles(h2 + g * d, d));
+        json_object_set_new(root, "h2", rows);
+    }
+}

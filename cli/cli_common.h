@@ -77,6 +77,13 @@ void cli_out_json(FILE *f, json_t *root);
 /* 1 if x is an integer in [lo, hi] (list entries such as --s and --K). */
 int cli_is_integer(double x, double lo, double hi);
 
+/* A deterministic trajectory (ode, dde): CSV columns t,err,norm[,h2_1..h2_d] with one row
+ * per saved time, or the JSON keys t, err, norm[, h2] added to root; h2 (n x d) may be NULL. */
+void cli_trajectory_csv(FILE *f, const double *t, const double *err, const double *norm,
+                        const double *h2, size_t n, size_t d);
+void cli_trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
+                         const double *h2, size_t n, size_t d);
+
 /* Formats a double for CSV (%.10g; non-finite as nan). */
 void cli_csv_double(FILE *f, double x);
 

@@ -125,23 +125,7 @@ int cmd_ode(int argc, char **argv)
     cli_out o;
     FILE *f = cli_out_begin(&o, &a);
     if (!json) {
-        fputs("t,err,norm", f);
-        if (coords)
-            for (size_t i = 0; i < d; i++)
-                fprintf(f, ",h2_%zu", i + 1);
-        fputc('\n', f);
-        for (size_t g = 0; g < grid.n; g++) {
-            cli_csv_double(f, t[g]);
-            fputc(',', f);
-            cli_csv_double(f, e[g]);
-            fputc(',', f);
-            cli_csv_double(f, nrm[g]);
-            for (size_t i = 0; coords && i < d; i++) {
-                fputc(',', f);
-                cli_csv_double(f, h2[g * d + i]);
-            }
-            fputc('\n', f);
-        }
+        cli_trajectory_csv(f, t, e, nrm, coords ? h2 : NULL, grid.n, d);
     } else {
         char buf[64];
         json_t *params = json_object();
@@ -163,15 +147,7 @@ int cmd_ode(int argc, char **argv)
         json_object_set_new(params, "project", json_boolean(op.project));
         json_object_set_new(params, "coords", json_boolean(coords));
         json_t *root = cli_json_root("ode", params);
-        json_object_set_new(root, "t", cli_json_doubles(t, grid.n));
-        json_object_set_new(root, "err", cli_json_doubles(e, grid.n));
-        json_object_set_new(root, "norm", cli_json_doubles(nrm, grid.n));
-        if (coords) {
-            json_t *rows = json_array();
-            for (size_t g = 0; g < grid.n; g++)
-                json_array_append_new(rows, cli_json_doubles(h2 + g * d, d));
-            json_object_set_new(root, "h2", rows);
-        }
+        cli_trajectory_json(root, t, e, nrm, coords ? h2 : NULL, grid.n, d);
         json_object_set_new(root, "solver", stats_json(&op, &res.stats));
         cli_out_json(f, root);
     }
