@@ -3,6 +3,8 @@
  */
 #include "cli_common.h"
 
+#include "../studies/am_sweep.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -264,6 +266,10 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
 void cli_out_commit(cli_out *o)
 {
     if (fclose(o->mem)) cli_runtime_error("cannot finish the output buffer");
+    if (am_sweep_rank() != 0) { /* MPI: rank 0 writes the output of every rank */
+        free(o->buf);
+        return;
+    }
     if (!o->path || strcmp(o->path, "-") == 0) {
         if (fwrite(o->buf, 1, o->len, stdout) != o->len || fflush(stdout))
             cli_runtime_error("cannot write to stdout");

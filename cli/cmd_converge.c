@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../studies/am_sweep.h"
 #include "../validate/am_converge.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -231,7 +232,7 @@ int cmd_converge(int argc, char **argv)
     }
     cli_out_commit(&out);
     int status = r->check.verdict == AM_CHECK_FAIL ? 1 : 0;
-    if (!json)
+    if (!json && am_sweep_rank() == 0)
         fprintf(stderr,
                 "converge: order %.4g, %s interval [%.4g, %.4g], predicted %.4g +- %.3g: %s "
                 "(mdd %.3g)%s%s\n",

@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     am_common_gsl_handler_off();
 #ifdef AM_HAVE_MPI
     int provided;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     atexit(mpi_end);
 #endif
     if (argc < 2) cli_usage_error("no command given (see amsgd --help for the commands)");

@@ -3,6 +3,7 @@
  */
 #include "mc_output.h"
 
+#include "../studies/am_sweep.h"
 #include "cli_common.h"
 
 /* One observable column of the output: its name and its column in the result. */
@@ -41,7 +42,7 @@ void mc_check_memory(am_status st, const am_run_result *run, int threads)
 
 void mc_write(FILE *f, int json, const char *command, json_t *params, const am_run_result *run)
 {
-    if (run->diverged)
+    if (run->diverged && am_sweep_rank() == 0)
         fprintf(stderr,
                 "amsgd: warning: %zu of %zu replicas diverged; the means are over the survivors "
                 "(column alive), %s where none is left\n",

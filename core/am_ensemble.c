@@ -8,11 +8,21 @@
  * with advance_batch runs the replicas of a chunk in blocks of its batch side by side and
  * pushes their observations in replica order, so every statistic receives the same values
  * in the same order as one replica at a time.
+ *
+ * MPI (AM_HAVE_MPI, MPI initialised, more than one rank): the chunks are dealt out in rounds
+ * of up to AM_WAVE chunks per rank, a contiguous run of chunks to each rank
+ * (am_ensemble_partition). Every rank sends the statistics of its chunks (and their kept
+ * summaries) to rank 0 as one message per round; rank 0 merges the round's chunks in chunk
+ * order, exactly the merges of the serial run, and broadcasts the result, so every rank
+ * returns the same bytes as a serial run. A failure stops every rank after the round that
+ * saw it (one MPI_Allreduce per round); the status is that of the lowest failing chunk.
  */
 #include "am_ensemble.h"
 
+#include "am_ensemble_impl.h"
 #include "am_rng.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +30,11 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#ifdef AM_HAVE_MPI
+#include <mpi.h>
+#endif
 
-enum { AM_CHUNK = 32, AM_WAVE = 64 };
+enum { AM_CHUNK = AM_ENSEMBLE_CHUNK, AM_WAVE = AM_ENSEMBLE_WAVE };
 
 typedef struct {
     am_stats *obs; /* [ngrid * nobs] */
@@ -77,11 +90,6 @@ static size_t run_lanes(const am_model *m, size_t ngrid, const am_ensemble_param
     if (b > AM_CHUNK) b = AM_CHUNK;
     if (b > 1 && memory_lanes(m, ngrid, params, (double)b) > (double)AM_MEMORY_LIMIT) b = 1;
     return b;
-}
-
-double am_ensemble_memory(const am_model *m, size_t ngrid, const am_ensemble_params *params)
-{
-    return memory_lanes(m, ngrid, params, (double)run_lanes(m, ngrid, params));
 }
 
 static void chunk_reset(chunk_acc *c, size_t ngrid, size_t nobs, size_t nsum)
@@ -196,8 +204,234 @@ static am_status run_block(const am_model *m, const uint64_t *k, size_t ngrid, u
     return AM_OK;
 }
 
-am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
-                          const am_ensemble_params *params, am_ensemble_result **out)
+/* ---- one run: its buffers, the chunks of a round, their messages and their merge ------ */
+
+typedef struct {
+    const am_model *m;
+    const uint64_t *k;
+    size_t ngrid, nobs, nsum, R, lanes, work_bytes;
+    int threads;
+    unsigned char *works;
+    double *trajs, *sums;
+    double *summary;   /* the result's kept summaries, or NULL */
+    chunk_acc *chunks; /* [AM_WAVE] */
+} ens_run;
+
+/* Runs chunks c0 .. c1-1 (at most AM_WAVE) into e->chunks[0 ..] on the threads; returns 1 if
+ * one of them failed. */
+static int run_chunks(const ens_run *e, size_t c0, size_t c1)
+{
+    const am_model *m = e->m;
+    size_t ngrid = e->ngrid, nobs = e->nobs, nsum = e->nsum, R = e->R, lanes = e->lanes;
+    size_t work_bytes = e->work_bytes, nw = c1 - c0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(e->threads)
+    for (size_t c = 0; c < nw; c++) {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        void *work = e->works + (size_t)tid * lanes * work_bytes;
+        double *traj = e->trajs + (size_t)tid * lanes * ngrid * nobs;
+        double *sum = e->sums + (size_t)tid * lanes * (nsum ? nsum : 1);
+        chunk_acc *acc = &e->chunks[c];
+        chunk_reset(acc, ngrid, nobs, nsum);
+        size_t r0 = (c0 + c) * AM_CHUNK;
+        size_t r1 = r0 + AM_CHUNK < R ? r0 + AM_CHUNK : R;
+        for (size_t b0 = r0; lanes > 1 && b0 < r1; b0 += lanes) {
+            size_t nb = r1 - b0 < lanes ? r1 - b0 : lanes;
+            void *bw[AM_CHUNK];
+            for (size_t j = 0; j < nb; j++)
+                bw[j] = (unsigned char *)work + j * work_bytes;
+            am_status st = run_block(m, e->k, ngrid, b0, nb, bw, traj, sum, acc);
+            if (st != AM_OK) {
+                acc->status = st;
+                break;
+            }
+            if (e->summary) memcpy(e->summary + b0 * nsum, sum, nb * nsum * sizeof *sum);
+        }
+        for (size_t r = r0; lanes == 1 && r < r1; r++) {
+            am_status st = run_replica(m, e->k, ngrid, r, work, traj, sum, acc);
+            if (st != AM_OK) {
+                acc->status = st;
+                break;
+            }
+            if (e->summary) memcpy(e->summary + r * nsum, sum, nsum * sizeof *sum);
+        }
+    }
+    int failed = 0;
+    for (size_t c = 0; c < nw; c++)
+        failed |= e->chunks[c].status != AM_OK;
+    return failed;
+}
+
+/* Merges e->chunks[0 .. n-1] into res in chunk order; returns the status of the first
+ * failing chunk (the run's result then is that failure). */
+static am_status merge_chunks(am_ensemble_result *res, const ens_run *e, size_t n)
+{
+    for (size_t c = 0; c < n; c++)
+        if (e->chunks[c].status != AM_OK) return e->chunks[c].status;
+    for (size_t c = 0; c < n; c++) {
+        const chunk_acc *a = &e->chunks[c];
+        for (size_t i = 0; i < e->ngrid * e->nobs; i++)
+            am_stats_merge(&res->obs[i], &a->obs[i]);
+        for (size_t g = 0; g < e->ngrid; g++)
+            res->alive[g] += a->alive[g];
+        for (size_t j = 0; j < e->nsum; j++)
+            am_stats_merge(&res->summary_stats[j], &a->sum[j]);
+        res->diverged += a->diverged;
+    }
+    return AM_OK;
+}
+
+/* Bytes of one chunk's statistics in a message. */
+static size_t record_bytes(size_t ngrid, size_t nobs, size_t nsum)
+{
+    return ngrid * nobs * sizeof(am_stats) + ngrid * sizeof(size_t) + nsum * sizeof(am_stats) +
+           2 * sizeof(uint64_t);
+}
+
+/* Bytes of the message of at most n chunks (their statistics and kept summaries). */
+static size_t message_bytes(size_t n, size_t ngrid, size_t nobs, size_t nsum, int keep)
+{
+    return n * record_bytes(ngrid, nobs, nsum) + (keep ? n * AM_CHUNK * nsum * sizeof(double) : 0);
+}
+
+/* Writes the statistics of chunks c0 .. c1-1 (in e->chunks) and their replicas' kept
+ * summaries to buf; returns the bytes written. */
+static size_t pack_chunks(const ens_run *e, size_t c0, size_t c1, unsigned char *buf)
+{
+    unsigned char *p = buf;
+    for (size_t c = 0; c < c1 - c0; c++) {
+        const chunk_acc *a = &e->chunks[c];
+        uint64_t tail[2] = {(uint64_t)a->diverged, (uint64_t)a->status};
+        memcpy(p, a->obs, e->ngrid * e->nobs * sizeof *a->obs);
+        p += e->ngrid * e->nobs * sizeof *a->obs;
+        memcpy(p, a->alive, e->ngrid * sizeof *a->alive);
+        p += e->ngrid * sizeof *a->alive;
+        memcpy(p, a->sum, e->nsum * sizeof *a->sum);
+        p += e->nsum * sizeof *a->sum;
+        memcpy(p, tail, sizeof tail);
+        p += sizeof tail;
+    }
+    if (e->summary && e->nsum) {
+        size_t r0 = c0 * AM_CHUNK, r1 = c1 * AM_CHUNK < e->R ? c1 * AM_CHUNK : e->R;
+        memmove(p, e->summary + r0 * e->nsum, (r1 - r0) * e->nsum * sizeof(double));
+        p += (r1 - r0) * e->nsum * sizeof(double);
+    }
+    return (size_t)(p - buf);
+}
+
+/* The inverse of pack_chunks: e->chunks[0 ..] and the kept summaries from buf. */
+static void unpack_chunks(ens_run *e, size_t c0, size_t c1, const unsigned char *buf)
+{
+    const unsigned char *p = buf;
+    for (size_t c = 0; c < c1 - c0; c++) {
+        chunk_acc *a = &e->chunks[c];
+        uint64_t tail[2];
+        memcpy(a->obs, p, e->ngrid * e->nobs * sizeof *a->obs);
+        p += e->ngrid * e->nobs * sizeof *a->obs;
+        memcpy(a->alive, p, e->ngrid * sizeof *a->alive);
+        p += e->ngrid * sizeof *a->alive;
+        memcpy(a->sum, p, e->nsum * sizeof *a->sum);
+        p += e->nsum * sizeof *a->sum;
+        memcpy(tail, p, sizeof tail);
+        p += sizeof tail;
+        a->diverged = (size_t)tail[0];
+        a->status = (am_status)tail[1];
+    }
+    if (e->summary && e->nsum) {
+        size_t r0 = c0 * AM_CHUNK, r1 = c1 * AM_CHUNK < e->R ? c1 * AM_CHUNK : e->R;
+        memmove(e->summary + r0 * e->nsum, p, (r1 - r0) * e->nsum * sizeof(double));
+    }
+}
+
+/* ---- the distribution of the chunks over ranks ---------------------------------------- */
+
+size_t am_ensemble_nchunks(size_t replicas)
+{
+    return (replicas + AM_CHUNK - 1) / AM_CHUNK;
+}
+
+size_t am_ensemble_rounds(size_t replicas, int nranks)
+{
+    size_t span = (size_t)AM_WAVE * (size_t)(nranks > 0 ? nranks : 1);
+    return (am_ensemble_nchunks(replicas) + span - 1) / span;
+}
+
+void am_ensemble_partition(size_t replicas, int nranks, size_t round, int rank, size_t *c0,
+                           size_t *c1)
+{
+    size_t P = (size_t)(nranks > 0 ? nranks : 1), span = (size_t)AM_WAVE * P;
+    size_t nchunks = am_ensemble_nchunks(replicas), s0 = round * span;
+    size_t n = s0 >= nchunks ? 0 : (nchunks - s0 < span ? nchunks - s0 : span);
+    size_t q = (n + P - 1) / P, r = (size_t)rank;
+    *c0 = s0 + (r * q < n ? r * q : n);
+    *c1 = s0 + ((r + 1) * q < n ? (r + 1) * q : n);
+}
+
+static int distribute = 1;
+
+int am_ensemble_set_distributed(int on)
+{
+    int prev = distribute;
+    distribute = on != 0;
+    return prev;
+}
+
+#ifdef AM_HAVE_MPI
+static MPI_Comm ens_comm = MPI_COMM_NULL;
+
+/* Broadcasts n bytes from rank 0 in pieces an int counts. */
+static void bcast_bytes(void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n) {
+        size_t piece = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
+        MPI_Bcast(p, (int)piece, MPI_BYTE, 0, ens_comm);
+        p += piece;
+        n -= piece;
+    }
+}
+#endif
+
+/* The ranks an ensemble of nchunks chunks is split over (1: this process alone): MPI is
+ * running with more than one rank, distribution is on, the caller is not inside a parallel
+ * region, there are two chunks or more and a round's message fits an int count. The same
+ * answer on every rank. */
+static int ensemble_nranks(size_t nchunks, size_t msg)
+{
+#ifdef AM_HAVE_MPI
+    int init = 0, fin = 0, size = 1;
+    if (!distribute || nchunks < 2 || msg > (size_t)INT_MAX) return 1;
+#ifdef _OPENMP
+    if (omp_in_parallel()) return 1;
+#endif
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    if (!init || fin) return 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+#else
+    (void)nchunks;
+    (void)msg;
+    return 1;
+#endif
+}
+
+double am_ensemble_memory(const am_model *m, size_t ngrid, const am_ensemble_params *params)
+{
+    double bytes = memory_lanes(m, ngrid, params, (double)run_lanes(m, ngrid, params));
+    size_t msg = message_bytes(AM_WAVE, ngrid, m->nobs, m->nsummary, params->keep_summary);
+    if (ensemble_nranks(am_ensemble_nchunks(params->replicas), msg) > 1) bytes += (double)msg;
+    return bytes;
+}
+
+/* The run: nranks > 0 simulates that many ranks in this process (each rank's chunks run in
+ * turn, go through its message and are merged in chunk order); 0 distributes over the MPI
+ * ranks when ensemble_nranks says so. */
+static am_status ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
+                              const am_ensemble_params *params, int simulate,
+                              am_ensemble_result **out)
 {
     *out = NULL;
     if (!m || !k || ngrid == 0 || !params || params->replicas == 0 || m->nobs == 0 || !m->start ||
@@ -213,6 +447,16 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     size_t work_bytes = (m->work_bytes + 63) / 64 * 64;
     if (work_bytes == 0) work_bytes = 64;
     if (am_ensemble_memory(m, ngrid, params) > (double)AM_MEMORY_LIMIT) return AM_ENOMEM;
+    int keep = params->keep_summary && nsum;
+    size_t msg_max = message_bytes(AM_WAVE, ngrid, nobs, nsum, keep);
+    int nranks = simulate > 0 ? simulate : ensemble_nranks(am_ensemble_nchunks(R), msg_max);
+    int rank = 0;
+#ifdef AM_HAVE_MPI
+    int mpi = simulate <= 0 && nranks > 1;
+    if (mpi && ens_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &ens_comm);
+    if (mpi) MPI_Comm_rank(ens_comm, &rank);
+    MPI_Request req = MPI_REQUEST_NULL;
+#endif
 
     am_status status = AM_OK;
     am_ensemble_result *res = calloc(1, sizeof *res);
@@ -221,9 +465,10 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     unsigned char *works = aligned_alloc(64, (size_t)threads * lanes * work_bytes);
     double *trajs = malloc((size_t)threads * lanes * ngrid * nobs * sizeof *trajs);
     double *sums = malloc((size_t)threads * lanes * (nsum ? nsum : 1) * sizeof *sums);
-    if (!res || !chunks || !works || !trajs || !sums) {
+    unsigned char *msg = nranks > 1 ? malloc(msg_max) : NULL;
+    if (!res || !chunks || !works || !trajs || !sums || (nranks > 1 && !msg)) {
         status = AM_ENOMEM;
-        goto done;
+        goto allocated;
     }
     res->ngrid = ngrid;
     res->nobs = nobs;
@@ -236,7 +481,7 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     if (!res->alive || !res->obs || !res->summary_stats ||
         (params->keep_summary && nsum && !res->summary)) {
         status = AM_ENOMEM;
-        goto done;
+        goto allocated;
     }
     for (size_t c = 0; c < AM_WAVE; c++) {
         chunks[c].obs = malloc(ngrid * nobs * sizeof *chunks[c].obs);
@@ -244,60 +489,83 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
         chunks[c].sum = malloc((nsum ? nsum : 1) * sizeof *chunks[c].sum);
         if (!chunks[c].obs || !chunks[c].alive || !chunks[c].sum) {
             status = AM_ENOMEM;
-            goto done;
+            goto allocated;
         }
     }
-
-    size_t nchunks = (R + AM_CHUNK - 1) / AM_CHUNK;
-    for (size_t wave0 = 0; wave0 < nchunks && status == AM_OK; wave0 += AM_WAVE) {
-        size_t nw = nchunks - wave0 < AM_WAVE ? nchunks - wave0 : AM_WAVE;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (size_t c = 0; c < nw; c++) {
-            int tid = 0;
-#ifdef _OPENMP
-            tid = omp_get_thread_num();
+allocated:
+#ifdef AM_HAVE_MPI
+    if (mpi) { /* every rank goes on, or none */
+        int bad = status != AM_OK;
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, ens_comm);
+        if (bad) status = AM_ENOMEM;
+    }
 #endif
-            void *work = works + (size_t)tid * lanes * work_bytes;
-            double *traj = trajs + (size_t)tid * lanes * ngrid * nobs;
-            double *sum = sums + (size_t)tid * lanes * (nsum ? nsum : 1);
-            chunk_acc *acc = &chunks[c];
-            chunk_reset(acc, ngrid, nobs, nsum);
-            size_t r0 = (wave0 + c) * AM_CHUNK;
-            size_t r1 = r0 + AM_CHUNK < R ? r0 + AM_CHUNK : R;
-            for (size_t b0 = r0; lanes > 1 && b0 < r1; b0 += lanes) {
-                size_t nb = r1 - b0 < lanes ? r1 - b0 : lanes;
-                void *bw[AM_CHUNK];
-                for (size_t j = 0; j < nb; j++)
-                    bw[j] = (unsigned char *)work + j * work_bytes;
-                am_status st = run_block(m, k, ngrid, b0, nb, bw, traj, sum, acc);
-                if (st != AM_OK) {
-                    acc->status = st;
-                    break;
-                }
-                if (res->summary) memcpy(res->summary + b0 * nsum, sum, nb * nsum * sizeof *sum);
+    if (status != AM_OK) goto done;
+
+    ens_run e = {m,       k,     ngrid, nobs, nsum,         R,     lanes, work_bytes,
+                 threads, works, trajs, sums, res->summary, chunks};
+    /* Round w: a run of up to AM_WAVE chunks on each rank; rank 0 merges the round's chunks
+     * in chunk order (its own, then each rank's message in rank order), as the serial run
+     * merges them. */
+    size_t rounds = am_ensemble_rounds(R, nranks);
+    for (size_t w = 0; w < rounds && status == AM_OK; w++) {
+        size_t c0, c1;
+        am_ensemble_partition(R, nranks, w, rank, &c0, &c1);
+        int failed = run_chunks(&e, c0, c1);
+        if (simulate > 0 || nranks == 1) {
+            status = merge_chunks(res, &e, c1 - c0);
+            for (int r = 1; r < nranks; r++) {
+                size_t d0, d1;
+                am_ensemble_partition(R, nranks, w, r, &d0, &d1);
+                if (d1 == d0) continue;
+                failed |= run_chunks(&e, d0, d1);
+                pack_chunks(&e, d0, d1, msg);
+                for (size_t c = 0; c < d1 - d0; c++)
+                    chunk_reset(&chunks[c], ngrid, nobs, nsum);
+                unpack_chunks(&e, d0, d1, msg);
+                if (status == AM_OK) status = merge_chunks(res, &e, d1 - d0);
             }
-            for (size_t r = r0; lanes == 1 && r < r1; r++) {
-                am_status st = run_replica(m, k, ngrid, r, work, traj, sum, acc);
-                if (st != AM_OK) {
-                    acc->status = st;
-                    break;
-                }
-                if (res->summary) memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
+            continue;
+        }
+#ifdef AM_HAVE_MPI
+        if (rank != 0 && c1 > c0) {
+            MPI_Wait(&req, MPI_STATUS_IGNORE); /* the previous round's message has left */
+            size_t nb = pack_chunks(&e, c0, c1, msg);
+            MPI_Isend(msg, (int)nb, MPI_BYTE, 0, 0, ens_comm, &req);
+        }
+        MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, ens_comm);
+        if (rank == 0) {
+            status = merge_chunks(res, &e, c1 - c0);
+            for (int r = 1; r < nranks; r++) {
+                size_t d0, d1;
+                am_ensemble_partition(R, nranks, w, r, &d0, &d1);
+                if (d1 == d0) continue;
+                MPI_Recv(msg, (int)msg_max, MPI_BYTE, r, 0, ens_comm, MPI_STATUS_IGNORE);
+                if (status != AM_OK) continue;
+                unpack_chunks(&e, d0, d1, msg);
+                status = merge_chunks(res, &e, d1 - d0);
             }
         }
-        for (size_t c = 0; c < nw && status == AM_OK; c++)
-            status = chunks[c].status; /* the lowest failing chunk, whatever the threads */
-        if (status != AM_OK) break;
-        for (size_t c = 0; c < nw; c++) {
-            for (size_t i = 0; i < ngrid * nobs; i++)
-                am_stats_merge(&res->obs[i], &chunks[c].obs[i]);
-            for (size_t g = 0; g < ngrid; g++)
-                res->alive[g] += chunks[c].alive[g];
-            for (size_t j = 0; j < nsum; j++)
-                am_stats_merge(&res->summary_stats[j], &chunks[c].sum[j]);
-            res->diverged += chunks[c].diverged;
+        if (failed) break; /* rank 0 has merged the round and holds its first failure */
+#endif
+    }
+#ifdef AM_HAVE_MPI
+    if (mpi) { /* every rank returns rank 0's result */
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        int sti = (int)status;
+        MPI_Bcast(&sti, 1, MPI_INT, 0, ens_comm);
+        status = (am_status)sti;
+        if (status == AM_OK) {
+            uint64_t div = (uint64_t)res->diverged;
+            MPI_Bcast(&div, 1, MPI_UINT64_T, 0, ens_comm);
+            res->diverged = (size_t)div;
+            bcast_bytes(res->alive, ngrid * sizeof *res->alive);
+            bcast_bytes(res->obs, ngrid * nobs * sizeof *res->obs);
+            bcast_bytes(res->summary_stats, nsum * sizeof *res->summary_stats);
+            if (res->summary) bcast_bytes(res->summary, R * nsum * sizeof *res->summary);
         }
     }
+#endif
 
 done:
     if (chunks)
@@ -310,10 +578,28 @@ done:
     free(works);
     free(trajs);
     free(sums);
+    free(msg);
     if (status != AM_OK) {
         am_ensemble_result_free(res);
         return status;
     }
     *out = res;
     return AM_OK;
+}
+
+am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
+                          const am_ensemble_params *params, am_ensemble_result **out)
+{
+    return ensemble_run(m, k, ngrid, params, 0, out);
+}
+
+am_status am_ensemble_run_ranks(const am_model *m, const uint64_t *k, size_t ngrid,
+                                const am_ensemble_params *params, int nranks,
+                                am_ensemble_result **out)
+{
+    if (nranks < 1) {
+        if (out) *out = NULL;
+        return AM_EINVAL;
+    }
+    return ensemble_run(m, k, ngrid, params, nranks, out);
 }

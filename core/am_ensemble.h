@@ -8,6 +8,8 @@
  * in chunk order, so the result is bit-identical for any number of threads. A replica
  * whose state stops being finite (or exceeds the engine's bound) is counted as diverged
  * and contributes no further observations. Memory does not depend on the step count.
+ * Under MPI the chunks are split over the ranks and merged in the same order (docs/mpi.md),
+ * so the result is also bit-identical for any number of ranks.
  *
  * Divergence is a result, a failure is an error: advance returns AM_ENSEMBLE_ALIVE (0),
  * AM_ENSEMBLE_DIVERGED (1), or a negative am_ensemble_advance_error(status) when the engine
@@ -92,5 +94,12 @@ void am_ensemble_result_free(am_ensemble_result *res);
 
 /* Number of threads a request resolves to (0 = all cores). */
 int am_ensemble_threads(int requested);
+
+/* MPI build: whether am_ensemble_run splits its chunks of replicas over the ranks of
+ * MPI_COMM_WORLD (on by default; every rank must then make the same calls, as every rank of
+ * a command does). A caller that runs different ensembles on different ranks (the sweep
+ * runner, inside its cells) turns it off for that time. Returns the previous setting; no
+ * effect in the serial build or without MPI_Init. */
+int am_ensemble_set_distributed(int on);
 
 #endif

@@ -28,10 +28,12 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "../core/am_ensemble.h"
 #include "../validate/am_fit.h"
 
 #ifdef AM_HAVE_MPI
 #include <mpi.h>
+#include <pthread.h>
 #endif
 
 #define AM_CKPT_VERSION 2
@@ -450,34 +452,183 @@ static am_status record_cell(sweep_state *s, size_t c, const double *v, char *er
 }
 
 #ifdef AM_HAVE_MPI
-enum { TAG_CELL = 7301, TAG_END = 7302 };
+enum { TAG_CELL = 7301, TAG_END = 7302, TAG_WORK = 7303, TAG_FAIL = 7304 };
 
-/* Rank 0: receives every pending message (blocking until `until_end` ranks have ended if
- * block is set). */
-static am_status drain(sweep_state *s, double *msg, int *ended, int nranks, int block,
-                       am_status *remote, char *err, size_t errlen)
+/* The work queue of an MPI sweep on rank 0: the cells not yet done, in cell order, handed
+ * out one at a time to whichever rank asks (rank 0's own computing thread included). */
+typedef struct {
+    sweep_state *s;
+    size_t *todo, ntodo, next;
+    int nranks, ended, stopping;
+    unsigned char *told; /* [nranks]: rank r has been sent the end of the queue */
+    double *msg;         /* [nvalues + 1]: a received cell */
+    am_status local;     /* a failure of rank 0 (its cell or the checkpoint) */
+    am_status remote;    /* the first failure another rank reported */
+    char *err;
+    size_t errlen;
+    pthread_mutex_t lock;
+} work_queue;
+
+/* The next cell to hand out, or -1 when the queue is empty or the sweep stops (lock held). */
+static long long queue_take(work_queue *q)
 {
-    size_t nv = s->pb->nvalues;
-    for (;;) {
-        int flag = 1;
+    const am_sweep_params *par = q->s->par;
+    if (par->stop && *par->stop) q->stopping = 1;
+    if (q->stopping || q->next >= q->ntodo) return -1;
+    return (long long)q->todo[q->next++];
+}
+
+/* Sends rank r its next cell, or the end of the queue once. */
+static void queue_send(work_queue *q, int r)
+{
+    if (q->told[r]) return;
+    pthread_mutex_lock(&q->lock);
+    long long c = queue_take(q);
+    pthread_mutex_unlock(&q->lock);
+    if (c < 0) q->told[r] = 1;
+    MPI_Send(&c, 1, MPI_LONG_LONG, r, TAG_WORK, MPI_COMM_WORLD);
+}
+
+/* Rank 0's dispatcher: serves the other ranks until each has ended; polls, sleeping 0.2 ms
+ * between empty polls, so that it takes no core from the cells. */
+static void *queue_serve(void *arg)
+{
+    work_queue *q = arg;
+    size_t nv = q->s->pb->nvalues;
+    double *msg = q->msg;
+    for (int r = 1; r < q->nranks; r++)
+        queue_send(q, r);
+    while (q->ended < q->nranks - 1) {
+        int flag = 0;
         MPI_Status ms;
-        if (block) {
-            if (*ended >= nranks - 1) return AM_OK;
-            MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &ms);
-        } else {
-            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms);
-            if (!flag) return AM_OK;
-        }
-        MPI_Recv(msg, (int)(nv + 1), MPI_DOUBLE, ms.MPI_SOURCE, ms.MPI_TAG, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        if (ms.MPI_TAG == TAG_END) {
-            (*ended)++;
-            if (msg[0] != 0 && *remote == AM_OK) *remote = (am_status)(int)msg[0];
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &ms);
+        if (!flag) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
             continue;
         }
-        am_status st = record_cell(s, (size_t)msg[0], msg + 1, err, errlen);
-        if (st) return st;
+        int r = ms.MPI_SOURCE;
+        if (ms.MPI_TAG == TAG_CELL) {
+            MPI_Recv(msg, (int)(nv + 1), MPI_DOUBLE, r, TAG_CELL, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+            pthread_mutex_lock(&q->lock);
+            am_status st = record_cell(q->s, (size_t)msg[0], msg + 1, q->err, q->errlen);
+            if (st && q->local == AM_OK) q->local = st;
+            if (st) q->stopping = 1;
+            pthread_mutex_unlock(&q->lock);
+            queue_send(q, r);
+        } else {
+            double code;
+            MPI_Recv(&code, 1, MPI_DOUBLE, r, ms.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (ms.MPI_TAG == TAG_END) {
+                q->ended++;
+                continue;
+            }
+            /* TAG_FAIL: the rank's cell failed or saw the stop flag; the sweep stops */
+            pthread_mutex_lock(&q->lock);
+            am_status st = (am_status)(int)code;
+            if (st != AM_ECANCELED && q->remote == AM_OK) q->remote = st;
+            q->stopping = 1;
+            pthread_mutex_unlock(&q->lock);
+            queue_send(q, r);
+        }
     }
+    return NULL;
+}
+
+/* A rank other than 0: computes the cells rank 0 hands out until the end of the queue. */
+static am_status queue_work(sweep_state *s, double *buf)
+{
+    const am_sweep_problem *pb = s->pb;
+    size_t nv = pb->nvalues;
+    am_status mine = AM_OK;
+    for (;;) {
+        long long c;
+        MPI_Recv(&c, 1, MPI_LONG_LONG, 0, TAG_WORK, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (c < 0) break;
+        am_status st = s->par->stop && *s->par->stop ? AM_ECANCELED
+                                                     : pb->run_cell(pb->ctx, (size_t)c, buf + 1);
+        if (st) { /* not kept; rank 0 stops the queue and ends this rank */
+            double code = (double)st;
+            if (st != AM_ECANCELED && mine == AM_OK) mine = st;
+            MPI_Send(&code, 1, MPI_DOUBLE, 0, TAG_FAIL, MPI_COMM_WORLD);
+            continue;
+        }
+        buf[0] = (double)c;
+        MPI_Send(buf, (int)(nv + 1), MPI_DOUBLE, 0, TAG_CELL, MPI_COMM_WORLD);
+        memcpy(s->values + (size_t)c * nv, buf + 1, nv * sizeof *buf);
+        s->done[c] = 1;
+        s->ndone++;
+    }
+    double code = (double)mine;
+    MPI_Send(&code, 1, MPI_DOUBLE, 0, TAG_END, MPI_COMM_WORLD);
+    return mine;
+}
+
+/* Rank 0 of an MPI sweep: a dispatcher thread serves the queue while this thread computes
+ * cells from it too (or, without MPI_THREAD_SERIALIZED, only serves it). */
+static am_status queue_run(sweep_state *s, int nranks, double *buf, char *err, size_t errlen)
+{
+    const am_sweep_problem *pb = s->pb;
+    work_queue q;
+    memset(&q, 0, sizeof q);
+    q.s = s;
+    q.nranks = nranks;
+    q.err = err;
+    q.errlen = errlen;
+    q.todo = malloc((pb->ncells ? pb->ncells : 1) * sizeof *q.todo);
+    q.told = calloc((size_t)nranks, 1);
+    q.msg = malloc((pb->nvalues + 1) * sizeof *q.msg);
+    if (!q.todo || !q.told || !q.msg) {
+        free(q.todo);
+        free(q.told);
+        free(q.msg);
+        q.todo = NULL;
+        q.told = NULL;
+        q.msg = NULL;
+        q.stopping = 1; /* every other rank is still ended cleanly */
+        q.local = AM_ENOMEM;
+    }
+    for (size_t c = 0; q.todo && c < pb->ncells; c++)
+        if (!s->done[c]) q.todo[q.ntodo++] = c;
+    pthread_mutex_init(&q.lock, NULL);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    pthread_t th;
+    int threaded =
+        q.told && level >= MPI_THREAD_SERIALIZED && pthread_create(&th, NULL, queue_serve, &q) == 0;
+    if (!threaded) {
+        if (!q.told) { /* no table of the ranks told: end each one directly */
+            for (int r = 1; r < nranks; r++) {
+                long long c = -1;
+                MPI_Send(&c, 1, MPI_LONG_LONG, r, TAG_WORK, MPI_COMM_WORLD);
+            }
+            double code;
+            for (int r = 1; r < nranks; r++)
+                MPI_Recv(&code, 1, MPI_DOUBLE, MPI_ANY_SOURCE, TAG_END, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+        } else
+            queue_serve(&q);
+    }
+    while (threaded) {
+        pthread_mutex_lock(&q.lock);
+        long long c = queue_take(&q);
+        pthread_mutex_unlock(&q.lock);
+        if (c < 0) break;
+        am_status st = pb->run_cell(pb->ctx, (size_t)c, buf + 1);
+        pthread_mutex_lock(&q.lock);
+        if (st == AM_OK) st = record_cell(s, (size_t)c, buf + 1, err, errlen);
+        if (st) q.stopping = 1; /* AM_ECANCELED: the cell saw the stop flag, not kept */
+        if (st && st != AM_ECANCELED && q.local == AM_OK) q.local = st;
+        pthread_mutex_unlock(&q.lock);
+        if (st) break;
+    }
+    if (threaded) pthread_join(th, NULL);
+    pthread_mutex_destroy(&q.lock);
+    free(q.todo);
+    free(q.told);
+    free(q.msg);
+    return q.local ? q.local : q.remote;
 }
 #endif
 
@@ -544,11 +695,12 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
         if (s.fd >= 0) close(s.fd);
         return AM_ENOMEM;
     }
+    /* the cells' own ensembles run on their rank alone */
+    int distributed = am_ensemble_set_distributed(0);
 #ifdef AM_HAVE_MPI
-    int ended = 0;
-    am_status remote = AM_OK;
+    if (nranks > 1) st = rank == 0 ? queue_run(&s, nranks, buf, err, errlen) : queue_work(&s, buf);
 #endif
-    for (size_t c = (size_t)rank; c < pb->ncells; c += (size_t)nranks) {
+    for (size_t c = 0; nranks == 1 && c < pb->ncells; c++) {
         if (done[c]) continue;
         if (par->stop && *par->stop) break;
         st = pb->run_cell(pb->ctx, c, buf + 1);
@@ -557,38 +709,10 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
             break;
         }
         if (st) break;
-        if (rank == 0) {
-            st = record_cell(&s, c, buf + 1, err, errlen);
-            if (st) break;
-#ifdef AM_HAVE_MPI
-            if (nranks > 1) {
-                st = drain(&s, buf, &ended, nranks, 0, &remote, err, errlen);
-                if (st) break;
-            }
-#endif
-        }
-#ifdef AM_HAVE_MPI
-        else {
-            buf[0] = (double)c;
-            MPI_Send(buf, (int)(nv + 1), MPI_DOUBLE, 0, TAG_CELL, MPI_COMM_WORLD);
-            memcpy(values + c * nv, buf + 1, nv * sizeof *buf);
-            done[c] = 1;
-            s.ndone++;
-        }
-#endif
+        st = record_cell(&s, c, buf + 1, err, errlen);
+        if (st) break;
     }
-#ifdef AM_HAVE_MPI
-    if (nranks > 1) {
-        if (rank == 0) {
-            am_status st2 = drain(&s, buf, &ended, nranks, 1, &remote, err, errlen);
-            if (!st) st = st2;
-            if (!st) st = remote;
-        } else {
-            buf[0] = (double)st;
-            MPI_Send(buf, (int)(nv + 1), MPI_DOUBLE, 0, TAG_END, MPI_COMM_WORLD);
-        }
-    }
-#endif
+    am_ensemble_set_distributed(distributed);
     free(buf);
     if (s.fd >= 0) close(s.fd);
     *ndone = s.ndone;
