@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../core/am_common.h"
+#include "../studies/am_sweep.h"
 
 _Thread_local cli_embed_frame *cli_embed_active = NULL;
 
@@ -43,7 +44,8 @@ void cli_usage_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fail(2, msg);
+    /* MPI: every rank parses the same flags and meets the same error; rank 0 reports it */
+    fail(2, am_sweep_rank() == 0 ? msg : NULL);
 }
 
 void cli_runtime_error(const char *fmt, ...)

@@ -44,3 +44,85 @@ for f in mpi mpi-ckpt mpi-resume; do
 done
 echo "mpi-check: $((5 - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
+
+# ---- every ensemble command and the work queue of the sweeps ----------------------------------
+# mc, sde, compare, converge and validate split the replicas of each ensemble over the ranks
+# (rounds of chunks, merged on rank 0 in chunk order): 1, 2 and 3 ranks (3 oversubscribes the 2
+# cores of CI) against the serial build byte for byte; mc also with 2 threads per rank. The
+# sizes span more than one round (2048 replicas per rank and round). phase and knee take their
+# cells from rank 0's work queue: 3 ranks against serial, a 3-rank checkpoint cut short and
+# resumed on 2 ranks, and the knee's memory refusal on 2 ranks (exit 2, one message).
+ens_fail=0
+ens_n=0
+ens_same() { # NAME FILE-A FILE-B
+    ens_n=$((ens_n + 1))
+    if [ -s "$2" ] && cmp -s "$2" "$3"; then echo "ok: $1"
+    else echo "FAIL: $1 differs from serial"; ens_fail=$((ens_fail + 1)); fi
+}
+ENS_CASES=(
+    "mc|mc --replicas 7000 --time 1 --grid 11 --mu 0.5 --delay uniform:4 --coords --format json"
+    "sde|sde --eta 1e-3 --mu 0.5 --time 2 --grid 21 --replicas 5000 --format json"
+    "sde-ou|sde --model ou --mu 0.9 --eta 1e-3 --time 2 --replicas 3000 --format json"
+    "compare|compare --eta 1e-3 --mu 0.5 --time 2 --grid 21 --replicas 3000 --format json"
+    "converge|converge --mu 0.5 --etas 2e-3,1e-3,5e-4 --time 1 --replicas 3000 --sde --format json"
+    "validate-sde|validate --quick --only sde --format json"
+    "validate-ode-order|validate --quick --only ode-order --format json"
+)
+for c in "${ENS_CASES[@]}"; do
+    name=${c%%|*}
+    read -r -a cmd <<< "${c#*|}"
+    set +e # validate exits 1 on a failing row: the bytes are compared, not the verdict
+    build/amsgd "${cmd[@]}" --threads 1 > "$TMP/$name-serial.out" 2>/dev/null
+    for np in 1 2 3; do
+        mpirun --oversubscribe -np "$np" build-mpi/amsgd "${cmd[@]}" --threads 1 \
+            > "$TMP/$name-np$np.out" 2>/dev/null
+    done
+    set -e
+    for np in 1 2 3; do ens_same "$name on $np rank(s) equals serial" "$TMP/$name-serial.out" \
+        "$TMP/$name-np$np.out"; done
+done
+read -r -a cmd <<< "${ENS_CASES[0]#*|}"
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${cmd[@]}" --threads 2 > "$TMP/mc-np2-t2.out"
+ens_same "mc on 2 ranks x 2 threads equals serial" "$TMP/mc-serial.out" "$TMP/mc-np2-t2.out"
+# diverging replicas: the same bytes and the warning once, from rank 0
+DIV=(mc --replicas 3000 --eta 0.05 --mu 0.9 --time 2 --grid 11 --format json --threads 1)
+build/amsgd "${DIV[@]}" > "$TMP/div-serial.out" 2>/dev/null
+mpirun --oversubscribe -np 3 build-mpi/amsgd "${DIV[@]}" > "$TMP/div-np3.out" 2> "$TMP/div.err"
+ens_same "mc with diverged replicas on 3 ranks equals serial" "$TMP/div-serial.out" \
+    "$TMP/div-np3.out"
+ens_n=$((ens_n + 1))
+if [ "$(grep -c 'replicas diverged' "$TMP/div.err")" -eq 1 ]; then
+    echo "ok: the divergence warning is printed once on 3 ranks"
+else echo "FAIL: divergence warning printed $(grep -c 'replicas diverged' "$TMP/div.err") times"
+    ens_fail=$((ens_fail + 1)); fi
+# the work queue: 3 ranks (rank 0 computes too), a cut checkpoint resumed on 2 ranks
+mpirun --oversubscribe -np 3 build-mpi/amsgd "${ARGS[@]}" --checkpoint "$TMP/q.ckpt" \
+    -o "$TMP/queue-np3.json"
+ens_same "phase from the work queue on 3 ranks equals serial" "$TMP/serial.json" \
+    "$TMP/queue-np3.json"
+ens_n=$((ens_n + 1))
+ncell=$(tail -n +2 "$TMP/q.ckpt" | sed 's/.*"cell":\([0-9]*\).*/\1/' | sort -un | wc -l)
+if [ "$ncell" -eq 15 ] && [ "$(wc -l < "$TMP/q.ckpt")" -eq 16 ]; then
+    echo "ok: the 3-rank checkpoint holds each of the 15 cells once"
+else echo "FAIL: the 3-rank checkpoint holds $ncell distinct cells in $(wc -l < "$TMP/q.ckpt") lines"
+    ens_fail=$((ens_fail + 1)); fi
+head -n 9 "$TMP/q.ckpt" > "$TMP/q2.ckpt"
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${ARGS[@]}" --checkpoint "$TMP/q2.ckpt" --resume \
+    -o "$TMP/queue-resume.json"
+ens_same "phase resumed on 2 ranks from a 3-rank checkpoint equals serial" "$TMP/serial.json" \
+    "$TMP/queue-resume.json"
+mpirun --oversubscribe -np 3 build-mpi/amsgd "${KNEE[@]}" -o "$TMP/knee-np3.json"
+ens_same "knee from the work queue on 3 ranks equals serial" "$TMP/knee-serial.json" \
+    "$TMP/knee-np3.json"
+set +e
+mpirun --oversubscribe -np 2 build-mpi/amsgd knee --replicas 30000000 --tau-max 64 --quiet \
+    > /dev/null 2> "$TMP/knee-mem.err"
+rc=$?
+set -e
+ens_n=$((ens_n + 1))
+if [ "$rc" -eq 2 ] && [ "$(grep -c '^amsgd: ' "$TMP/knee-mem.err")" -eq 1 ] &&
+    grep -q 'above the limit' "$TMP/knee-mem.err"; then
+    echo "ok: knee over the memory limit on 2 ranks: exit 2, one message, before any cell"
+else echo "FAIL: knee over the memory limit on 2 ranks: exit $rc"; ens_fail=$((ens_fail + 1)); fi
+echo "mpi-check (ensembles, work queue): $((ens_n - ens_fail)) passed, $ens_fail failed"
+[ "$ens_fail" -eq 0 ]
