@@ -10,6 +10,7 @@
 #   make bench-nn   an MLP training step against PyTorch on CPU (bench/README-nn.md)
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
+#   make bench-scaling  strong scaling of one ensemble over threads and MPI ranks (docs/mpi.md)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
 #   make bitident-check  default, -march=native and clang builds give the same output bytes
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -158,6 +159,11 @@ validate-quick: $(BIN)
 
 mpi-check:
 	scripts/mpi-check.sh
+
+# Strong scaling of one ensemble of 10^5 replicas: 1 vs 2 threads, 1 vs 2 MPI ranks (docs/mpi.md).
+.PHONY: bench-scaling
+bench-scaling:
+	scripts/bench-scaling.sh
 
 # Default, -march=native and clang builds must write the same bytes (scripts/bitident-check.sh).
 bitident-check: $(DEPS_STAMP)

@@ -21,10 +21,14 @@
  * installs none) ends the sweep between cells; a cell may poll the same flag and return
  * AM_ECANCELED, which ends the sweep like the flag (the cell is not kept).
  *
- * In a build with AM_HAVE_MPI and MPI initialised on more than one rank, cell i runs on rank
- * i mod P; every rank sends each finished cell to rank 0, which writes the checkpoint and
- * ends with the full table (the other ranks' tables hold only their own cells). A checkpoint
- * that rank 0 refuses or cannot write gives every rank the same status and message.
+ * In a build with AM_HAVE_MPI and MPI initialised on more than one rank, rank 0 hands the
+ * cells out one at a time from a work queue (in cell order, to whichever rank is free; rank 0
+ * computes cells too while a thread of it serves the queue, which needs
+ * MPI_THREAD_SERIALIZED); every rank sends each finished cell to rank 0, which writes the
+ * checkpoint and ends with the full table (the other ranks' tables hold only their own
+ * cells). The ensembles of the cells run on their rank alone (am_ensemble_set_distributed).
+ * A checkpoint that rank 0 refuses or cannot write gives every rank the same status and
+ * message.
  *
  * The file also holds the small numerical tools of the delay searches: the smallest integer
  * at which a monotone predicate turns true (bracketing by doubling, then bisection), and the
