@@ -529,11 +529,13 @@ allocated:
         }
 #ifdef AM_HAVE_MPI
         if (rank != 0 && c1 > c0) {
-            MPI_Wait(&req, MPI_STATUS_IGNORE); /* the previous round's message has left */
             size_t nb = pack_chunks(&e, c0, c1, msg);
             MPI_Isend(msg, (int)nb, MPI_BYTE, 0, 0, ens_comm, &req);
         }
         MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, ens_comm);
+        /* the message leaves while rank 0 receives it, before this rank computes again (a
+         * rendezvous transfer needs both sides in MPI) */
+        if (rank != 0) MPI_Wait(&req, MPI_STATUS_IGNORE);
         if (rank == 0) {
             status = merge_chunks(res, &e, c1 - c0);
             for (int r = 1; r < nranks; r++) {
@@ -551,7 +553,6 @@ allocated:
     }
 #ifdef AM_HAVE_MPI
     if (mpi) { /* every rank returns rank 0's result */
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
         int sti = (int)status;
         MPI_Bcast(&sti, 1, MPI_INT, 0, ens_comm);
         status = (am_status)sti;

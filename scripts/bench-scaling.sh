@@ -14,16 +14,10 @@
 # and the part every rank repeats (closed forms, ODE/DDE solves, non-ensemble simulations).
 #
 # Usage: scripts/bench-scaling.sh [REPS [REPLICAS [TIME]]]   (make bench-scaling)
-#        scripts/bench-scaling.sh --validate [OUT.tsv]
+#        scripts/bench-scaling.sh --validate [OUT.tsv]     (then the estimate for P ranks)
+#        scripts/bench-scaling.sh --validate-report OUT.tsv
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --mpi >/dev/null
-make --no-print-directory build/amsgd >/dev/null
-make --no-print-directory MPI=1 build-mpi/amsgd >/dev/null
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-MPIRUN=(mpirun --oversubscribe --bind-to none)
 
 # Runs a command, appends "label wall user+sys" to $TMP/times.
 timed() {
@@ -33,6 +27,44 @@ timed() {
     read -r wall usr sys < "$TMP/t"
     echo "$label $wall $(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }')" >> "$TMP/times"
 }
+
+# The cluster estimate from a --validate table: per check, the CPU seconds the two ranks spent
+# beyond the serial run are the repeated part Crep, the rest Cs = C1 - Crep is split, and
+# P ranks of one thread need about Cs / P + Crep.
+validate_report() {
+    /usr/bin/python3 - "$1" <<'EOF2'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if not l.startswith("#")]
+head, rows = rows[0], rows[1:]
+P = [1, 2, 8, 32, 128]
+print("| check | rows | CPU s serial | CPU s on 2 ranks | repeated s | split s | same bytes | " +
+      " | ".join(f"{p} ranks s" for p in P) + " |")
+print("|---|---" * 1 + "|---" * (5 + len(P)) + "|")
+tot = [0.0] * len(P); c1t = c2t = rept = 0.0
+for r in rows:
+    name, nrow, c1, w1, c2, w2, same = r[0], r[1], float(r[2]), r[3], float(r[4]), r[5], r[6]
+    rep = min(max(c2 - c1, 0.0), c1); sp = c1 - rep
+    est = [sp / p + rep for p in P]
+    tot = [a + b for a, b in zip(tot, est)]; c1t += c1; c2t += c2; rept += rep
+    print(f"| {name} | {nrow} | {c1:.1f} | {c2:.1f} | {rep:.1f} | {sp:.1f} | {same} | " +
+          " | ".join(f"{e:.1f}" for e in est) + " |")
+print(f"| all | | {c1t:.1f} | {c2t:.1f} | {rept:.1f} | {c1t - rept:.1f} | | " +
+      " | ".join(f"{e:.1f}" for e in tot) + " |")
+EOF2
+}
+
+if [ "${1:-}" = "--validate-report" ]; then
+    validate_report "$2"
+    exit 0
+fi
+
+scripts/install-deps.sh --mpi >/dev/null
+make --no-print-directory build/amsgd >/dev/null
+make --no-print-directory MPI=1 build-mpi/amsgd >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+MPIRUN=(mpirun --oversubscribe --bind-to none)
 
 if [ "${1:-}" = "--validate" ]; then
     out=${2:-/dev/stdout}
@@ -52,6 +84,7 @@ if [ "${1:-}" = "--validate" ]; then
             >> "$out"
     done
     echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out"
+    [ "$out" = /dev/stdout ] || validate_report "$out"
     exit 0
 fi
 
