@@ -140,9 +140,9 @@ static int same_bytes(const am_ensemble_result *a, const am_ensemble_result *b, 
             return snprintf(msg, len, "obs %zu: mean %.17g vs %.17g, m2 %.17g vs %.17g", i,
                             a->obs[i].mean, b->obs[i].mean, a->obs[i].m2, b->obs[i].m2),
                    0;
-    if (memcmp(a->summary_stats, b->summary_stats, ns * sizeof *a->summary_stats))
+    if (ns && memcmp(a->summary_stats, b->summary_stats, ns * sizeof *a->summary_stats))
         return snprintf(msg, len, "summary_stats"), 0;
-    if (summary && memcmp(a->summary, b->summary, a->replicas * ns * sizeof *a->summary))
+    if (summary && ns && memcmp(a->summary, b->summary, a->replicas * ns * sizeof *a->summary))
         return snprintf(msg, len, "kept summaries"), 0;
     return 1;
 }
