@@ -252,23 +252,26 @@ int cmd_wallclock(int argc, char **argv)
 /* ---- shared by --model and --sweep --------------------------------------------------------- */
 
 /* The mean of a statistic, NaN without values. */
-static double st_mean(const am_stats *s) { return s->n > 0 ? s->mean : NAN; }
+static double st_mean(const am_stats *s)
+{
+    return s->n > 0 ? s->mean : NAN;
+}
 
 /* Parses the comma list of variants of --variants: NAME or NAME:K, and with allow_div also
  * NAME:P/D (K = max(1, P / D) per worker count); K checked against every P of ps[0..np-1].
  * Exits 2 on a bad entry. */
-static am_wallclock_variant *variant_list(const char *vl, const size_t *ps, size_t np, int allow_div,
-                                          size_t *nv_out)
+static am_wallclock_sweep_variant *variant_list(const char *vl, const size_t *ps, size_t np,
+                                                int allow_div, size_t *nv_out)
 {
     char err[256];
     size_t nv = 0, cap = 1;
     for (const char *c = vl; *c; c++)
         cap += *c == ',';
-    am_wallclock_variant *vars = calloc(cap, sizeof *vars);
+    am_wallclock_sweep_variant *vars = calloc(cap, sizeof *vars);
     char *copy = strdup(vl), *save = NULL;
     if (!vars || !copy) cli_runtime_error("out of memory");
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        am_wallclock_variant *w = &vars[nv++];
+        am_wallclock_sweep_variant *w = &vars[nv++];
         char *div = allow_div ? strstr(tok, ":P/") : NULL;
         if (div) {
             char *end;
@@ -344,10 +347,10 @@ static const cli_opt OPT_NN_QUICK = {
     "a smaller run: --time 150 --seeds 3 --grid 16 --eval-rows 1000 (given flags win)"};
 
 static const cli_opt *const wall_nn_opts[] = {
-    &OPT_NN_MODEL, &OPT_NN_DATA,  &OPT_WK,        &OPT_RT,       &OPT_VARS,      &OPT_NN_TIME,
-    &OPT_NN_GRID,  &OPT_NN_BATCH, &OPT_NN_OPT,    &OPT_NN_LR,    &OPT_NN_MOM,    &OPT_NN_SEEDS,
-    &OPT_NN_EVAL,  &OPT_NN_QUICK, &OPT_NN_TARGET, &OPT_SEED,     &OPT_THREADS,   &OPT_FORMAT,
-    &OPT_OUTPUT,   NULL};
+    &OPT_NN_MODEL, &OPT_NN_DATA,  &OPT_WK,       &OPT_RT,       &OPT_VARS,
+    &OPT_NN_TIME,  &OPT_NN_GRID,  &OPT_NN_BATCH, &OPT_NN_OPT,   &OPT_NN_LR,
+    &OPT_NN_MOM,   &OPT_NN_SEEDS, &OPT_NN_EVAL,  &OPT_NN_QUICK, &OPT_NN_TARGET,
+    &OPT_SEED,     &OPT_THREADS,  &OPT_FORMAT,   &OPT_OUTPUT,   NULL};
 
 static int wallclock_model(int argc, char **argv)
 {
@@ -373,23 +376,25 @@ static int wallclock_model(int argc, char **argv)
     if (am_runtime_parse(cli_str(&a, "runtime"), &wp.runtime, err, sizeof err))
         cli_usage_error("--runtime %s", err);
     const char *vl = cli_str(&a, "variants");
-    am_wallclock_variant *vars = variant_list(vl, &p, 1, 1, &wp.nvariants);
+    am_wallclock_sweep_variant *sv = variant_list(vl, &p, 1, 1, &wp.nvariants);
+    am_wallclock_variant *vars = calloc(wp.nvariants, sizeof *vars);
+    if (!vars) cli_runtime_error("out of memory");
     for (size_t i = 0; i < wp.nvariants; i++) {
-        vars[i].k = am_wallclock_sweep_k(&vars[i], p); /* NAME:P/D resolved for this P */
-        vars[i].k_div = 0;
+        vars[i].variant = sv[i].variant;
+        vars[i].k = am_wallclock_sweep_k(&sv[i], p); /* NAME:P/D resolved for this P */
     }
+    free(sv);
     wp.variants = vars;
     wp.time = quick && !cli_given(&a, "time") ? 150 : cli_double(&a, "time", 0, 1e12, 1, 0);
-    wp.ngrid =
-        quick && !cli_given(&a, "grid") ? 16 : (size_t)cli_int(&a, "grid", 2, 1000000);
+    wp.ngrid = quick && !cli_given(&a, "grid") ? 16 : (size_t)cli_int(&a, "grid", 2, 1000000);
     wp.batch = (size_t)cli_int(&a, "batch", 1, 100000);
     am_optim_kind kind;
     if (am_optim_parse(cli_str(&a, "optimizer"), &kind, err, sizeof err))
         cli_usage_error("--optimizer %s", err);
     wp.opt = am_optim_params_default(kind);
     wp.opt.mu = cli_double(&a, "momentum", 0, 1, 0, 1);
-    wp.opt.lr = cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0)
-                                    : am_nnstale_default_lr(kind);
+    wp.opt.lr =
+        cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0) : am_nnstale_default_lr(kind);
     wp.seeds = quick && !cli_given(&a, "seeds") ? 3 : (size_t)cli_int(&a, "seeds", 1, 100000);
     wp.eval_rows = quick && !cli_given(&a, "eval-rows")
                        ? 1000
@@ -518,8 +523,7 @@ static const cli_opt OPT_SW_WL = {"workers-list", "LIST", "2,4,8,16", "comma lis
 static const cli_opt OPT_SW_LAWS = {"laws", "LIST", "exp:1,shiftexp:1:1,pareto:2.5:1",
                                     "comma list of learner runtime laws (as --runtime)"};
 static const cli_opt OPT_SW_VARS = {
-    "variants", "LIST",
-    "sync,k-sync:P/2,k-batch-sync:P/2,async,k-async:P/2,k-batch-async:P/2",
+    "variants", "LIST", "sync,k-sync:P/2,k-batch-sync:P/2,async,k-async:P/2,k-batch-async:P/2",
     "comma list of NAME, NAME:K or NAME:P/D (K = max(1, P/D) for each P)"};
 static const cli_opt OPT_SW_SEEDS = {"seeds", "N", "5",
                                      "seeds per cell (keys seed .. seed + N - 1), N >= 2"};
@@ -528,10 +532,9 @@ static const cli_opt OPT_SW_QUICK = {
     "quick", NULL, NULL, "a smaller run: --seeds 3 --replicas 50 --updates 1000 (given flags win)"};
 
 static const cli_opt *const wall_sw_opts[] = {
-    &OPT_SW,     &OPT_SW_WL,   &OPT_SW_LAWS,  &OPT_SW_VARS, &OPT_SW_SEEDS, &OPT_UPD,
-    &OPT_ETA_W,  &OPT_DIM,     &OPT_LMAX,     &OPT_LMIN,    &OPT_SIGMA,    &OPT_GRID_W,
-    &OPT_SW_REP, &OPT_SW_QUICK, &OPT_SEED,    &OPT_THREADS, &OPT_FORMAT,   &OPT_OUTPUT,
-    NULL};
+    &OPT_SW,   &OPT_SW_WL,   &OPT_SW_LAWS, &OPT_SW_VARS, &OPT_SW_SEEDS, &OPT_UPD,    &OPT_ETA_W,
+    &OPT_DIM,  &OPT_LMAX,    &OPT_LMIN,    &OPT_SIGMA,   &OPT_GRID_W,   &OPT_SW_REP, &OPT_SW_QUICK,
+    &OPT_SEED, &OPT_THREADS, &OPT_FORMAT,  &OPT_OUTPUT,  NULL};
 
 static int wallclock_sweep(int argc, char **argv)
 {
@@ -567,15 +570,14 @@ static int wallclock_sweep(int argc, char **argv)
     char *copy = strdup(ll), *save = NULL;
     if (!laws || !copy) cli_runtime_error("out of memory");
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        if (am_runtime_parse(tok, &laws[nl++], err, sizeof err))
-            cli_usage_error("--laws %s", err);
+        if (am_runtime_parse(tok, &laws[nl++], err, sizeof err)) cli_usage_error("--laws %s", err);
     free(copy);
     if (nl != cap) cli_usage_error("--laws has an empty entry in '%s'", ll);
     const char *vl = cli_str(&a, "variants");
     am_wallclock_sweep sw;
     memset(&sw, 0, sizeof sw);
     sw.base = am_wallclock_params_default();
-    sw.base.variants = variant_list(vl, ws, nw, 1, &sw.base.nvariants);
+    sw.variants = variant_list(vl, ws, nw, 1, &sw.nvariants);
     sw.workers = ws;
     sw.nworkers = nw;
     sw.laws = laws;
@@ -590,9 +592,8 @@ static int wallclock_sweep(int argc, char **argv)
     sw.base.lmin = cli_double(&a, "lmin", 0, sw.base.lmax, 1, 0);
     sw.base.sigma = cli_double(&a, "sigma", 0, 1e12, 0, 0);
     sw.base.ngrid = (size_t)cli_int(&a, "grid", 2, 100000);
-    sw.base.replicas = quick && !cli_given(&a, "replicas")
-                           ? 50
-                           : (size_t)cli_int(&a, "replicas", 2, 100000000LL);
+    sw.base.replicas =
+        quick && !cli_given(&a, "replicas") ? 50 : (size_t)cli_int(&a, "replicas", 2, 100000000LL);
     sw.base.seed = cli_u64(&a, "seed");
     sw.base.threads = (int)cli_int(&a, "threads", 0, 4096);
     int json = cli_json(&a);
@@ -692,7 +693,7 @@ static int wallclock_sweep(int argc, char **argv)
     }
     cli_out_commit(&out);
     am_wallclock_sweep_result_free(&res);
-    free((void *)sw.base.variants);
+    free((void *)sw.variants);
     free(laws);
     free(ws);
     return 0;

@@ -39,12 +39,10 @@
 
 typedef enum { AM_WALLCLOCK_LSQ = 0, AM_WALLCLOCK_PCA } am_wallclock_objective;
 
-/* One server scheme: the variant and its K (ignored by sync and async). k_div > 0 (sweeps
- * over P only, am_wallclock_sweep.h) sets K = max(1, P / k_div) per worker count instead. */
+/* One server scheme: the variant and its K (ignored by sync and async). */
 typedef struct {
     am_variant variant;
     size_t k;
-    size_t k_div;
 } am_wallclock_variant;
 
 typedef struct {

@@ -232,7 +232,10 @@ void am_wallclock_nn_result_free(am_wallclock_nn_result *res)
 }
 
 /* The closed form of am_runtime.h, NaN where there is none. */
-static double closed(am_status st, double x) { return st ? NAN : x; }
+static double closed(am_status st, double x)
+{
+    return st ? NAN : x;
+}
 
 /* Reduces the runs of variant v (seed order) into its curve. */
 static void reduce(const am_wallclock_nn_params *par, size_t v, const am_wallclock_nn_outcome *runs,
@@ -329,8 +332,8 @@ am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const 
         runs[q].test_error = errs + q * G;
         runs[q].updates = ups + q * G;
         char e[256];
-        am_status s =
-            am_wallclock_nn_run_one(net, train, test, par, q / S, q % S, &runs[q], NULL, e, sizeof e);
+        am_status s = am_wallclock_nn_run_one(net, train, test, par, q / S, q % S, &runs[q], NULL,
+                                              e, sizeof e);
         if (s) {
 #pragma omp critical(am_wallclock_nn_fail)
             if (q < first_fail) {

@@ -79,14 +79,14 @@ typedef struct {
 /* The curves and summaries of one variant over the seeds. */
 typedef struct {
     am_variant variant;
-    size_t k, batch;           /* K as given; gradients per update */
-    double *time;              /* [ngrid] t_g */
-    double *test_error;        /* [ngrid] mean over the seeds alive at t_g (NaN if none) */
-    double *test_error_sem;    /* [ngrid] its standard error (NaN below 2 seeds) */
-    double *updates_mean;      /* [ngrid] mean updates applied by t_g */
-    size_t *alive;             /* [ngrid] seeds not diverged at t_g */
-    size_t diverged;           /* seeds that diverged */
-    am_stats time_per_update;  /* over seeds */
+    size_t k, batch;              /* K as given; gradients per update */
+    double *time;                 /* [ngrid] t_g */
+    double *test_error;           /* [ngrid] mean over the seeds alive at t_g (NaN if none) */
+    double *test_error_sem;       /* [ngrid] its standard error (NaN below 2 seeds) */
+    double *updates_mean;         /* [ngrid] mean updates applied by t_g */
+    size_t *alive;                /* [ngrid] seeds not diverged at t_g */
+    size_t diverged;              /* seeds that diverged */
+    am_stats time_per_update;     /* over seeds */
     double time_per_update_dutta; /* am_runtime_time_per_iter (NaN without closed form) */
     am_stats p0;
     double p0_dutta; /* am_runtime_p_fresh (NaN without closed form) */

@@ -16,7 +16,7 @@ static am_status fail(char *err, size_t errlen, am_status st, const char *why)
     return st;
 }
 
-size_t am_wallclock_sweep_k(const am_wallclock_variant *v, size_t workers)
+size_t am_wallclock_sweep_k(const am_wallclock_sweep_variant *v, size_t workers)
 {
     if (v->k_div == 0) return v->k;
     size_t k = workers / v->k_div;
@@ -44,9 +44,9 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
     if (b->objective != AM_WALLCLOCK_LSQ)
         return fail(err, errlen, AM_EINVAL, "the sweep runs the lsq objective only");
     if (!sw->workers || sw->nworkers == 0 || !sw->laws || sw->nlaws == 0 || sw->seeds < 1 ||
-        !b->variants || b->nvariants == 0)
+        !sw->variants || sw->nvariants == 0)
         return fail(err, errlen, AM_EINVAL, "needs worker counts, laws, variants and seeds >= 1");
-    const size_t nv = b->nvariants, nw = sw->nworkers;
+    const size_t nv = sw->nvariants, nw = sw->nworkers;
     am_wallclock_variant *vars = malloc(nv * sizeof *vars);
     res->ncells = sw->nlaws * nw * nv;
     res->cells = calloc(res->ncells, sizeof *res->cells);
@@ -57,12 +57,12 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
     /* every K must fit every P before anything runs */
     for (size_t wi = 0; wi < nw; wi++)
         for (size_t v = 0; v < nv; v++) {
-            size_t k = am_wallclock_sweep_k(&b->variants[v], sw->workers[wi]);
-            if (am_runtime_variant_check(b->variants[v].variant, sw->workers[wi], k)) {
+            size_t k = am_wallclock_sweep_k(&sw->variants[v], sw->workers[wi]);
+            if (am_runtime_variant_check(sw->variants[v].variant, sw->workers[wi], k)) {
                 free(vars);
                 char why[160];
                 snprintf(why, sizeof why, "K = %zu of %s does not fit P = %zu", k,
-                         am_runtime_variant_name(b->variants[v].variant), sw->workers[wi]);
+                         am_runtime_variant_name(sw->variants[v].variant), sw->workers[wi]);
                 return fail(err, errlen, AM_EINVAL, why);
             }
         }
@@ -72,9 +72,8 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
             const size_t P = sw->workers[wi];
             am_wallclock_sweep_cell *cells = res->cells + (li * nw + wi) * nv;
             for (size_t v = 0; v < nv; v++) {
-                vars[v] = b->variants[v];
-                vars[v].k = am_wallclock_sweep_k(&b->variants[v], P);
-                vars[v].k_div = 0;
+                vars[v].variant = sw->variants[v].variant;
+                vars[v].k = am_wallclock_sweep_k(&sw->variants[v], P);
                 am_wallclock_sweep_cell *c = &cells[v];
                 c->law = li;
                 c->workers = P;
@@ -90,6 +89,7 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
             wp.workers = P;
             wp.runtime = sw->laws[li];
             wp.variants = vars;
+            wp.nvariants = nv;
             for (size_t s = 0; s < sw->seeds && st == AM_OK; s++) {
                 wp.seed = b->seed + s;
                 am_wallclock_result r;

@@ -15,7 +15,7 @@
  *   p0_dutta               am_runtime_p_fresh (NaN where none is known)
  *   floor_exact, floor_dutta, decay_exact, decay_dutta
  *                          as in am_wallclock.h (the same for every seed)
- * A variant's K is either fixed or P / k_div (at least 1) per cell (am_wallclock_variant).
+ * A variant's K is either fixed or P / k_div (at least 1) per cell.
  */
 #ifndef AM_WALLCLOCK_SWEEP_H
 #define AM_WALLCLOCK_SWEEP_H
@@ -27,9 +27,18 @@
 #include "../theory/am_runtime.h"
 #include "am_wallclock.h"
 
+/* A variant of the sweep: K fixed, or K = max(1, P / k_div) per worker count when k_div > 0. */
 typedef struct {
-    am_wallclock_params base; /* objective lsq; workers, runtime, seed and K set per cell */
-    const size_t *workers;    /* [nworkers] */
+    am_variant variant;
+    size_t k;
+    size_t k_div;
+} am_wallclock_sweep_variant;
+
+typedef struct {
+    am_wallclock_params base; /* objective lsq; workers, runtime, seed, variants set per cell */
+    const am_wallclock_sweep_variant *variants; /* [nvariants] */
+    size_t nvariants;
+    const size_t *workers; /* [nworkers] */
     size_t nworkers;
     const am_runtime *laws; /* [nlaws] */
     size_t nlaws;
@@ -53,7 +62,7 @@ typedef struct {
 } am_wallclock_sweep_result;
 
 /* The K of a variant for P workers: k, or max(1, P / k_div) when k_div > 0. */
-size_t am_wallclock_sweep_k(const am_wallclock_variant *v, size_t workers);
+size_t am_wallclock_sweep_k(const am_wallclock_sweep_variant *v, size_t workers);
 
 /* Runs every cell and seed (each am_wallclock_run in parallel over its replicas) and reduces
  * in seed order. On failure a one-line reason in err. Free *res with
