@@ -362,9 +362,7 @@ static int wallclock_model(int argc, char **argv)
               "its gradients with --optimizer. Prints the test error at fixed wall-clock times\n"
               "with its standard error over --seeds, per variant; JSON adds the measured time\n"
               "per update next to Dutta's closed form, the fresh-gradient fraction, the error\n"
-              "floor and the time to --target-error. Examples:\n"
-              "  amsgd wallclock --model mlr --data fashion-mnist --quick\n"
-              "  amsgd wallclock --model mlp:64 --variants sync,async,k-async:4 --format json",
+              "floor and the time to --target-error (docs/wallclock.md).",
               wall_nn_opts, argc, argv);
     char err[1024];
     const char *model = cli_str(&a, "model");
@@ -544,10 +542,8 @@ static int wallclock_sweep(int argc, char **argv)
               "every runtime law of --laws and --seeds seeds. Prints per (law, P, variant) the\n"
               "measured time per update, error floor, decay, fresh fraction p0 and drift gamma\n"
               "with their standard errors over the seeds, next to Dutta et al.'s time per\n"
-              "update, the exact fresh-gradient floor, the K-sync floor and the async bound.\n"
-              "Examples:\n"
-              "  amsgd wallclock --sweep --quick\n"
-              "  amsgd wallclock --sweep --laws exp:1 --workers-list 2,8 --format json",
+              "update, the exact fresh-gradient floor, the K-sync floor and the async bound\n"
+              "(docs/wallclock.md).",
               wall_sw_opts, argc, argv);
     char err[512];
     int quick = cli_flag(&a, "quick");
@@ -606,7 +602,7 @@ static int wallclock_sweep(int argc, char **argv)
     FILE *f = cli_out_begin(&out, &a);
     json_t *arr = json_array();
     if (!json)
-        fputs("law,workers,variant,K,seeds,time_per_update,time_per_update_sem,"
+        fputs("law,workers,name,variant,K,seeds,time_per_update,time_per_update_sem,"
               "time_per_update_dutta,floor_measured,floor_measured_sem,floor_exact,floor_dutta,"
               "floor_dutta_async,floor_dutta_async_sem,decay_measured,decay_measured_sem,"
               "decay_exact,decay_dutta,decay_dutta_async,decay_dutta_async_sem,p0,p0_sem,"
@@ -656,7 +652,8 @@ static int wallclock_sweep(int argc, char **argv)
             json_object_set_new(o, "diverged", json_integer((json_int_t)c->diverged));
             json_array_append_new(arr, o);
         } else {
-            fprintf(f, "%s,%zu,%s,%zu,%zu,", law, c->workers, spec, c->batch, sw.seeds);
+            fprintf(f, "%s,%zu,%s,%s,%zu,%zu,", law, c->workers,
+                    am_runtime_variant_name(c->variant), spec, c->batch, sw.seeds);
             for (size_t k = 0; k < nk; k++) {
                 cli_csv_double(f, keys[k].value);
                 fputc(',', f);

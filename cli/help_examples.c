@@ -73,6 +73,10 @@ const cli_example cli_examples[] = {
      "error against wall-clock time of three variants"},
     {"wallclock", "amsgd wallclock --objective pca --eta 0.005 --updates 500 --replicas 50",
      "the same on streaming PCA"},
+    {"wallclock", "amsgd wallclock --model mlr --data fashion-mnist --quick",
+     "the six variants training logistic regression on Fashion-MNIST, over 3 seeds"},
+    {"wallclock", "amsgd wallclock --sweep --quick --laws exp:1 --format json",
+     "time per update and error floor for P = 2, 4, 8, 16 with errors over seeds"},
 
     {"staleness", "amsgd staleness --objective lsq --s 0,2,8 --optimizer sgd,adam",
      "steps to the target under staleness 0, 2 and 8"},
