@@ -118,7 +118,17 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
         }
     }
     out->n = n;
-    out->time_per_update = n > 0 ? tlast / (double)n : NAN;
+    /* stationary time per update: past the first quarter of the updates (the closed forms
+     * are stationary; every learner starts fresh at time 0) */
+    const uint64_t m = n / 4;
+    double tm = 0;
+    am_ps_reset(ps, replica);
+    for (uint64_t j = 0; j < m; j++) {
+        am_ps_update u;
+        am_ps_next(ps, &u);
+        tm = u.time;
+    }
+    out->time_per_update = n > m ? (tlast - tm) / (double)(n - m) : NAN;
     out->p0 = ngrads > 0 ? (double)fresh / (double)ngrads : NAN;
     out->mean_staleness = ngrads > 0 ? ssum / (double)ngrads : NAN;
     out->max_staleness = smax;

@@ -24,7 +24,9 @@
  * T_j <= t_g < T_{j+1}, T_0 = 0). Every seed is evaluated at the same times, so the curves are
  * means and standard errors over seeds at fixed wall-clock times.
  * Summaries per variant, each the mean and standard error over seeds of a per-seed value:
- *   time_per_update  T_n / n over the n updates of the run (simulator pass)
+ *   time_per_update  (T_n - T_m) / (n - m), m = floor(n / 4): the time per update past the
+ *                    first quarter of the n updates of the budget (the closed forms are
+ *                    stationary, and every learner starts fresh at time 0)
  *   p0               fraction of its gradients with staleness 0
  *   mean_staleness   mean staleness of its gradients
  *   floor            mean test error over the t_g >= 3T/4 (the error floor, if reached)

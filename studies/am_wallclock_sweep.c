@@ -101,8 +101,12 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
                 for (size_t v = 0; v < nv; v++) {
                     const am_wallclock_curve *w = &r.curves[v];
                     am_wallclock_sweep_cell *c = &cells[v];
-                    push_finite(&c->time_per_update,
-                                w->wallclock_mean[r.ngrid - 1] / (double)r.update[r.ngrid - 1]);
+                    /* stationary: past the first quarter of the saved updates */
+                    size_t g0 = (r.ngrid - 1) / 4, g1 = r.ngrid - 1;
+                    if (r.update[g1] > r.update[g0])
+                        push_finite(&c->time_per_update,
+                                    (w->wallclock_mean[g1] - w->wallclock_mean[g0]) /
+                                        (double)(r.update[g1] - r.update[g0]));
                     push_finite(&c->floor_measured, w->floor_measured);
                     push_finite(&c->decay_measured, w->decay_measured);
                     push_finite(&c->p0, w->p0);

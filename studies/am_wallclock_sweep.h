@@ -5,7 +5,11 @@
  *
  * Cell (law, P), seed index i: am_wallclock_run with the law, P workers, Philox key seed + i
  * and the base parameters (updates N, replicas R, step, problem). Per variant and seed:
- *   time_per_update   wallclock_mean at update N divided by N (mean over the R replicas)
+ *   time_per_update   (T_{k_G-1} - T_{k_g0}) / (k_G-1 - k_g0), g0 = floor((G - 1) / 4): the
+ *                     time per update past the first quarter of the saved updates k_g, from
+ *                     the replica means of am_wallclock.h (the closed forms are stationary;
+ *                     T_N / N would carry the start-up transient: learners all start fresh at
+ *                     time 0, 0.3 % at P = 16 under shiftexp:1:1)
  *   floor_measured, decay_measured, p0, gamma, floor_dutta_async, decay_dutta_async
  *                     the am_wallclock.h values of that seed
  * Each is reduced to a mean and a standard error over the seeds (am_stats; the spread of

@@ -25,13 +25,13 @@ set xrange [0:500]
 set yrange [0.1:0.5]
 sel(name, col) = (strcol(1) eq name && column(6) > 0 ? column(col) : NaN)
 vars = "sync k-sync:4 k-batch-sync:4 async k-async:4 k-batch-async:4"
-set multiplot layout 1,3 title "Fashion-MNIST, P = 8 learners, exp:1 runtimes, K = 4, batch 32, SGD; mean over 5 seeds, bands +-2 SE" font ",11"
+set multiplot layout 1,3 title "Fashion-MNIST, P = 8 learners, exp:1 runtimes, K = 4, batch 32, SGD; mean over 5 seeds, bands +-2 SE (every curve starts at 0.89 at t = 0)" font ",11"
 do for [panel = 1:3] {
     file = word("wallclock_nn_mlr.csv wallclock_nn_mlr_lr002.csv wallclock_nn_mlp.csv", panel)
     set title word("'multinomial logistic regression, lr 0.1' 'multinomial logistic regression, lr 0.02' 'MLP 784-64-10 (ReLU), lr 0.1'", panel)
     plot for [j = 1:6] file using (sel(word(vars, j), 2)):(sel(word(vars, j), 3) - 2 * sel(word(vars, j), 4)):(sel(word(vars, j), 3) + 2 * sel(word(vars, j), 4)) \
             with filledcurves fs transparent solid 0.18 lc j notitle, \
          for [j = 1:6] file using (sel(word(vars, j), 2)):(sel(word(vars, j), 3)) \
-            with lines lw (j == 4 ? 2.4 : 1.8) dt (j == 5 || j == 6 ? 2 : 1) lc j title word(vars, j)
+            with lines lw (j == 4 ? 2.4 : 1.8) dt 1 + (j >= 5) lc j title word(vars, j)
 }
 unset multiplot
