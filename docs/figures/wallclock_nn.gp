@@ -25,7 +25,7 @@ set xrange [0:500]
 set yrange [0.1:0.5]
 sel(name, col) = (strcol(1) eq name && column(6) > 0 ? column(col) : NaN)
 vars = "sync k-sync:4 k-batch-sync:4 async k-async:4 k-batch-async:4"
-set multiplot layout 1,3 title "Fashion-MNIST, P = 8 learners, exp:1 runtimes, K = 4, batch 32, SGD; mean over 5 seeds, bands +-2 SE (every curve starts at 0.89 at t = 0)" font ",11"
+set multiplot layout 1,3 title "Fashion-MNIST, P = 8 learners, exp:1 runtimes, K = 4, batch 32, SGD; mean over 5 seeds, bands +-2 SE (every curve starts near 0.9 at t = 0)" font ",11"
 do for [panel = 1:3] {
     file = word("wallclock_nn_mlr.csv wallclock_nn_mlr_lr002.csv wallclock_nn_mlp.csv", panel)
     set title word("'multinomial logistic regression, lr 0.1' 'multinomial logistic regression, lr 0.02' 'MLP 784-64-10 (ReLU), lr 0.1'", panel)

@@ -6,7 +6,10 @@
 # runtimes), the exact fresh-gradient floor of the synchronous variants (solid lines) and the
 # async / K-async bound eta L sigma^2 tr(H) / (2 c K (1 - gamma + p0/2)) with the measured p0
 # and gamma (dashed; missing where 1 - gamma + p0/2 <= 0). Points of one P are spread
-# sideways by variant so that the bars stay apart.
+# sideways by variant so that the bars stay apart. The lines take the rows of one law and
+# variant with "every 6" (the CSV lists law, then P, then the six variants in this order).
+# K-sync and K-batch-sync share their exact floor (their lines coincide), as do K-async and
+# K-batch-async nearly their bounds.
 # Data: wallclock_sweep.csv beside this script, made by
 #   amsgd wallclock --sweep -o wallclock_sweep.csv
 # Render: cd docs/figures && gnuplot wallclock_sweep.gp   (writes wallclock_sweep.png)
@@ -29,7 +32,7 @@ labels = "sync k-sync:P/2 k-batch-sync:P/2 async k-async:P/2 k-batch-async:P/2"
 laws = "exp:1 shiftexp:1:1 pareto:2.5:1"
 sel(law, name, col) = (strcol(1) eq law && strcol(3) eq name ? column(col) : NaN)
 shift(j) = column(2) * 1.035 ** (j - 3.5)
-set multiplot layout 2,3 title "least squares (d = 4, H eigenvalues 2 .. 0.5, sigma = 0.5, eta = 0.02): measured (points, +-2 SE over 5 seeds) against the closed forms (lines)" font ",11"
+set multiplot layout 2,3 title "least squares (d = 4, H eigenvalues 2 .. 0.5, sigma = 0.5, eta = 0.02): measured (points, +-2 SE over 5 seeds, mostly smaller than the points) against the closed forms (lines; dashed: async bound)" font ",11"
 set key top left font ",8" box opaque spacing 1.0
 do for [li = 1:3] {
     law = word(laws, li)
@@ -38,7 +41,7 @@ do for [li = 1:3] {
     set yrange [0.03:20]
     plot for [j = 1:6] "wallclock_sweep.csv" using (shift(j)):(sel(law, word(names, j), 7)):(2 * sel(law, word(names, j), 8)) \
             with yerrorbars pt 7 ps 0.8 lc j title word(labels, j), \
-         for [j = 1:6] "wallclock_sweep.csv" using 2:(sel(law, word(names, j), 9)) \
+         for [j = 1:6] "wallclock_sweep.csv" skip 1 every 6::(li - 1) * 24 + j - 1::li * 24 - 1 using (shift(j)):(sel(law, word(names, j), 9)) \
             with lines lw 1.2 lc j notitle
 }
 set key bottom left font ",8" box opaque spacing 1.0
@@ -49,9 +52,9 @@ do for [li = 1:3] {
     set yrange [1e-4:0.3]
     plot for [j = 1:6] "wallclock_sweep.csv" using (shift(j)):(sel(law, word(names, j), 10)):(2 * sel(law, word(names, j), 11)) \
             with yerrorbars pt 7 ps 0.8 lc j title word(labels, j), \
-         for [j = 1:3] "wallclock_sweep.csv" using 2:(sel(law, word(names, j), 12)) \
+         for [j = 1:3] "wallclock_sweep.csv" skip 1 every 6::(li - 1) * 24 + j - 1::li * 24 - 1 using (shift(j)):(sel(law, word(names, j), 12)) \
             with lines lw 1.2 lc j notitle, \
-         for [j = 4:6] "wallclock_sweep.csv" using 2:(sel(law, word(names, j), 14)) \
+         for [j = 4:6] "wallclock_sweep.csv" skip 1 every 6::(li - 1) * 24 + j - 1::li * 24 - 1 using (shift(j)):(sel(law, word(names, j), 14)) \
             with lines lw 1.2 dt 2 lc j notitle
 }
 unset multiplot
