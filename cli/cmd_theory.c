@@ -10,12 +10,13 @@
 #include <string.h>
 
 #include "../studies/am_theory_study.h"
+#include "../theory/am_theory.h"
 #include "cli_common.h"
 #include "commands.h"
 
-static const cli_opt OPT_GAMMA = {"gamma", "G", "0.5",
+static const cli_opt OPT_GAMMA = {"gamma", "G", AM_THEORY_BOUND_GAMMA_STR,
                                   "exponent gamma of the paper's delay conditions, in (0, 1]"};
-static const cli_opt OPT_BOUND_C = {"bound-constant", "C", "1",
+static const cli_opt OPT_BOUND_C = {"bound-constant", "C", AM_THEORY_BOUND_C_STR,
                                     "constant C > 0 in front of the paper's delay conditions"};
 static const cli_opt OPT_DELTA = {
     "delta", "D", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../theory/am_theory.h"
 #include "../validate/am_validate.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -103,6 +104,9 @@ int cmd_validate(int argc, char **argv)
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)o.seed);
         json_object_set_new(params, "seed", json_string(buf));
         json_object_set_new(params, "only", only ? json_string(only->name) : json_null());
+        /* the paper's delay condition (theory/am_theory.h): gamma of the paper-scaling row */
+        json_object_set_new(params, "gamma", json_real(AM_THEORY_BOUND_GAMMA));
+        json_object_set_new(params, "bound_constant", json_real(AM_THEORY_BOUND_C));
         json_t *root = cli_json_root("validate", params);
         json_t *checks = json_array();
         for (size_t i = 0; i < n; i++) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../studies/am_sweep.h"
+#include "../theory/am_theory.h"
 #include "cli_common.h"
 
 const cli_opt OPT_SW_TIME = {"time", "T", "20", "horizon in continuous time t = k eta"};
@@ -25,9 +26,9 @@ const cli_opt OPT_DELAY_MODEL = {"delay-model", "KIND", "const",
                                  "delay axis: const (tau), uniform (S), geometric (MEAN)"};
 const cli_opt OPT_QUIET = {"quiet", NULL, NULL, "no progress line on stderr"};
 const cli_opt OPT_GAMMA = {
-    "gamma", "G", "0.001",
+    "gamma", "G", AM_THEORY_BOUND_GAMMA_STR,
     "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
-const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", "1",
+const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", AM_THEORY_BOUND_C_STR,
                                  "constant in front of the paper's delay bound"};
 
 static am_delay_kind delay_kind(const cli_args *a)

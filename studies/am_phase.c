@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../theory/am_theory.h"
 #include "am_sweep.h"
 #include "am_sweep_cell_impl.h"
 
@@ -19,8 +20,8 @@ am_phase_params am_phase_params_default(void)
     memset(&p, 0, sizeof p);
     p.cell = am_sweep_cell_params_default();
     p.metric = AM_PHASE_STATIONARY;
-    p.gamma = 0.001;
-    p.bound_constant = 1;
+    p.gamma = AM_THEORY_BOUND_GAMMA;
+    p.bound_constant = AM_THEORY_BOUND_C;
     return p;
 }
 

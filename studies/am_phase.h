@@ -64,7 +64,8 @@ typedef struct {
 } am_phase_result;
 
 /* Defaults: am_sweep_cell_params_default(), no axes (mu and tau must be set), metric
- * stationary, gamma 0.001, bound constant 1, no checkpoint, no cancel flag, no progress. */
+ * stationary, gamma AM_THEORY_BOUND_GAMMA, bound constant AM_THEORY_BOUND_C, no checkpoint, no
+ * cancel flag, no progress. */
 am_phase_params am_phase_params_default(void);
 
 /* Checks the parameters; AM_EINVAL with a reason in err. */

@@ -211,6 +211,69 @@ Test(validate_power, async_bound, .timeout = 300)
     vp_power("async-bound", 0.0, 1.2, 2);
 }
 
+/* Dutta's K-async runtime bound, one-sided: the new-longer-than-used law (shiftexp) passes at
+   K = 6, 7 and Pareto at K = 6; Pareto at K = 7 exceeds the bound (finding F-R1). A bound 20 %
+   below the measured time FAILs every row; so does a law that violates the assumption more
+   strongly (Pareto 1.5), and the exponential law, where the bound is an equality, passes. */
+Test(validate_power, runtime_bound, .timeout = 120)
+{
+    const am_validate_check *c = am_validate_find("runtime-bound");
+    cr_assert_not_null(c);
+    am_check_result right[4], wrong[4];
+    size_t nr = 0, nw = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK);
+    cr_assert_eq(nr, 4);
+    for (size_t i = 0; i < nr; i++) {
+        const am_check_result *r = &right[i];
+        int finding = i == 3;
+        cr_expect_str_eq(r->rule, "one-sided");
+        cr_expect_eq(r->verdict, finding ? AM_CHECK_FAIL : AM_CHECK_PASS,
+                     "%s: measured %g +- %g against the bound %g (tolerance %g): %s", r->params,
+                     r->measured, r->halfwidth, r->predicted, r->tolerance,
+                     am_check_verdict_name(r->verdict));
+        cr_expect_eq(r->finding[0] != 0, finding, "%s: finding '%s'", r->params, r->finding);
+    }
+    /* the bound set 20 % below the measured time per update */
+    o.predict_scale = 0;
+    o.predict_shift = 0.8;
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK);
+    cr_assert_eq(nw, 4);
+    for (size_t i = 0; i < nw; i++) {
+        cr_expect_eq(wrong[i].measured, right[i].measured);
+        cr_expect_eq(wrong[i].verdict, AM_CHECK_FAIL,
+                     "%s: measured %g +- %g against a bound %g: %s", wrong[i].params,
+                     wrong[i].measured, wrong[i].halfwidth, wrong[i].predicted,
+                     am_check_verdict_name(wrong[i].verdict));
+    }
+    /* the true bound shrunk by 20 %: the rows sit at K = 6, 7, where the bound is within 8 %
+       of the measurement, so every row must FAIL */
+    o.predict_scale = 0.8;
+    o.predict_shift = 0;
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK);
+    for (size_t i = 0; i < nw; i++)
+        cr_expect_eq(wrong[i].verdict, AM_CHECK_FAIL, "%s: %g +- %g against 0.8 x %g: %s",
+                     wrong[i].params, wrong[i].measured, wrong[i].halfwidth, right[i].predicted,
+                     am_check_verdict_name(wrong[i].verdict));
+    /* a law further outside the assumption, and the law where the bound is an equality */
+    o = am_validate_opts_default();
+    o.threads = 2;
+    am_check_result row;
+    am_check_init(&row, "runtime-bound");
+    cr_assert_eq(am_vf_runtime_bound_row(c, &o, "pareto:1.5:1", 8, 6, &row), AM_OK);
+    cr_expect_eq(row.verdict, AM_CHECK_FAIL, "pareto:1.5:1 K = 6: %g +- %g against %g: %s",
+                 row.measured, row.halfwidth, row.predicted, am_check_verdict_name(row.verdict));
+    am_check_init(&row, "runtime-bound");
+    cr_assert_eq(am_vf_runtime_bound_row(c, &o, "exp:1", 8, 6, &row), AM_OK);
+    cr_expect_eq(row.verdict, AM_CHECK_PASS, "exp:1 K = 6: %g +- %g against %g: %s", row.measured,
+                 row.halfwidth, row.predicted, am_check_verdict_name(row.verdict));
+    cr_expect(fabs(row.measured - row.predicted) <= row.halfwidth,
+              "exponential: the bound is an equality, %g +- %g against %g", row.measured,
+              row.halfwidth, row.predicted);
+    cr_expect_eq(am_vf_runtime_bound_row(c, &o, "exp:1", 8, 9, &row), AM_EINVAL);
+}
+
 /* ---- the finest local slope and its Richardson bound (am_converge_local_slope) ---- */
 
 Test(converge_power, local_slope_closed_form)

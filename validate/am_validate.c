@@ -46,6 +46,9 @@ const am_validate_check am_validate_checks[] = {
     {"async-bound",
      "async and K-async decay at least as fast as Dutta's 1 - eta c (1 - gamma + p0/2)", 2, 0.05,
      am_vf_async_bound_run},
+    {"runtime-bound",
+     "K-async time per update <= E[X_{K:P}] (Dutta, new-longer-than-used runtimes)", 4, 0.01,
+     am_vf_runtime_bound_run},
 };
 
 const size_t am_validate_checks_len = sizeof am_validate_checks / sizeof am_validate_checks[0];
