@@ -26,7 +26,7 @@ const am_validate_check am_validate_checks[] = {
      12, 0.25, am_vf_ode_order_run},
     {"stationary", "time-averaged error near v^1 equals the OU prediction (gaussian, rademacher)",
      10, 0.10, am_vf_stationary_run},
-    {"relaxation", "autocorrelation time of h_i near v^1 equals (1-mu)/(lambda_1-lambda_i)", 6,
+    {"relaxation", "autocorrelation time of h_i near v^1 equals (1-mu)/(lambda_1-lambda_i)", 12,
      0.10, am_vf_relaxation_run},
     {"escape", "quartiles of the escape time from e_2 match the unstable OU", 6, 0.10,
      am_vf_escape_run},
