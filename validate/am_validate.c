@@ -28,7 +28,7 @@ const am_validate_check am_validate_checks[] = {
      10, 0.10, am_vf_stationary_run},
     {"relaxation", "autocorrelation time of h_i near v^1 equals (1-mu)/(lambda_1-lambda_i)", 12,
      0.10, am_vf_relaxation_run},
-    {"escape", "quartiles of the escape time from e_2 match the unstable OU", 6, 0.10,
+    {"escape", "quartiles of the escape time from e_2 match the unstable OU", 12, 0.10,
      am_vf_escape_run},
     {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 3, 0.5,
      am_vf_sde_run},

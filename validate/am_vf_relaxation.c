@@ -55,13 +55,13 @@ typedef struct {
 } av_rset;
 
 /* The undelayed rows, then relaxation-delay: mean delay 80 at eta/(1-mu) = 1e-3, x = 0.08,
-   0.16, 0.24 for modes 2, 3, 4 (real slow roots: x < 1/e), constant on rademacher data and
-   uniform{0..160} on uniform data */
+   0.16, 0.24 for modes 2, 3, 4 (real slow roots: x < 1/e), constant on rademacher data
+   (mu = 0) and uniform{0..160} on uniform data (mu = 0.5) */
 static const av_rset av_rsets[4] = {
     {0.0, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
     {0.9, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
     {0.0, AM_DIST_RADEMACHER, AM_DELAY_CONST, 80},
-    {0.9, AM_DIST_UNIFORM, AM_DELAY_UNIFORM, 160},
+    {0.5, AM_DIST_UNIFORM, AM_DELAY_UNIFORM, 160},
 };
 
 am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opts *o,
