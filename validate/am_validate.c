@@ -30,7 +30,7 @@ const am_validate_check am_validate_checks[] = {
      0.10, am_vf_relaxation_run},
     {"escape", "quartiles of the escape time from e_2 match the unstable OU", 12, 0.10,
      am_vf_escape_run},
-    {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 3, 0.5,
+    {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 5, 0.5,
      am_vf_sde_run},
     {"delay", "gap to the ODE vanishes under paper delay scaling, not under inverse scaling", 2,
      0.25, am_vf_delay_run},
