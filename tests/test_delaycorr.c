@@ -254,8 +254,9 @@ Test(delaycorr, root_against_companion_matrix_and_recursion)
                 cr_expect(fabs(z - best) < 1e-10, "mu=%g h=%g tau=%zu: root %.15g, companion %.15g",
                           mu, h, T, z, best);
                 /* the slow real root is the dominant one: a long recursion decays/grows at z */
-                cr_expect(fabs(rmax - z) < 1e-10, "mu=%g h=%g tau=%zu: root %.15g, spectral radius %.15g",
-                          mu, h, T, z, rmax);
+                cr_expect(fabs(rmax - z) < 1e-10,
+                          "mu=%g h=%g tau=%zu: root %.15g, spectral radius %.15g", mu, h, T, z,
+                          rmax);
                 double x[20000];
                 for (size_t k = 0; k < 20000; k++) {
                     if (k < T + 2) {
@@ -265,8 +266,9 @@ Test(delaycorr, root_against_companion_matrix_and_recursion)
                     x[k] = (1 + mu) * x[k - 1] - mu * x[k - 2] - h * x[k - 1 - T];
                 }
                 double ratio = x[19999] / x[19998];
-                cr_expect(fabs(ratio - z) < 1e-8, "mu=%g h=%g tau=%zu: recursion ratio %.15g root %.15g",
-                          mu, h, T, ratio, z);
+                cr_expect(fabs(ratio - z) < 1e-8,
+                          "mu=%g h=%g tau=%zu: recursion ratio %.15g root %.15g", mu, h, T, ratio,
+                          z);
             }
 }
 
@@ -285,7 +287,8 @@ Test(delaycorr, closed_forms_and_bad_input)
     cr_expect(dc_close(am_delaycorr_stationary_error(p, eta, mu, tm), want, 1e-14));
     cr_expect(dc_close(am_delaycorr_stationary_error(p, eta, mu, 0),
                        am_theory_stationary_error(p, eta, mu), 1e-14));
-    cr_expect(dc_close(am_delaycorr_relaxation_time(p, mu, 3, eta, tm), 0.5 / 3 * (1 - 0.24), 1e-14));
+    cr_expect(
+        dc_close(am_delaycorr_relaxation_time(p, mu, 3, eta, tm), 0.5 / 3 * (1 - 0.24), 1e-14));
     double unif[5] = {0.2, 0.2, 0.2, 0.2, 0.2};
     cr_expect_eq(am_delaycorr_mean(unif, 5), 2.0);
     double bad[2] = {0.5, 0.6};

@@ -197,7 +197,8 @@ Test(validate_power, stationary, .timeout = 300)
     am_dist dist = {AM_DIST_RADEMACHER, 0};
     am_problem *p = am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
     cr_assert_not_null(p);
-    double f = am_delaycorr_stationary_error(p, 1e-3, 0, 128) / am_theory_stationary_error(p, 1e-3, 0);
+    double f =
+        am_delaycorr_stationary_error(p, 1e-3, 0, 128) / am_theory_stationary_error(p, 1e-3, 0);
     am_problem_free(p);
     cr_assert(fabs(f - 1.1772) < 1e-3, "first-order factor %g", f);
     vp_variant v[2] = {{0.8, 0.0, NULL}, {1 / f, 0.0, "stationary-delay"}};

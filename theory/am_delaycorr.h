@@ -40,7 +40,8 @@ double am_delaycorr_ou_variance(const am_problem *p, double mu, size_t i, double
                                 double tau_mean);
 
 /* Stationary error to first order in the delay:
- * (eta/(2(1-mu))) sum_{i>=2} noise_i1/(lambda_1-lambda_i) (1 + tau_mean eta (lambda_1-lambda_i)/(1-mu)). */
+ * (eta/(2(1-mu))) sum_{i>=2} noise_i1/(lambda_1-lambda_i) (1 + tau_mean eta
+ * (lambda_1-lambda_i)/(1-mu)). */
 double am_delaycorr_stationary_error(const am_problem *p, double eta, double mu, double tau_mean);
 
 /* Relaxation time of U_i near v^1 to first order: (1-mu)/(lambda_1-lambda_i) (1 - x), i >= 1. */

@@ -154,8 +154,8 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             free(pmf);
             double w = yy * am_delaycorr_dde_growth_factor(yy);
             amp_err = fabs(log((1 - yy) * (1 + w))) / g1;
-            tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001,
-                                             1.0);
+            tloc =
+                am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001, 1.0);
         }
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
            delta / sqrt(eta), sigma = alpha_12 / (1-mu), monitored at the same steps */
@@ -194,8 +194,8 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             row->predicted_sem = fabs(o->predict_scale) * (cp.hi - cp.lo) / (2 * AM_VF_Z);
             /* neglected: saturation of the drift (1 - h_1^2) up to h_1^2 = delta^2, and the
                discrete growth rate (relative |g_d - g| / g on the escape time) */
-            double em = -log(1 - delta * delta) / (2 * g1) + cp.estimate * fabs(gd - g1) / g1 +
-                        amp_err;
+            double em =
+                -log(1 - delta * delta) / (2 * g1) + cp.estimate * fabs(gd - g1) / g1 + amp_err;
             am_check_decide_equiv(row, AM_VF_Z, 0, em, c->margin * fabs(row->predicted));
             double t1 = am_theory_escape_time(p, eta, mu, delta, 1 - qs[iq], NULL);
             if (delayed) {

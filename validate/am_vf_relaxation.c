@@ -100,13 +100,13 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
         for (size_t j = 0; pmf && j < npmf; j++)
             pmf[j] = rs->delay == AM_DELAY_UNIFORM ? 1.0 / (double)npmf : (j == rs->param);
         double tmean = st ? NAN : am_delaycorr_mean(pmf, npmf);
-        double tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001,
-                                                1.0);
+        double tloc =
+            am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001, 1.0);
         size_t cols[3] = {3, 4, 5}; /* h_2, h_3, h_4 */
         am_ensemble_result *er = NULL;
         if (!st)
-            st = am_vf_util_run_wrapped(p, &mp, cols, 3, AM_VF_SERIES, 0, NULL, k, n, R,
-                                        o->threads, &er);
+            st = am_vf_util_run_wrapped(p, &mp, cols, 3, AM_VF_SERIES, 0, NULL, k, n, R, o->threads,
+                                        &er);
         double *rec = st ? NULL : malloc(R * n * sizeof *rec);
         if (!st && !rec) st = AM_ENOMEM;
         for (size_t i = 1; i < 4 && !st; i++) {
@@ -130,8 +130,8 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
                                     "%.3g x that",
                                     mu, i + 1, am_problem_dist_name(rs->dist),
                                     rs->delay == AM_DELAY_CONST ? "const" : "uniform", rs->param,
-                                    tmean, eta, (unsigned long long)burn, n,
-                                    (unsigned long long)s, R, tloc, tmean / tloc);
+                                    tmean, eta, (unsigned long long)burn, n, (unsigned long long)s,
+                                    R, tloc, tmean / tloc);
             row->replicas_used = (double)R;
             if (er->diverged) {
                 am_check_add_note(row, "%zu replicas diverged", er->diverged);
@@ -170,9 +170,8 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
             double t0 = am_theory_relaxation_time(p, mu, i);
             double first = am_delaycorr_relaxation_time(p, mu, i, eta, tmean);
             double x = am_delaycorr_x(a, eta, mu, tmean), z = NAN;
-            double exact = am_delaycorr_linear_root(mu, eta * a, pmf, npmf, &z) == AM_OK
-                               ? -eta / log(z)
-                               : NAN;
+            double exact =
+                am_delaycorr_linear_root(mu, eta * a, pmf, npmf, &z) == AM_OK ? -eta / log(z) : NAN;
             row->predicted = am_vf_util_predict(o, first, first);
             am_check_decide_equiv(row, AM_VF_Z, 0, fabs(exact - first),
                                   c->margin * fabs(row->predicted));
@@ -181,8 +180,8 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
                               "%.3g: first order %.5g = %.4f x the undelayed %.5g; exact slow "
                               "root of the linear delayed chain %.5g (%.4f x), constant-lag "
                               "delay-OU %.4f x; measured %.4f x the undelayed",
-                              nboot, ci.n_rejected, ci.estimate / ctx.dt, x, first, first / t0,
-                              t0, exact, exact / t0, 1 / am_delaycorr_dde_rate_factor(x),
+                              nboot, ci.n_rejected, ci.estimate / ctx.dt, x, first, first / t0, t0,
+                              exact, exact / t0, 1 / am_delaycorr_dde_rate_factor(x),
                               ci.estimate / t0);
         }
         free(rec);

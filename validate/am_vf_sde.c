@@ -34,8 +34,10 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
         am_delay_kind delay;
         unsigned param;
     } sets[5] = {
-        {0.0, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},        {0.5, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
-        {0.9, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},        {0.0, AM_DIST_RADEMACHER, AM_DELAY_CONST, tq},
+        {0.0, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+        {0.5, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+        {0.9, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+        {0.0, AM_DIST_RADEMACHER, AM_DELAY_CONST, tq},
         {0.9, AM_DIST_UNIFORM, AM_DELAY_UNIFORM, 2 * tq},
     };
     am_problem *p = NULL;
@@ -61,8 +63,8 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
         double tloc =
             am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001, 1.0);
         if (!delayed)
-            am_check_set_params(row, "mu=%g eta=%g dt=eta T=%g grid=%zu init=random R=%zu", mu,
-                                eta, 2 * (1 - mu), ngrid, R);
+            am_check_set_params(row, "mu=%g eta=%g dt=eta T=%g grid=%zu init=random R=%zu", mu, eta,
+                                2 * (1 - mu), ngrid, R);
         else
             am_check_set_params(row,
                                 "mu=%g dist=%s delay=%s:%u (mean lag %g) eta=%g dt=eta T=%g "
@@ -128,8 +130,8 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
                 mm[g] = er->alive[g] ? er->obs[g * er->nobs].mean : NAN;
                 ms[g] = am_stats_sem(&er->obs[g * er->nobs]);
                 /* the gap to the lagged deterministic limit (the ODE, or the DDE with a delay) */
-                ode_gap = fmax(ode_gap,
-                               fabs(mm[g] - am_theory_ode_error(p, mu, h0, tk[g]) - dd[g]));
+                ode_gap =
+                    fmax(ode_gap, fabs(mm[g] - am_theory_ode_error(p, mu, h0, tk[g]) - dd[g]));
                 delay_gap = fmax(delay_gap, fabs(dd[g]));
             }
             st = am_sde_pca_global_error(p, mp.eta, mp.mu, mp.seed, mp.blowup, v0, tk, ngrid, &ep,

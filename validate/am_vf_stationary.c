@@ -6,8 +6,9 @@
  * stationary-delay do the same with a constant or uniform delay on bounded data, the delay
  * halved at 2 eta so that the mean lag s = tau_mean eta is the same in both runs, against the
  * delay's first-order correction (theory/am_delaycorr.h, docs/theory.md section 10),
- *   E err = (eta/(2(1-mu))) sum_{i>=2} alpha_i1^2/(lambda_1 - lambda_i) (1 + s (lambda_1 - lambda_i)/(1-mu)),
- * with the exact linear delayed recursion, extrapolated alike, bounding what it neglects.
+ *   E err = (eta/(2(1-mu))) sum_{i>=2} alpha_i1^2/(lambda_1 - lambda_i) (1 + s (lambda_1 -
+ * lambda_i)/(1-mu)), with the exact linear delayed recursion, extrapolated alike, bounding what it
+ * neglects.
  */
 #include "am_validate_impl.h"
 
@@ -117,9 +118,9 @@ static am_status av_stationary_delay(const am_validate_check *c, const am_valida
                         "mu=%g dist=%s delay=%s:%u at eta=%g, %s:%u at 2 eta (mean lag %g), "
                         "start=e:1 burn=%llu steps n=%zu every %llu steps R=%zu; local "
                         "condition tau_local(C=1,gamma=0.001)=%.3g, mean delay %.3g x that",
-                        mu, am_problem_dist_name(ds->dist), law, ds->param, eta, law,
-                        ds->param / 2, tmean * eta, (unsigned long long)burn, n,
-                        (unsigned long long)s, R, tloc, tmean / tloc);
+                        mu, am_problem_dist_name(ds->dist), law, ds->param, eta, law, ds->param / 2,
+                        tmean * eta, (unsigned long long)burn, n, (unsigned long long)s, R, tloc,
+                        tmean / tloc);
     double m[2], se[2];
     am_acf_tau tau[2];
     size_t div[2];
@@ -133,8 +134,7 @@ static am_status av_stationary_delay(const am_validate_check *c, const am_valida
         mp.init.j = 1;
         st = am_delay_make(ds->delay, (double)(j ? ds->param / 2 : ds->param), &mp.delay);
         if (!st)
-            st = av_time_average(p, &mp, k, n, R, o->threads, rho, &m[j], &se[j], &tau[j],
-                                 &div[j]);
+            st = av_time_average(p, &mp, k, n, R, o->threads, rho, &m[j], &se[j], &tau[j], &div[j]);
     }
     double lin[3] = {NAN, NAN, NAN};
     if (!st) st = av_linear_error(p, eta, mu, ds->delay, ds->param, &lin[0]);
