@@ -15,6 +15,7 @@
 #include "theory/am_problem.h"
 #include "theory/am_theory.h"
 #include "theory/am_runtime.h"
+#include "theory/am_delaycorr.h"
 #include "solvers/am_ode.h"
 #include "solvers/am_dde.h"
 #include "solvers/am_sde.h"
