@@ -154,8 +154,8 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             free(pmf);
             double w = yy * am_delaycorr_dde_growth_factor(yy);
             amp_err = fabs(log((1 - yy) * (1 + w))) / g1;
-            tloc =
-                am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001, 1.0);
+            tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
+                                             AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
         }
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
            delta / sqrt(eta), sigma = alpha_12 / (1-mu), monitored at the same steps */
@@ -178,7 +178,9 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
                 am_check_set_params(row,
                                     "q=%g mu=%g dist=%s delay=%s:%u (mean %g) eta=%g delta=%g "
                                     "start=e:2 R=%zu OU paths=%zu; local condition "
-                                    "tau_local(C=1,gamma=0.001)=%.3g, mean delay %.3g x that",
+                                    "tau_local(C=" AM_THEORY_BOUND_C_STR
+                                    ",gamma=" AM_THEORY_BOUND_GAMMA_STR
+                                    ")=%.3g, mean delay %.3g x that",
                                     qs[iq], mu, am_problem_dist_name(es->dist),
                                     es->delay == AM_DELAY_CONST ? "const" : "uniform", es->param,
                                     tmean, eta, delta, R, R_ou, tloc, tmean / tloc);

@@ -100,8 +100,8 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
         for (size_t j = 0; pmf && j < npmf; j++)
             pmf[j] = rs->delay == AM_DELAY_UNIFORM ? 1.0 / (double)npmf : (j == rs->param);
         double tmean = st ? NAN : am_delaycorr_mean(pmf, npmf);
-        double tloc =
-            am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001, 1.0);
+        double tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
+                                                AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
         size_t cols[3] = {3, 4, 5}; /* h_2, h_3, h_4 */
         am_ensemble_result *er = NULL;
         if (!st)
@@ -126,7 +126,8 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
                 am_check_set_params(row,
                                     "mu=%g i=%zu dist=%s delay=%s:%u (mean %g) eta=%g start=e:1 "
                                     "burn=%llu steps n=%zu every %llu steps R=%zu; local "
-                                    "condition tau_local(C=1,gamma=0.001)=%.3g, mean delay "
+                                    "condition tau_local(C=" AM_THEORY_BOUND_C_STR
+                                    ",gamma=" AM_THEORY_BOUND_GAMMA_STR ")=%.3g, mean delay "
                                     "%.3g x that",
                                     mu, i + 1, am_problem_dist_name(rs->dist),
                                     rs->delay == AM_DELAY_CONST ? "const" : "uniform", rs->param,

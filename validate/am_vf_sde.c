@@ -60,20 +60,21 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
             st = AM_EINVAL; /* max_rows of the table too small */
             break;
         }
-        double tloc =
-            am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu, 0.001, 1.0);
+        double tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
+                                                AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
         if (!delayed)
             am_check_set_params(row, "mu=%g eta=%g dt=eta T=%g grid=%zu init=random R=%zu", mu, eta,
                                 2 * (1 - mu), ngrid, R);
         else
-            am_check_set_params(row,
-                                "mu=%g dist=%s delay=%s:%u (mean lag %g) eta=%g dt=eta T=%g "
-                                "grid=%zu init=random R=%zu; local condition "
-                                "tau_local(C=1,gamma=0.001)=%.3g, mean delay %.3g x that",
-                                mu, am_problem_dist_name(sets[im].dist),
-                                sets[im].delay == AM_DELAY_CONST ? "const" : "uniform",
-                                sets[im].param, tmean * eta, eta, 2 * (1 - mu), ngrid, R, tloc,
-                                tmean / tloc);
+            am_check_set_params(
+                row,
+                "mu=%g dist=%s delay=%s:%u (mean lag %g) eta=%g dt=eta T=%g "
+                "grid=%zu init=random R=%zu; local condition "
+                "tau_local(C=" AM_THEORY_BOUND_C_STR ",gamma=" AM_THEORY_BOUND_GAMMA_STR
+                ")=%.3g, mean delay %.3g x that",
+                mu, am_problem_dist_name(sets[im].dist),
+                sets[im].delay == AM_DELAY_CONST ? "const" : "uniform", sets[im].param, tmean * eta,
+                eta, 2 * (1 - mu), ngrid, R, tloc, tmean / tloc);
         am_msgd_params mp = am_msgd_params_default();
         mp.eta = eta;
         mp.mu = mu;

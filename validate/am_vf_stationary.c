@@ -113,11 +113,13 @@ static am_status av_stationary_delay(const am_validate_check *c, const am_valida
     const char *law = ds->delay == AM_DELAY_CONST ? "const" : "uniform";
     double tmean = ds->delay == AM_DELAY_CONST ? ds->param : 0.5 * ds->param;
     double cd = am_problem_bound(p);
-    double tloc = am_theory_tau_bound_local(p->lambda[0], cd, eta, mu, 0.001, 1.0);
+    double tloc = am_theory_tau_bound_local(p->lambda[0], cd, eta, mu, AM_THEORY_BOUND_GAMMA,
+                                            AM_THEORY_BOUND_C);
     am_check_set_params(row,
                         "mu=%g dist=%s delay=%s:%u at eta=%g, %s:%u at 2 eta (mean lag %g), "
                         "start=e:1 burn=%llu steps n=%zu every %llu steps R=%zu; local "
-                        "condition tau_local(C=1,gamma=0.001)=%.3g, mean delay %.3g x that",
+                        "condition tau_local(C=" AM_THEORY_BOUND_C_STR
+                        ",gamma=" AM_THEORY_BOUND_GAMMA_STR ")=%.3g, mean delay %.3g x that",
                         mu, am_problem_dist_name(ds->dist), law, ds->param, eta, law, ds->param / 2,
                         tmean * eta, (unsigned long long)burn, n, (unsigned long long)s, R, tloc,
                         tmean / tloc);
