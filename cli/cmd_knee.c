@@ -39,6 +39,7 @@ static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
+// clang-format off
 static const cli_opt *const knee_opts[] = {&OPT_DIM,
                                            &OPT_SPECTRUM,
                                            &OPT_DIST,
@@ -70,6 +71,7 @@ static const cli_opt *const knee_opts[] = {&OPT_DIM,
                                            &OPT_DATA,
                                            &OPT_PROJECT,
                                            NULL};
+// clang-format on
 
 int cmd_knee(int argc, char **argv)
 {

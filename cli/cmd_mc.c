@@ -20,10 +20,13 @@ static const cli_opt OPT_LR = {"lr", "SPEC", "const",
                                "step for --delay workers:P:DIST: const (--eta) or "
                                "adaptive:C:MAX, eta_k = min(C/|v_k - w|^2, MAX)"};
 
+// clang-format off
 static const cli_opt *const mc_opts[] = {
     &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,    &OPT_MU,      &OPT_DELAY,
     &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,   &OPT_THREADS, &OPT_BLOWUP,
-    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT, &OPT_DATA, &OPT_PROJECT, NULL};
+    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* --variant and --lr for the parameter-server delay (exit 2 on bad input). */
 static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)

@@ -29,6 +29,7 @@ static const cli_opt OPT_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_RESUME = {"resume", NULL, NULL,
                                    "skip the cells already in the --checkpoint file"};
 
+// clang-format off
 static const cli_opt *const phase_opts[] = {
     &OPT_PRESET,      &OPT_DIM,         &OPT_SPECTRUM, &OPT_DIST,
     &OPT_ROTATE,      &OPT_ETA,         &OPT_SW_INIT,  &OPT_MU_GRID,
@@ -36,7 +37,9 @@ static const cli_opt *const phase_opts[] = {
     &OPT_SW_GRID,     &OPT_BURNIN,      &OPT_EPS,      &OPT_SW_REPLICAS,
     &OPT_SEED,        &OPT_THREADS,     &OPT_BLOWUP,   &OPT_GAMMA,
     &OPT_BOUND_CONST, &OPT_CHECKPOINT,  &OPT_RESUME,   &OPT_QUIET,
-    &OPT_FORMAT,      &OPT_OUTPUT,      &OPT_DATA,     &OPT_PROJECT, NULL};
+    &OPT_FORMAT,      &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* The liu2018 preset: values taken for the flags not given on the command line. */
 static const char *const liu2018[][2] = {{"dim", "4"},

@@ -23,9 +23,12 @@ static const cli_opt OPT_DELTA = {
 static const cli_opt OPT_NU = {"nu", "P", "0.05",
                                "failure probability nu in (0, 1) of the escape time T1"};
 
+// clang-format off
 static const cli_opt *const theory_opts[] = {
     &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA,    &OPT_MU, &OPT_GAMMA,
-    &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT, &OPT_DATA, &OPT_PROJECT, NULL};
+    &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* Largest dimension for which the full alpha_ij^2 matrix is written. */
 #define THEORY_MAX_MATRIX AM_THEORY_STUDY_MAX_MATRIX

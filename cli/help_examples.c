@@ -60,8 +60,7 @@ const cli_example cli_examples[] = {
      "a small momentum x delay grid of the stationary error"},
     {"phase", "amsgd phase --preset liu2018 --checkpoint liu.ckpt -o liu2018.csv",
      "the experiment of Liu et al. (2018), resumable with --resume"},
-    {"phase",
-     "amsgd phase --data fashion-mnist --project 16 --eta 1e-4 --mu-grid 0.5,0.9 --time 3",
+    {"phase", "amsgd phase --data fashion-mnist --project 16 --eta 1e-4 --mu-grid 0.5,0.9 --time 3",
      "the momentum x delay grid on Fashion-MNIST (docs/pca-data.md)"},
 
     {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 64 --time 5 --replicas 50",
@@ -70,8 +69,7 @@ const cli_example cli_examples[] = {
      "three seeds: tau_c_mean, tau_c_sd and the exponent's interval over seeds"},
     {"knee", "amsgd knee --checkpoint knee.ckpt --format json -o knee.json",
      "the documented run (docs/knee.md), resumable with --resume"},
-    {"knee",
-     "amsgd knee --data fashion-mnist --project 16 --eta 1e-4 --time 3 --seeds 3",
+    {"knee", "amsgd knee --data fashion-mnist --project 16 --eta 1e-4 --time 3 --seeds 3",
      "the knee on Fashion-MNIST's top 16 principal coordinates (docs/pca-data.md)"},
 
     {"runtime", "amsgd runtime --workers 8 --K 1,2,4,8 --updates 200 --replicas 50",

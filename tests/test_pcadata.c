@@ -92,8 +92,7 @@ Test(pcadata, toy_closed_form)
     double eta = 1e-3, mu = 0.5;
     double want = eta / (2 * (1 - mu)) * (2.0 / 3.0) / (2.0 - 2.0 / 3.0);
     double got = am_theory_stationary_error(p, eta, mu);
-    cr_expect(fabs(got - want) < 1e-12 * want, "stationary error %.17g, expected %.17g", got,
-              want);
+    cr_expect(fabs(got - want) < 1e-12 * want, "stationary error %.17g, expected %.17g", got, want);
     cr_expect_eq(am_theory_sde_covariance(p, p->q, NULL), AM_EDOM,
                  "the SDE covariance must refuse dependent coordinates");
     am_problem_free(p);
@@ -139,8 +138,8 @@ Test(pcadata, fixture_moments_brute_force)
                 s += p->q[a * FIX_D + k] * p->lambda[k] * p->q[b * FIX_D + k];
                 o += p->q[k * FIX_D + a] * p->q[k * FIX_D + b];
             }
-            cr_expect(fabs(s - sig[a][b]) < 1e-12 * smax, "Sigma[%zu][%zu] %.17g vs %.17g", a, b,
-                      s, sig[a][b]);
+            cr_expect(fabs(s - sig[a][b]) < 1e-12 * smax, "Sigma[%zu][%zu] %.17g vs %.17g", a, b, s,
+                      sig[a][b]);
             cr_expect(fabs(o - (a == b)) < 1e-12, "Q^T Q [%zu][%zu] = %.17g", a, b, o);
         }
     for (size_t k = 1; k < FIX_D; k++)
@@ -168,8 +167,8 @@ Test(pcadata, fixture_moments_brute_force)
             for (size_t i = 0; i < FIX_N; i++)
                 s += y[i][a] * y[i][a] * y[i][b] * y[i][b];
             double got = am_problem_alpha2(p, a, b, NULL);
-            cr_expect(fabs(got - s / FIX_N) < 1e-12 * amax, "alpha2[%zu][%zu] %.17g vs %.17g", a,
-                      b, got, s / FIX_N);
+            cr_expect(fabs(got - s / FIX_N) < 1e-12 * amax, "alpha2[%zu][%zu] %.17g vs %.17g", a, b,
+                      got, s / FIX_N);
         }
     cr_expect(fabs(am_problem_bound(p) - cd) < 1e-13 * cd, "C_d %.17g vs %.17g",
               am_problem_bound(p), cd);
@@ -198,8 +197,7 @@ Test(pcadata, projection_keeps_top_eigenvalues)
     cr_assert_eq(p->data->d_source, FIX_D);
     for (size_t k = 0; k < 4; k++) {
         cr_expect(fabs(p->lambda[k] - full->lambda[k]) < 1e-12 * full->lambda[0],
-                  "projected lambda_%zu = %.17g, full %.17g", k + 1, p->lambda[k],
-                  full->lambda[k]);
+                  "projected lambda_%zu = %.17g, full %.17g", k + 1, p->lambda[k], full->lambda[k]);
         /* the projected covariance is diagonal: its eigenbasis is the standard one */
         cr_expect(fabs(fabs(p->q[k * 4 + k]) - 1.0) < 1e-9, "q[%zu][%zu] = %.17g", k, k,
                   p->q[k * 4 + k]);
@@ -324,8 +322,8 @@ Test(pcadata, stationary_error_matches_mc, .timeout = 60)
                   v[AM_SWEEP_CELL_ERR_SEM], pred);
         cr_expect(z < 4.0, "mu %g eta %g: mc %.6g +- %.2g, theory %.6g (z = %.2f)", mus[k],
                   s.msgd.eta, v[AM_SWEEP_CELL_ERR], v[AM_SWEEP_CELL_ERR_SEM], pred, z);
-        cr_expect(zwrong > 4.0, "mu %g: the check must reject 1.2 x theory %.6g (z = %.2f)",
-                  mus[k], 1.2 * pred, zwrong);
+        cr_expect(zwrong > 4.0, "mu %g: the check must reject 1.2 x theory %.6g (z = %.2f)", mus[k],
+                  1.2 * pred, zwrong);
         cr_expect_eq(v[AM_SWEEP_CELL_DIVERGED], 0.0);
     }
     am_problem_free(p);

@@ -200,9 +200,9 @@ am_status am_datamoments_build(size_t n, size_t d, uint8_t *bytes, double *x, si
     }
     if (d > 100000 || n > ((size_t)1 << 40) ||
         am_datamoments_memory(n, d, bytes != NULL, project) > (double)AM_MEMORY_LIMIT) {
-        snprintf(why, sizeof why, "%zu rows of %zu features need %.3g bytes, over the limit of %.3g",
-                 n, d, am_datamoments_memory(n, d, bytes != NULL, project),
-                 (double)AM_MEMORY_LIMIT);
+        snprintf(why, sizeof why,
+                 "%zu rows of %zu features need %.3g bytes, over the limit of %.3g", n, d,
+                 am_datamoments_memory(n, d, bytes != NULL, project), (double)AM_MEMORY_LIMIT);
         return build_fail(NULL, bytes, x, AM_ENOMEM, err, errlen, why);
     }
     if (x)

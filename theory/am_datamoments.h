@@ -28,17 +28,17 @@
 #include "../core/am_common.h"
 
 typedef struct am_datamoments {
-    size_t n;             /* rows */
-    size_t d;             /* dimension of the distribution (K when projected) */
-    size_t d_source;      /* features of the source rows */
-    size_t project;       /* K, or 0 */
-    uint8_t *bytes;       /* [n d] byte rows (unprojected byte source), else NULL */
-    double *rows;         /* [n d] centred rows (projected or double source), else NULL */
-    double *mean;         /* [d_source] the mean m subtracted from the source rows */
-    double *lambda;       /* [d] eigenvalues of Sigma, non-increasing, >= 0 */
-    double *q;            /* [d d] row-major, column j = eigenvector j */
-    double *alpha2;       /* [d d] row-major alpha_ij^2 */
-    double bound;         /* C_d = max_r |x_r| */
+    size_t n;              /* rows */
+    size_t d;              /* dimension of the distribution (K when projected) */
+    size_t d_source;       /* features of the source rows */
+    size_t project;        /* K, or 0 */
+    uint8_t *bytes;        /* [n d] byte rows (unprojected byte source), else NULL */
+    double *rows;          /* [n d] centred rows (projected or double source), else NULL */
+    double *mean;          /* [d_source] the mean m subtracted from the source rows */
+    double *lambda;        /* [d] eigenvalues of Sigma, non-increasing, >= 0 */
+    double *q;             /* [d d] row-major, column j = eigenvector j */
+    double *alpha2;        /* [d d] row-major alpha_ij^2 */
+    double bound;          /* C_d = max_r |x_r| */
     double *lambda_source; /* [d_source] eigenvalues of the source covariance (= lambda when
                               not projected) */
 } am_datamoments;

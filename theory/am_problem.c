@@ -132,8 +132,7 @@ am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uin
     return p;
 }
 
-am_problem *am_problem_alloc_data(am_datamoments *data, am_status *status, char *err,
-                                  size_t errlen)
+am_problem *am_problem_alloc_data(am_datamoments *data, am_status *status, char *err, size_t errlen)
 {
     size_t d = data->d;
     if (!(data->lambda[0] > data->lambda[1])) {
@@ -236,8 +235,8 @@ double am_problem_bound(const am_problem *p)
 
 const char *am_problem_dist_name(am_dist_kind kind)
 {
-    static const char *const names[] = {"gaussian", "rademacher", "uniform", "student", "expected",
-                                         "data"};
+    static const char *const names[] = {"gaussian", "rademacher", "uniform",
+                                        "student",  "expected",   "data"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 
