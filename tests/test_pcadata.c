@@ -282,6 +282,16 @@ Test(pcadata, mc_same_bytes_for_any_thread_count)
     cr_assert(a.status == 0 && b.status == 0 && c.status == 0, "%s %s %s", a.err, b.err, c.err);
     cr_expect_str_eq(a.out, c.out, "projected: threads 1 and 2 differ");
     cr_expect(strcmp(a.out, b.out) != 0, "seeds 1 and 2 gave the same output");
+    /* the parameter-server engine draws the rows the same way */
+    test_run w[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(a2, sizeof a2, "%s --delay workers:4:exp:1 --threads %d", base, k + 1);
+        w[k] = test_amsgd(a2);
+        cr_assert_eq(w[k].status, 0, "%s: %s", a2, w[k].err);
+    }
+    cr_expect_str_eq(w[0].out, w[1].out, "workers:4:exp:1: threads 1 and 2 differ");
+    test_run_free(&w[0]);
+    test_run_free(&w[1]);
     for (int k = 0; k < 3; k++)
         test_run_free(&r[k]);
     test_run_free(&a);
