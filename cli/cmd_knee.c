@@ -12,6 +12,7 @@
 #include "../studies/am_knee.h"
 #include "../studies/am_sweep.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 #include "sweep_cli.h"
 
@@ -38,6 +39,7 @@ static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
+// clang-format off
 static const cli_opt *const knee_opts[] = {&OPT_DIM,
                                            &OPT_SPECTRUM,
                                            &OPT_DIST,
@@ -66,7 +68,10 @@ static const cli_opt *const knee_opts[] = {&OPT_DIM,
                                            &OPT_QUIET,
                                            &OPT_FORMAT,
                                            &OPT_OUTPUT,
+                                           &OPT_DATA,
+                                           &OPT_PROJECT,
                                            NULL};
+// clang-format on
 
 int cmd_knee(int argc, char **argv)
 {
@@ -76,7 +81,8 @@ int cmd_knee(int argc, char **argv)
               "bisection) and fit the exponent p of tau_c ∝ (1-mu)^p with a bootstrap\n"
               "confidence interval, next to the paper's p = 2 and linear stability.",
               knee_opts, argc, argv);
-    am_problem *p = cli_problem(&a);
+    am_problem *p = cli_data_problem(&a);
+    if (!p) p = cli_problem(&a);
     am_knee_params kp = am_knee_params_default();
     sweep_cli_cell_params(&kp.cell, &a, p);
     size_t nmu;
@@ -131,6 +137,7 @@ int cmd_knee(int argc, char **argv)
     if (json) {
         json_t *params = json_object();
         sweep_cli_params_json(params, &kp.cell);
+        cli_params_data(params, &a, p);
         json_object_set_new(params, "mus", cli_json_doubles(mu, nmu));
         json_object_set_new(params, "factor", json_real(kp.factor));
         json_object_set_new(params, "tau_max", json_integer((json_int_t)kp.tau_max));

@@ -8,6 +8,7 @@
 #include "../studies/am_run.h"
 #include "../core/am_rng.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 #include "mc_output.h"
 
@@ -19,10 +20,13 @@ static const cli_opt OPT_LR = {"lr", "SPEC", "const",
                                "step for --delay workers:P:DIST: const (--eta) or "
                                "adaptive:C:MAX, eta_k = min(C/|v_k - w|^2, MAX)"};
 
+// clang-format off
 static const cli_opt *const mc_opts[] = {
     &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,    &OPT_MU,      &OPT_DELAY,
     &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,   &OPT_THREADS, &OPT_BLOWUP,
-    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* --variant and --lr for the parameter-server delay (exit 2 on bad input). */
 static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)
@@ -56,7 +60,8 @@ int cmd_mc(int argc, char **argv)
               "Run the discrete Async-MSGD recursion as an ensemble of independent replicas and\n"
               "report the mean error, its standard error and the mean norm on the saved grid.",
               mc_opts, argc, argv);
-    am_problem *p = cli_problem(&a);
+    am_problem *p = cli_data_problem(&a);
+    if (!p) p = cli_problem(&a);
     am_run_mc_params rp = am_run_mc_params_default();
     rp.problem = p;
     rp.msgd = cli_msgd_params(&a, p);
@@ -88,6 +93,7 @@ int cmd_mc(int argc, char **argv)
     FILE *f = cli_out_begin(&out, &a);
     json_t *params = json_object();
     cli_params_problem(params, p);
+    cli_params_data(params, &a, p);
     cli_params_msgd(params, &mp);
     json_object_set_new(params, "time", json_real(horizon));
     json_object_set_new(params, "grid", json_integer((json_int_t)grid.n));

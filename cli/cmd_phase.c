@@ -11,6 +11,7 @@
 #include "../studies/am_phase.h"
 #include "../studies/am_sweep.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 #include "sweep_cli.h"
 
@@ -28,6 +29,7 @@ static const cli_opt OPT_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_RESUME = {"resume", NULL, NULL,
                                    "skip the cells already in the --checkpoint file"};
 
+// clang-format off
 static const cli_opt *const phase_opts[] = {
     &OPT_PRESET,      &OPT_DIM,         &OPT_SPECTRUM, &OPT_DIST,
     &OPT_ROTATE,      &OPT_ETA,         &OPT_SW_INIT,  &OPT_MU_GRID,
@@ -35,7 +37,9 @@ static const cli_opt *const phase_opts[] = {
     &OPT_SW_GRID,     &OPT_BURNIN,      &OPT_EPS,      &OPT_SW_REPLICAS,
     &OPT_SEED,        &OPT_THREADS,     &OPT_BLOWUP,   &OPT_GAMMA,
     &OPT_BOUND_CONST, &OPT_CHECKPOINT,  &OPT_RESUME,   &OPT_QUIET,
-    &OPT_FORMAT,      &OPT_OUTPUT,      NULL};
+    &OPT_FORMAT,      &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* The liu2018 preset: values taken for the flags not given on the command line. */
 static const char *const liu2018[][2] = {{"dim", "4"},
@@ -78,8 +82,9 @@ int cmd_phase(int argc, char **argv)
               "error, next to the paper's delay bound, the linear-stability boundary of the\n"
               "delayed heavy-ball recursion and its delay-equation approximation.",
               phase_opts, argc, argv);
+    am_problem *p = cli_data_problem(&a); /* before the preset's synthetic problem */
     apply_preset(&a);
-    am_problem *p = cli_problem(&a);
+    if (!p) p = cli_problem(&a);
     am_phase_params pp = am_phase_params_default();
     sweep_cli_cell_params(&pp.cell, &a, p);
     const char *mname = cli_str(&a, "metric");
@@ -146,6 +151,7 @@ int cmd_phase(int argc, char **argv)
     if (json) {
         json_t *params = json_object();
         sweep_cli_params_json(params, &pp.cell);
+        cli_params_data(params, &a, p);
         json_object_set_new(params, "mu_grid", cli_json_doubles(mu, nmu));
         json_object_set_new(params, "tau_grid", cli_json_doubles(tau, ntau));
         json_object_set_new(params, "preset", json_string(cli_str(&a, "preset")));

@@ -18,6 +18,8 @@ const cli_example cli_examples[] = {
      "mean error of 1000 replicas at delay 40, as CSV"},
     {"mc", "amsgd mc --mu 0.9 --delay geometric:5 --time 1 --format json -o mc.json",
      "geometric staleness of mean 5, as JSON in mc.json"},
+    {"mc", "amsgd mc --data fashion-mnist --project 16 --eta 1e-4 --init e:1 --time 1",
+     "streaming PCA on Fashion-MNIST's top 16 principal coordinates (docs/pca-data.md)"},
 
     {"sde", "amsgd sde --eta 1e-3 --mu 0.5 --time 2 --grid 21 --replicas 500",
      "the global SDE limit by Euler-Maruyama"},
@@ -51,11 +53,15 @@ const cli_example cli_examples[] = {
     {"theory", "amsgd theory --mu 0.9 --eta 1e-3",
      "moments, OU variances, phase times and delay bounds"},
     {"theory", "amsgd theory --dim 10 --format json -o theory.json", "d = 10, as JSON"},
+    {"theory", "amsgd theory --data fashion-mnist --project 16 --eta 1e-4 --format json",
+     "Sigma, alpha_ij^2 and C_d of the data set, and the predictions on it"},
 
     {"phase", "amsgd phase --mu-grid 0.5,0.9 --tau-grid 0:40:3 --replicas 50 --time 2",
      "a small momentum x delay grid of the stationary error"},
     {"phase", "amsgd phase --preset liu2018 --checkpoint liu.ckpt -o liu2018.csv",
      "the experiment of Liu et al. (2018), resumable with --resume"},
+    {"phase", "amsgd phase --data fashion-mnist --project 16 --eta 1e-4 --mu-grid 0.5,0.9 --time 3",
+     "the momentum x delay grid on Fashion-MNIST (docs/pca-data.md)"},
 
     {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 64 --time 5 --replicas 50",
      "critical delay of two momenta and the fitted exponent"},
@@ -63,6 +69,8 @@ const cli_example cli_examples[] = {
      "three seeds: tau_c_mean, tau_c_sd and the exponent's interval over seeds"},
     {"knee", "amsgd knee --checkpoint knee.ckpt --format json -o knee.json",
      "the documented run (docs/knee.md), resumable with --resume"},
+    {"knee", "amsgd knee --data fashion-mnist --project 16 --eta 1e-4 --time 3 --seeds 3",
+     "the knee on Fashion-MNIST's top 16 principal coordinates (docs/pca-data.md)"},
 
     {"runtime", "amsgd runtime --workers 8 --K 1,2,4,8 --updates 200 --replicas 50",
      "time per iteration and staleness of the six variants"},

@@ -39,7 +39,8 @@ double am_theory_noise_variance(const am_problem *p, size_t i, size_t j, am_stat
 
 /* Covariance C(V) = Cov[(I - V V^T) X X^T V] of the stochastic update direction at v
  * (original coordinates, any |v|), written row-major into c[dim*dim]; AM_EDOM if m4 is
- * infinite, AM_ENOMEM if dim*dim doubles exceed the memory limit. */
+ * infinite or the data are a data set (the formula needs independent coordinates), AM_ENOMEM if
+ * dim*dim doubles exceed the memory limit. */
 am_status am_theory_sde_covariance(const am_problem *p, const double *v, double *c);
 
 /* ---- deterministic (ODE) limit ----------------------------------------------------------- */
