@@ -329,3 +329,23 @@ void cli_trajectory_json(json_t *root, const double *t, const double *err, const
         json_object_set_new(root, "h2", rows);
     }
 }
+
+double cli_work_limit(void)
+{
+    const char *v = getenv("AMSGD_MAX_WORK");
+    if (!v || !*v) return CLI_WORK_LIMIT;
+    if (strcmp(v, "none") == 0) return INFINITY;
+    double x;
+    if (cli_parse_double(v, &x) || !(x > 0))
+        cli_usage_error("AMSGD_MAX_WORK must be a number > 0 or 'none', got '%s'", v);
+    return x;
+}
+
+void cli_work_check(const cli_args *a, double work, const char *how)
+{
+    double lim = cli_work_limit();
+    if (!(work > lim)) return;
+    cli_usage_error("%s: about %.3g updates of total work (%s) is above the limit of %.3g; "
+                    "reduce the run or set AMSGD_MAX_WORK=%.3g (or none) to run it anyway",
+                    a->cmd, work, how, lim, work * 1.01);
+}

@@ -3,6 +3,7 @@
  * (`sde`) and the limit ODE (`ode`) with the same parameters on the same grid, and the
  * largest gaps sup_g |err_mc(t_g) - err_ode(t_g)|, sup_g |err_mc(t_g) - err_sde(t_g)|.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,13 @@ int cmd_compare(int argc, char **argv)
     am_grid grid = cli_grid(&a, horizon);
     am_ensemble_params ep = cli_ensemble_params(&a);
     int json = cli_json(&a);
+    {
+        char how[160]; /* the discrete ensemble and the SDE ensemble */
+        snprintf(how, sizeof how, "%zu replicas x (%.3g + %.3g) steps x d %zu", ep.replicas,
+                 horizon / mp.eta, horizon / dt, p->dim);
+        cli_work_check(&a, (double)ep.replicas * (horizon / mp.eta + horizon / dt) * (double)p->dim,
+                       how);
+    }
     if (p->dist.kind == AM_DIST_STUDENT && !(p->dist.nu > 4))
         cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "
                         "got '%s'",

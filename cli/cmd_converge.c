@@ -133,6 +133,16 @@ int cmd_converge(int argc, char **argv)
     for (size_t l = 0; l < n_eta; l++)
         if (cp.horizon / etas[l] > 1e12)
             cli_usage_error("--time / eta = %.3g steps is more than 1e12", cp.horizon / etas[l]);
+    {
+        double steps = 0; /* every step size of the ladder, the SDE's ensemble too */
+        for (size_t l = 0; l < n_eta; l++)
+            steps += cp.horizon / etas[l];
+        char how[160];
+        snprintf(how, sizeof how, "%zu replicas x %.3g steps over the ladder%s x d %zu",
+                 cp.ens.replicas, steps, sde ? " x 2 (--sde)" : "", p->dim);
+        cli_work_check(&a, (double)cp.ens.replicas * steps * (sde ? 2.0 : 1.0) * (double)p->dim,
+                       how);
+    }
     am_status st = am_converge_params_check(p, &cp, err, sizeof err);
     if (st == AM_ENOMEM) cli_usage_error("--delay-scaling: %s", err);
     if (st) cli_usage_error("%s", err);

@@ -108,6 +108,20 @@ int cmd_knee(int argc, char **argv)
     am_status cst = am_knee_params_check(&kp, err, sizeof err);
     if (cst == AM_ENOMEM) cli_usage_error("--replicas %zu: %s", kp.cell.replicas, err);
     if (cst) cli_usage_error("%s", err);
+    {
+        /* at most this many delays are evaluated per momentum (am_knee_memory's count) */
+        double evals =
+            am_knee_memory(&kp) / ((double)kp.cell.replicas * AM_MSGD_NSUMMARY * sizeof(double));
+        double steps = kp.cell.horizon / kp.cell.msgd.eta;
+        char how[192];
+        snprintf(how, sizeof how,
+                 "%zu momenta x %zu seeds x %.0f delays x %zu replicas x %.3g steps x d %zu", nmu,
+                 kp.seeds, evals, kp.cell.replicas, steps, p->dim);
+        cli_work_check(&a,
+                       (double)nmu * (double)kp.seeds * evals * (double)kp.cell.replicas * steps *
+                           (double)p->dim,
+                       how);
+    }
     if (progress) {
         kp.progress = sweep_cli_progress_print;
         kp.progress_ctx = stderr;

@@ -115,6 +115,15 @@ int cmd_phase(int argc, char **argv)
     pp.ntau = ntau;
     pp.gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
     pp.bound_constant = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
+    {
+        char how[160];
+        double steps = pp.cell.horizon / pp.cell.msgd.eta;
+        snprintf(how, sizeof how, "%zu x %zu cells x %zu replicas x %.3g steps x d %zu", nmu, ntau,
+                 pp.cell.replicas, steps, p->dim);
+        cli_work_check(
+            &a, (double)nmu * (double)ntau * (double)pp.cell.replicas * steps * (double)p->dim,
+            how);
+    }
     pp.checkpoint = cli_str(&a, "checkpoint");
     pp.resume = cli_flag(&a, "resume");
     if (pp.resume && !pp.checkpoint) cli_usage_error("--resume needs --checkpoint FILE");

@@ -70,6 +70,14 @@ int cmd_runtime(int argc, char **argv)
     rp.replicas = replicas;
     rp.seed = seed;
     rp.threads = threads;
+    {
+        /* every update of the simulated server visits its P learners, for each variant */
+        char how[160];
+        double nvar = 2.0 + 4.0 * (double)nk;
+        snprintf(how, sizeof how, "%zu replicas x %llu updates x %zu learners x %.0f variants",
+                 replicas, (unsigned long long)(n + burnin), p, nvar);
+        cli_work_check(&a, (double)replicas * (double)(n + burnin) * (double)p * nvar, how);
+    }
     am_runtime_study_result res;
     am_status st = am_runtime_study_run(&rp, &res, err, sizeof err);
     if (st) cli_runtime_error("runtime: %s", err);

@@ -5,6 +5,7 @@
  *   ou      dU_i = -((lambda_1 - lambda_i)/(1-mu)) U_i dt + (alpha_i1/(1-mu)) dB_i,  h_i =
  * sqrt(eta) U_i
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,6 +77,13 @@ int cmd_sde(int argc, char **argv)
     am_grid grid = cli_grid(&a, horizon);
     am_ensemble_params ep = cli_ensemble_params(&a);
     int json = cli_json(&a);
+    {
+        char how[128]; /* the dense sampler costs O(d^3) per step */
+        double dd = sampler == AM_SDE_SAMPLER_DENSE ? pow((double)p->dim, 3) : (double)p->dim;
+        snprintf(how, sizeof how, "%zu replicas x %.3g steps x %s %zu", ep.replicas, horizon / dt,
+                 sampler == AM_SDE_SAMPLER_DENSE ? "d^3, d =" : "d", p->dim);
+        cli_work_check(&a, (double)ep.replicas * (horizon / dt) * dd, how);
+    }
 
     am_run_sde_params sp = am_run_sde_params_default();
     sp.problem = p;

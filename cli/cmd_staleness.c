@@ -105,8 +105,25 @@ int cmd_staleness(int argc, char **argv)
         am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
         if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
         if (st) cli_usage_error("--data %s", err);
+    } else if ((double)rows * (double)feats * 8.0 > (double)AM_MEMORY_LIMIT) {
+        cli_usage_error("--rows %zu with --features %zu: the synthetic data set needs %.3g GB, "
+                        "above the limit of %.3g GB",
+                        rows, feats, (double)rows * (double)feats * 8.0 / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
     } else if (ok == AM_OBJ_PCA && feats < 2) {
         cli_usage_error("--features must be >= 2 for pca, got 1");
+    }
+    {
+        /* an upper bound: every run to --max-steps, each step P workers' gradients of B rows */
+        size_t d = ds ? ds->d : feats;
+        char how[192];
+        snprintf(how, sizeof how,
+                 "%zu replicas x %zu cells x %llu steps x %zu workers x %zu rows x %zu features",
+                 replicas, ns * nopt, (unsigned long long)sp.max_steps, sp.workers, sp.batch, d);
+        cli_work_check(&a,
+                       (double)replicas * (double)(ns * nopt) * (double)sp.max_steps *
+                           (double)sp.workers * (double)sp.batch * (double)d,
+                       how);
     }
     am_staleness_params par = am_staleness_params_default();
     par.objective = ok;

@@ -131,6 +131,15 @@ int cmd_wallclock(int argc, char **argv)
         wp.lmin = cli_double(&a, "lmin", 0, wp.lmax, 1, 0);
         wp.sigma = cli_double(&a, "sigma", 0, 1e12, 0, 0);
     }
+    {
+        /* every update visits the P learners of the server and the d coordinates */
+        size_t d = pca ? prob->dim : wp.dim;
+        char how[160];
+        snprintf(how, sizeof how,
+                 "%zu replicas x %llu updates x (%zu learners + d %zu) x %zu variants", replicas,
+                 (unsigned long long)n, p, d, nv);
+        cli_work_check(&a, (double)replicas * (double)n * (double)(p + d) * (double)nv, how);
+    }
     am_wallclock_result res;
     am_status st = am_wallclock_run(&wp, &res, err, sizeof err);
     if (st) cli_runtime_error("wallclock: %s", err);
