@@ -242,6 +242,7 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
     if (!tmp) cli_runtime_error("out of memory");
     snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd >= 0) cli_tmp_lock(fd); /* a live temporary: cli_tmp_cleanup leaves it */
     if (fd < 0) {
         int err = errno;
         free(tmp);
