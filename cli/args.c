@@ -21,12 +21,14 @@
 #include <unistd.h>
 
 #include "../core/am_common.h"
+#include "../studies/am_sweep.h"
 
 _Thread_local cli_embed_frame *cli_embed_active = NULL;
 
 /* The one exit of the subcommands: prints "amsgd: error: <message>" (msg != NULL) as one line
  * on stderr and exits with code; inside an embedded call (embed.c) records code and message
- * and returns to am_cli_call instead. */
+ * and returns to am_cli_call instead. Under MPI every rank parses the same command line and
+ * meets the same usage error: only rank 0 prints it (one line, not one per rank). */
 static _Noreturn void fail(int code, const char *msg)
 {
     cli_embed_frame *e = cli_embed_active;
@@ -36,7 +38,7 @@ static _Noreturn void fail(int code, const char *msg)
         longjmp(e->jump, 1);
     }
     fflush(stdout);
-    if (msg) fprintf(stderr, "amsgd: error: %s\n", msg);
+    if (msg && (code != 2 || am_sweep_rank() == 0)) fprintf(stderr, "amsgd: error: %s\n", msg);
     exit(code);
 }
 

@@ -94,3 +94,44 @@ Test(cli_tmp, leftovers_of_dead_processes_are_removed)
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     cr_assert_eq(system(rm), 0);
 }
+
+/* SIGTERM (what mpirun sends every rank on a Ctrl-C, and Slurm's scancel) stops a sweep like
+ * SIGINT: exit 130, one "interrupted after N of M cells" line, the checkpoint kept. */
+Test(cli_tmp, sigterm_stops_a_sweep_like_sigint, .timeout = 60)
+{
+    char dir[] = "/tmp/amsgd-term-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *bin = getenv("AMSGD");
+    if (!bin) bin = "build/amsgd";
+    char sh[2048];
+    snprintf(sh, sizeof sh,
+             "cd '%s' || exit 1; '%s' phase --mu-grid 0.5,0.7,0.9 --tau-grid 0:20:6 --replicas 300 "
+             "--time 20 --grid 21 --threads 1 --quiet --checkpoint c.ckpt -o x.json 2>err & "
+             "p=$!; i=0; while [ \"$(cat c.ckpt 2>/dev/null | wc -l)\" -lt 2 ] && "
+             "[ $i -lt 500 ]; do sleep 0.05; i=$((i+1)); done; kill -TERM $p; wait $p; "
+             "echo $? > rc",
+             dir, bin);
+    cr_assert_eq(system(sh), 0);
+    char p[512], buf[512] = "";
+    snprintf(p, sizeof p, "%s/rc", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    int rc = -1;
+    cr_assert_eq(fscanf(f, "%d", &rc), 1);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/err", dir);
+    f = fopen(p, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    cr_assert_eq(rc, 130, "SIGTERM: exit %d (stderr: %s)", rc, buf);
+    cr_assert(strncmp(buf, "amsgd: interrupted after ", 25) == 0 && strchr(buf, '\n') &&
+                  strchr(buf, '\n')[1] == 0,
+              "SIGTERM: stderr '%s'", buf);
+    cr_assert(!exists(dir, "x.json"), "an interrupted sweep wrote its output");
+    cr_assert(exists(dir, "c.ckpt"));
+    char rm[600];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_assert_eq(system(rm), 0);
+}
