@@ -33,7 +33,7 @@ const cli_opt OPT_REPLICAS = {"replicas", "R", "1000", "ensemble size"};
 const cli_opt OPT_SEED = {"seed", "S", "1", "seed of every random stream"};
 const cli_opt OPT_THREADS = {"threads", "N", "0", "threads (0 = all cores)"};
 const cli_opt OPT_FORMAT = {"format", "FMT", "csv", "output format: csv or json"};
-const cli_opt OPT_OUTPUT = {"output", "FILE", NULL, "write the output to FILE (default stdout)"};
+const cli_opt OPT_OUTPUT = {"output", "FILE", NULL, "write the output to FILE [default: stdout]"};
 const cli_opt OPT_BLOWUP = {"blowup", "B", "1e6",
                             "a replica with |v| > B or a non-finite iterate counts as diverged"};
 const cli_opt OPT_COORDS = {"coords", NULL, NULL, "also report the mean of each h_i^2"};

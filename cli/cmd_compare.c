@@ -13,9 +13,9 @@
 #include "commands.h"
 
 static const cli_opt OPT_TIME_CMP = {"time", "T", "10", "horizon in continuous time t = k eta"};
-static const cli_opt OPT_DT_CMP = {"dt", "H", "eta", "Euler-Maruyama step of the SDE"};
-static const cli_opt OPT_RTOL_CMP = {"rtol", "R", "1e-9", "relative tolerance of CVODE"};
-static const cli_opt OPT_ATOL_CMP = {"atol", "A", "1e-13", "absolute tolerance of CVODE"};
+static const cli_opt OPT_DT_CMP = {"dt", "H", "--eta", "Euler-Maruyama step of the SDE"};
+static const cli_opt OPT_RTOL_CMP = {"rtol", "RTOL", "1e-9", "relative tolerance of CVODE"};
+static const cli_opt OPT_ATOL_CMP = {"atol", "ATOL", "1e-13", "absolute tolerance of CVODE"};
 static const cli_opt OPT_DDE_CMP = {"dde", NULL, NULL,
                                     "also the delay-differential limit at the lag tau eta of "
                                     "--delay const:TAU (a fourth curve, err_dde)"};

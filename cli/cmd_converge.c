@@ -29,7 +29,7 @@ static const cli_opt OPT_SDE = {"sde", NULL, NULL,
 static const cli_opt OPT_LIMIT = {"limit", "NAME", "ode",
                                   "reference limit: ode, or dde (the delay-differential limit at "
                                   "the lag C of --delay-scaling inverse:C; predicted order 1)"};
-static const cli_opt OPT_ORDER = {"order", "P", "auto",
+static const cli_opt OPT_ORDER = {"order", "ORDER", "auto",
                                   "predicted order (auto: 1, GAMMA for paper, 0 for inverse)"};
 static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
                                     "refuse the fit unless every gap is >= K standard errors"};

@@ -19,7 +19,7 @@ static const cli_opt OPT_KLIST = {"K", "LIST", "1,2,4,8",
                                   "comma list of K for the k-variants, integers in [1, P]"};
 static const cli_opt OPT_UPDATES = {"updates", "N", "1000",
                                     "updates measured per replica (after the burn-in)"};
-static const cli_opt OPT_BURNIN = {"burnin", "B", "100",
+static const cli_opt OPT_BURNIN = {"burnin", "N", "100",
                                    "updates discarded per replica before measuring"};
 static const cli_opt OPT_REPLICAS_RT = {"replicas", "R", "200",
                                         "independent replicas (standard errors across them)"};

@@ -18,8 +18,8 @@
 static const cli_opt OPT_TIME_SDE = {"time", "T", "10", "horizon in continuous time t"};
 static const cli_opt OPT_DELAY_SDE = {"delay", "SPEC", "none",
                                       "must be none: the SDE limits do not depend on the delay"};
-static const cli_opt OPT_DT = {"dt", "H", "eta",
-                               "Euler-Maruyama step (default: --eta, the step of the chain)"};
+static const cli_opt OPT_DT = {"dt", "H", "--eta",
+                               "Euler-Maruyama step (the step of the chain when absent)"};
 static const cli_opt OPT_MODEL = {"model", "NAME", "global",
                                   "global (small-noise SDE on the sphere) or ou (local, near v^1)"};
 static const cli_opt OPT_NOISE = {"noise", "0|1", "1", "0 drops the noise (the ODE limit)"};

@@ -18,18 +18,19 @@ static const cli_opt OPT_OPTIMIZER = {
 static const cli_opt OPT_SLIST = {"s", "LIST", "0,1,2,4,8,16",
                                   "comma list of staleness bounds s (integers >= 0)"};
 static const cli_opt OPT_WORKERS_ST = {"workers", "P", "4", "workers averaged per step"};
-static const cli_opt OPT_DATA = {"data", "FILE", NULL,
-                                 "CSV data set (features then label); default synthetic"};
+static const cli_opt OPT_DATA = {
+    "data", "FILE", NULL,
+    "CSV data set (features then label) [default: a synthetic one, see --rows]"};
 static const cli_opt OPT_ROWS = {"rows", "N", "1000", "rows of the synthetic data set"};
 static const cli_opt OPT_FEATURES = {"features", "D", "10", "features of the synthetic data set"};
-static const cli_opt OPT_BATCH = {"batch", "B", "8", "rows per worker gradient"};
+static const cli_opt OPT_BATCH = {"batch", "N", "8", "rows per worker gradient"};
 static const cli_opt OPT_LR = {"lr", "E", NULL,
-                               "step size of every optimiser (default: sgd 0.2, momentum "
-                               "0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, adagrad 0.5; "
-                               "a tenth of these for pca)"};
+                               "step size of every optimiser [default: per optimiser: sgd "
+                               "0.2, momentum 0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, "
+                               "adagrad 0.5; a tenth of these for pca]"};
 static const cli_opt OPT_MOMENTUM = {"momentum", "M", "0.9", "momentum of momentum/nesterov"};
-static const cli_opt OPT_TARGET = {"target", "F", "0.01",
-                                   "reach F - F* <= F (F(x0) - F*), F in (0, 1)"};
+static const cli_opt OPT_TARGET = {"target", "TARGET", "0.01",
+                                   "reach F - F* <= TARGET (F(x0) - F*), TARGET in (0, 1)"};
 static const cli_opt OPT_MAXSTEPS = {"max-steps", "N", "20000", "a run that needs more fails"};
 static const cli_opt OPT_REPLICAS_ST = {"replicas", "R", "20", "independent runs per cell"};
 

@@ -27,9 +27,9 @@ static const cli_opt OPT_ETA_W = {"eta", "E", "0.02", "step size eta > 0"};
 static const cli_opt OPT_LR_W = {"lr", "SPEC", "const",
                                  "const (--eta) or adaptive:C:MAX, eta_j = min(C/|w_j - "
                                  "w_tau(j)|^2, MAX)"};
-static const cli_opt OPT_LMAX = {"lmax", "L", "2", "lsq: largest eigenvalue L of H"};
-static const cli_opt OPT_LMIN = {"lmin", "C", "0.5", "lsq: smallest eigenvalue c of H"};
-static const cli_opt OPT_SIGMA = {"sigma", "S", "0.5", "lsq: noise standard deviation"};
+static const cli_opt OPT_LMAX = {"lmax", "LMAX", "2", "lsq: largest eigenvalue L of H"};
+static const cli_opt OPT_LMIN = {"lmin", "LMIN", "0.5", "lsq: smallest eigenvalue c of H"};
+static const cli_opt OPT_SIGMA = {"sigma", "SIGMA", "0.5", "lsq: noise standard deviation"};
 static const cli_opt OPT_GRID_W = {"grid", "N", "50", "saved points per curve"};
 static const cli_opt OPT_REP_W = {"replicas", "R", "200", "independent replicas"};
 
