@@ -24,6 +24,7 @@
 #include "../studies/am_sweep.h"
 
 _Thread_local cli_embed_frame *cli_embed_active = NULL;
+int cli_progress_line_open = 0;
 
 /* The one exit of the subcommands: prints "amsgd: error: <message>" (msg != NULL) as one line
  * on stderr and exits with code; inside an embedded call (embed.c) records code and message
@@ -38,6 +39,8 @@ static _Noreturn void fail(int code, const char *msg)
         longjmp(e->jump, 1);
     }
     fflush(stdout);
+    if (cli_progress_line_open) fputc('\n', stderr);
+    cli_progress_line_open = 0;
     if (msg && (code != 2 || am_sweep_rank() == 0)) fprintf(stderr, "amsgd: error: %s\n", msg);
     exit(code);
 }

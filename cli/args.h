@@ -33,6 +33,10 @@ typedef struct {
     int given[CLI_MAX_OPTS];
 } cli_args;
 
+/* Set while a progress line (cli_progress_start) is open on stderr: an error message first
+ * ends it. */
+extern int cli_progress_line_open;
+
 /* Prints "amsgd: error: <message>" on stderr and exits with status 2. */
 void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

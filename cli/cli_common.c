@@ -3,6 +3,8 @@
  */
 #include "cli_common.h"
 
+#include <time.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -11,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "../studies/am_sweep.h"
 
 const cli_opt OPT_DIM = {"dim", "D", "4", "dimension d >= 2"};
 const cli_opt OPT_SPECTRUM = {"spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
@@ -37,6 +41,9 @@ const cli_opt OPT_OUTPUT = {"output", "FILE", NULL, "write the output to FILE [d
 const cli_opt OPT_BLOWUP = {"blowup", "B", "1e6",
                             "a replica with |v| > B or a non-finite iterate counts as diverged"};
 const cli_opt OPT_COORDS = {"coords", NULL, NULL, "also report the mean of each h_i^2"};
+const cli_opt OPT_PROGRESS = {"progress", NULL, NULL,
+                              "progress line on stderr also when it is not a terminal [default: "
+                              "only on a terminal]"};
 
 /* Memory a user may ask for: stay well inside the machine. */
 #define CLI_MAX_DIM 100000LL
@@ -349,4 +356,64 @@ void cli_work_check(const cli_args *a, double work, const char *how)
     cli_usage_error("%s: about %.3g updates of total work (%s) is above the limit of %.3g; "
                     "reduce the run or set AMSGD_MAX_WORK=%.3g (or none) to run it anyway",
                     a->cmd, work, how, lim, work * 1.01);
+}
+
+/* ---- progress of the ensembles ------------------------------------------------------- */
+
+typedef struct {
+    const char *cmd;
+    unsigned run;     /* ensemble runs started */
+    size_t last;      /* replicas done at the last call */
+    double t0, shown; /* start of the current run, time of the last line */
+} cli_progress_state;
+
+static cli_progress_state cli_progress;
+
+static double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void cli_progress_print(void *ctx, size_t done, size_t total)
+{
+    cli_progress_state *s = ctx;
+    double now = cli_now();
+    if (s->run == 0 || done < s->last || s->last == total) { /* a new ensemble run */
+        s->run++;
+        s->t0 = now;
+        s->shown = 0;
+    }
+    s->last = done;
+    if (done < total && now - s->shown < 0.2) return;
+    s->shown = now;
+    double el = now - s->t0;
+    fprintf(stderr, "\r%s: ensemble %u: %zu/%zu replicas, %.1f s elapsed", s->cmd, s->run, done,
+            total, el);
+    if (done > 0 && done < total && el >= 0.5)
+        fprintf(stderr, ", about %.1f s left   ", el / (double)done * (double)(total - done));
+    else if (done < total)
+        fputs(", estimating...         ", stderr);
+    else
+        fputs("                   ", stderr);
+    fflush(stderr);
+    cli_progress_line_open = 1;
+}
+
+void cli_progress_start(const cli_args *a)
+{
+    int want = cli_has_opt(a, "progress") && cli_flag(a, "progress");
+    if (!want && !isatty(STDERR_FILENO)) return;
+    if (am_sweep_rank() != 0) return;
+    memset(&cli_progress, 0, sizeof cli_progress);
+    cli_progress.cmd = a->cmd;
+    am_ensemble_progress_set(cli_progress_print, &cli_progress);
+}
+
+void cli_progress_end(void)
+{
+    am_ensemble_progress_set(NULL, NULL);
+    if (cli_progress_line_open) fputc('\n', stderr);
+    cli_progress_line_open = 0;
 }

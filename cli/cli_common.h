@@ -16,6 +16,16 @@
 #include "../theory/am_problem.h"
 #include "args.h"
 
+/* --progress: the progress line of the ensembles also when stderr is not a terminal. */
+extern const cli_opt OPT_PROGRESS;
+
+/* Starts the progress line of the ensemble runs of a command (am_ensemble_progress_set): on
+ * stderr when it is a terminal or --progress is given (never into a pipe or file by default),
+ * rank 0 only; "\rCMD: ensemble K: DONE/TOTAL replicas, S s elapsed, about L s left", rewritten
+ * in place at most every 0.2 s. cli_progress_end turns it off and ends the line. */
+void cli_progress_start(const cli_args *a);
+void cli_progress_end(void);
+
 extern const cli_opt OPT_DIM, OPT_SPECTRUM, OPT_DIST, OPT_ROTATE, OPT_ETA, OPT_MU, OPT_DELAY,
     OPT_INIT, OPT_GRID, OPT_REPLICAS, OPT_SEED, OPT_THREADS, OPT_FORMAT, OPT_OUTPUT, OPT_BLOWUP,
     OPT_COORDS, OPT_DELAY_IID;

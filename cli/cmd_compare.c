@@ -24,7 +24,7 @@ static const cli_opt *const compare_opts[] = {
     &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,   &OPT_ETA,      &OPT_MU,
     &OPT_DELAY_IID, &OPT_INIT,     &OPT_TIME_CMP, &OPT_GRID,     &OPT_REPLICAS, &OPT_SEED,
     &OPT_THREADS,   &OPT_BLOWUP,   &OPT_DT_CMP,   &OPT_RTOL_CMP, &OPT_ATOL_CMP, &OPT_DDE_CMP,
-    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
+    &OPT_FORMAT,    &OPT_PROGRESS, &OPT_OUTPUT,   NULL};
 
 int cmd_compare(int argc, char **argv)
 {
@@ -80,7 +80,9 @@ int cmd_compare(int argc, char **argv)
     }
     am_compare_result r;
     char err[320];
+    cli_progress_start(&a);
     am_status st = am_compare_run(&cp, &r, err, sizeof err);
+    cli_progress_end();
     if (st == AM_ENOMEM && r.memory > (double)AM_MEMORY_LIMIT)
         cli_usage_error("--grid %zu with %zu observables and --threads %d would need %.3g GB, "
                         "above the limit of %.3g GB",

@@ -35,10 +35,10 @@ static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
                                     "refuse the fit unless every gap is >= K standard errors"};
 
 static const cli_opt *const cv_opts[] = {
-    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
-    &OPT_DELAY_IID, &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
-    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_LIMIT,   &OPT_ORDER,
-    &OPT_NOISE_K,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
+    &OPT_DELAY_IID, &OPT_SCALING,  &OPT_INIT,     &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
+    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP,   &OPT_SDE,     &OPT_LIMIT,   &OPT_ORDER,
+    &OPT_NOISE_K,   &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,  NULL};
 
 static json_t *json_sizes(const size_t *x, size_t n)
 {
@@ -149,7 +149,9 @@ int cmd_converge(int argc, char **argv)
     int json = cli_json(&a);
 
     am_converge_result *r = NULL;
+    cli_progress_start(&a);
     st = am_converge_run(p, &cp, &r);
+    cli_progress_end();
     if (st) cli_runtime_error("converge: %s", am_strerror(st));
 
     cli_out out;

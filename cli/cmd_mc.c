@@ -21,9 +21,9 @@ static const cli_opt OPT_LR = {"lr", "SPEC", "const",
                                "adaptive:C:MAX, eta_k = min(C/|v_k - w|^2, MAX)"};
 
 static const cli_opt *const mc_opts[] = {
-    &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,    &OPT_MU,      &OPT_DELAY,
-    &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,   &OPT_THREADS, &OPT_BLOWUP,
-    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,      &OPT_MU,      &OPT_DELAY,
+    &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,     &OPT_THREADS, &OPT_BLOWUP,
+    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,  NULL};
 
 /* --variant and --lr for the parameter-server delay (exit 2 on bad input). */
 static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)
@@ -87,7 +87,9 @@ int cmd_mc(int argc, char **argv)
                         cli_str(&a, "delay"));
     am_run_result run;
     char err[256];
+    cli_progress_start(&a);
     am_status st = am_run_mc(&rp, &run, err, sizeof err);
+    cli_progress_end();
     mc_check_memory(st, &run, ep.threads);
     if (st == AM_ENOMEM && ps) {
         /* the asynchronous server keeps about 40 P + 69 past iterates of d doubles per replica

@@ -28,10 +28,10 @@ static const cli_opt OPT_SAMPLER = {"sampler", "NAME", "fast",
                                     "global noise: fast (exact, O(d)) or dense (Cholesky, O(d^3))"};
 
 static const cli_opt *const sde_opts[] = {
-    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE, &OPT_ETA,      &OPT_MU,
-    &OPT_DELAY_SDE, &OPT_INIT,     &OPT_TIME_SDE, &OPT_GRID,   &OPT_REPLICAS, &OPT_SEED,
-    &OPT_THREADS,   &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,     &OPT_MODEL,    &OPT_NOISE,
-    &OPT_NO_NOISE,  &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,   &OPT_ETA,      &OPT_MU,
+    &OPT_DELAY_SDE, &OPT_INIT,     &OPT_TIME_SDE, &OPT_GRID,     &OPT_REPLICAS, &OPT_SEED,
+    &OPT_THREADS,   &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,       &OPT_MODEL,    &OPT_NOISE,
+    &OPT_NO_NOISE,  &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,   NULL};
 
 int cmd_sde(int argc, char **argv)
 {
@@ -97,7 +97,9 @@ int cmd_sde(int argc, char **argv)
     sp.ensemble = ep;
     am_run_result run;
     char err[256];
+    cli_progress_start(&a);
     am_status st = am_run_sde(&sp, &run, err, sizeof err);
+    cli_progress_end();
     mc_check_memory(st, &run, ep.threads);
     if (st == AM_EDOM)
         cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "

@@ -34,10 +34,10 @@ static const cli_opt OPT_GRID_W = {"grid", "N", "50", "saved points per curve"};
 static const cli_opt OPT_REP_W = {"replicas", "R", "200", "independent replicas"};
 
 static const cli_opt *const wall_opts[] = {
-    &OPT_OBJ,  &OPT_WK,      &OPT_RT,       &OPT_VARS,   &OPT_UPD,    &OPT_ETA_W,
-    &OPT_LR_W, &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE, &OPT_MU,
-    &OPT_INIT, &OPT_LMAX,    &OPT_LMIN,     &OPT_SIGMA,  &OPT_GRID_W, &OPT_REP_W,
-    &OPT_SEED, &OPT_THREADS, &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_OBJ,  &OPT_WK,      &OPT_RT,       &OPT_VARS,     &OPT_UPD,    &OPT_ETA_W,
+    &OPT_LR_W, &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE, &OPT_MU,
+    &OPT_INIT, &OPT_LMAX,    &OPT_LMIN,     &OPT_SIGMA,    &OPT_GRID_W, &OPT_REP_W,
+    &OPT_SEED, &OPT_THREADS, &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT, NULL};
 
 /* A variant as given on the command line (its spec is the CSV's variant column). */
 typedef struct {
@@ -141,7 +141,9 @@ int cmd_wallclock(int argc, char **argv)
         cli_work_check(&a, (double)replicas * (double)n * (double)(p + d) * (double)nv, how);
     }
     am_wallclock_result res;
+    cli_progress_start(&a);
     am_status st = am_wallclock_run(&wp, &res, err, sizeof err);
+    cli_progress_end();
     if (st) cli_runtime_error("wallclock: %s", err);
     const uint64_t *ks = res.update;
 
