@@ -362,6 +362,7 @@ void cli_work_check(const cli_args *a, double work, const char *how)
 
 typedef struct {
     const char *cmd;
+    int on;           /* cli_progress_start enabled it */
     unsigned run;     /* ensemble runs started */
     size_t last;      /* replicas done at the last call */
     double t0, shown; /* start of the current run, time of the last line */
@@ -389,8 +390,12 @@ static void cli_progress_print(void *ctx, size_t done, size_t total)
     if (done < total && now - s->shown < 0.2) return;
     s->shown = now;
     double el = now - s->t0;
-    fprintf(stderr, "\r%s: ensemble %u: %zu/%zu replicas, %.1f s elapsed", s->cmd, s->run, done,
-            total, el);
+    if (s != &cli_progress) /* cli_progress_cells: the study's own units */
+        fprintf(stderr, "\r%s: %zu/%zu ensembles, %.1f s elapsed", cli_progress.cmd, done, total,
+                el);
+    else
+        fprintf(stderr, "\r%s: ensemble %u: %zu/%zu replicas, %.1f s elapsed", s->cmd, s->run, done,
+                total, el);
     if (done > 0 && done < total && el >= 0.5)
         fprintf(stderr, ", about %.1f s left   ", el / (double)done * (double)(total - done));
     else if (done < total)
@@ -401,19 +406,31 @@ static void cli_progress_print(void *ctx, size_t done, size_t total)
     cli_progress_line_open = 1;
 }
 
-void cli_progress_start(const cli_args *a)
+static cli_progress_state cli_progress_study;
+
+void cli_progress_cells(void *ctx, size_t done, size_t total)
+{
+    (void)ctx;
+    if (cli_progress.on) cli_progress_print(&cli_progress_study, done, total);
+}
+
+int cli_progress_start(const cli_args *a)
 {
     int want = cli_has_opt(a, "progress") && cli_flag(a, "progress");
-    if (!want && !isatty(STDERR_FILENO)) return;
-    if (am_sweep_rank() != 0) return;
+    if (!want && !isatty(STDERR_FILENO)) return 0;
+    if (am_sweep_rank() != 0) return 0;
     memset(&cli_progress, 0, sizeof cli_progress);
+    memset(&cli_progress_study, 0, sizeof cli_progress_study);
     cli_progress.cmd = a->cmd;
+    cli_progress.on = 1;
     am_ensemble_progress_set(cli_progress_print, &cli_progress);
+    return 1;
 }
 
 void cli_progress_end(void)
 {
     am_ensemble_progress_set(NULL, NULL);
+    cli_progress.on = 0;
     if (cli_progress_line_open) fputc('\n', stderr);
     cli_progress_line_open = 0;
 }

@@ -23,8 +23,12 @@ extern const cli_opt OPT_PROGRESS;
  * stderr when it is a terminal or --progress is given (never into a pipe or file by default),
  * rank 0 only; "\rCMD: ensemble K: DONE/TOTAL replicas, S s elapsed, about L s left", rewritten
  * in place at most every 0.2 s. cli_progress_end turns it off and ends the line. */
-void cli_progress_start(const cli_args *a);
+int cli_progress_start(const cli_args *a);
 void cli_progress_end(void);
+
+/* A study's own progress callback (done of total ensembles) for the line of
+ * cli_progress_start ("\rCMD: DONE/TOTAL ensembles, ..."); ctx is unused. */
+void cli_progress_cells(void *ctx, size_t done, size_t total);
 
 extern const cli_opt OPT_DIM, OPT_SPECTRUM, OPT_DIST, OPT_ROTATE, OPT_ETA, OPT_MU, OPT_DELAY,
     OPT_INIT, OPT_GRID, OPT_REPLICAS, OPT_SEED, OPT_THREADS, OPT_FORMAT, OPT_OUTPUT, OPT_BLOWUP,

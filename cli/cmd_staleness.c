@@ -35,9 +35,11 @@ static const cli_opt OPT_MAXSTEPS = {"max-steps", "N", "20000", "a run that need
 static const cli_opt OPT_REPLICAS_ST = {"replicas", "R", "20", "independent runs per cell"};
 
 static const cli_opt *const staleness_opts[] = {
-    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,   &OPT_WORKERS_ST, &OPT_DATA,   &OPT_ROWS,
-    &OPT_FEATURES,    &OPT_BATCH,     &OPT_LR,      &OPT_MOMENTUM,   &OPT_TARGET, &OPT_MAXSTEPS,
-    &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS, &OPT_FORMAT,     &OPT_OUTPUT, NULL};
+    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,    &OPT_WORKERS_ST,
+    &OPT_DATA,        &OPT_ROWS,      &OPT_FEATURES, &OPT_BATCH,
+    &OPT_LR,          &OPT_MOMENTUM,  &OPT_TARGET,   &OPT_MAXSTEPS,
+    &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS,  &OPT_FORMAT,
+    &OPT_PROGRESS,    &OPT_OUTPUT,    NULL};
 
 int cmd_staleness(int argc, char **argv)
 {
@@ -141,7 +143,9 @@ int cmd_staleness(int argc, char **argv)
     par.momentum = mom;
     par.lr = lr_all;
     am_staleness_result res;
+    if (cli_progress_start(&a)) par.progress = cli_progress_cells;
     am_status st = am_staleness_run(&par, &res, err, sizeof err);
+    cli_progress_end();
     if (st && res.field && strcmp(res.field, "data") == 0) cli_usage_error("--data %s", err);
     if (st) cli_runtime_error("staleness: %s", err);
 

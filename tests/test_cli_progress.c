@@ -62,8 +62,9 @@ Test(cli_progress, the_ensemble_reports_its_replicas)
     for (int threads = 1; threads <= 2; threads++) {
         recorder rec = {0};
         am_ensemble_result *with = run(3000, threads, &rec), *without = run(3000, threads, NULL);
-        /* 3000 replicas are 94 chunks of 32: thread 0 reports each of its chunks, then the end */
-        cr_assert_geq(rec.calls, 2, "threads %d: %zu calls", threads, rec.calls);
+        /* 3000 replicas are 94 chunks of 32: thread 0 reports each of its chunks (with more
+         * threads it may get none of these small ones), then the end */
+        cr_assert_geq(rec.calls, 1, "threads %d: %zu calls", threads, rec.calls);
         cr_assert_eq(rec.last, 3000, "threads %d: last call %zu", threads, rec.last);
         cr_assert_eq(rec.total, 3000);
         cr_assert_eq(rec.decreasing, 0, "threads %d: the count went down", threads);
@@ -88,8 +89,10 @@ Test(cli_progress, a_line_on_stderr_only_when_asked)
     const char *cmds[] = {"mc --replicas 3000 --time 0.5 --grid 3",
                           "sde --replicas 3000 --time 0.5 --grid 3",
                           "compare --replicas 500 --time 0.5 --grid 3",
-                          "converge --replicas 200 --time 0.5 --etas 0.02,0.01"};
-    const char *names[] = {"mc", "sde", "compare", "converge"};
+                          "converge --replicas 200 --time 0.5 --etas 0.02,0.01",
+                          "wallclock --workers 4 --updates 50 --replicas 100 --grid 3",
+                          "staleness --replicas 4 --max-steps 500 --s 0,2"};
+    const char *names[] = {"mc", "sde", "compare", "converge", "wallclock", "staleness"};
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         char args[256];
         snprintf(args, sizeof args, "%s --progress", cmds[i]);
@@ -103,10 +106,12 @@ Test(cli_progress, a_line_on_stderr_only_when_asked)
         else
             cr_assert(!strstr(quiet.err, "replicas,"), "amsgd %s: '%s'", cmds[i], quiet.err);
         char want[64];
-        snprintf(want, sizeof want, "\r%s: ensemble 1: ", names[i]);
+        snprintf(want, sizeof want, "\r%s: %s", names[i],
+                 strcmp(names[i], "staleness") == 0 ? "1/" : "ensemble 1: ");
         cr_assert(strncmp(loud.err, want, strlen(want)) == 0, "amsgd %s: stderr '%s'", args,
                   loud.err);
-        cr_assert(strstr(loud.err, " replicas, "), "amsgd %s: stderr '%s'", args, loud.err);
+        cr_assert(strstr(loud.err, " replicas, ") || strstr(loud.err, " ensembles, "),
+                  "amsgd %s: stderr '%s'", args, loud.err);
         char *nl = strchr(loud.err, '\n');
         cr_assert(nl, "amsgd %s: the progress line is not ended", args);
         test_run_free(&quiet);
