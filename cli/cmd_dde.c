@@ -76,6 +76,11 @@ int cmd_dde(int argc, char **argv)
     if (horizon / lag > (double)dp.max_segments)
         cli_usage_error("--time / --lag = %.3g lag intervals is more than %zu", horizon / lag,
                         dp.max_segments);
+    if (16.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT) /* the solver's two copies */
+        cli_usage_error("--grid %zu with --dim %zu: the saved trajectory needs %.3g GB, above the "
+                        "limit of %.3g GB",
+                        grid.n, d, 16.0 * (double)grid.n * (double)d / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
     if (coords && 8.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT)
         cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
                         grid.n, d);

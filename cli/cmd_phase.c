@@ -124,6 +124,12 @@ int cmd_phase(int argc, char **argv)
             &a, (double)nmu * (double)ntau * (double)pp.cell.replicas * steps * (double)p->dim,
             how);
     }
+    /* the ratio's paired error keeps the per-replica summaries of two cells */
+    double keep = 2.0 * (double)pp.cell.replicas * AM_MSGD_NSUMMARY * sizeof(double);
+    if (pp.metric == AM_PHASE_RATIO && keep > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--replicas %zu with --metric ratio: the paired error keeps %.3g GB of "
+                        "per-replica errors, above the limit of %.3g GB",
+                        pp.cell.replicas, keep / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
     pp.checkpoint = cli_str(&a, "checkpoint");
     pp.resume = cli_flag(&a, "resume");
     if (pp.resume && !pp.checkpoint) cli_usage_error("--resume needs --checkpoint FILE");

@@ -21,6 +21,11 @@ Test(cli_limits, memory_over_the_limit_is_bad_input)
     test_expect_usage_error("mc --replicas 1 --time 0.01 --grid 2 --dim 100000 "
                             "--delay workers:100000:exp:1",
                             "--dim 100000");
+    test_expect_usage_error("dde --lag 0.1 --dim 100000 --time 100 --grid 100000", "--grid 100000");
+    test_expect_usage_error(
+        "phase --mu-grid 0.5 --tau-grid 0,1 --metric ratio --replicas 500000000 "
+        "--time 0.001 --eta 0.001 --grid 2 --quiet",
+        "--metric ratio");
     /* just under the limits the same commands run */
     test_run r = test_amsgd("mc --replicas 4 --time 0.2 --grid 3 --eta 1e-2 "
                             "--delay workers:1000:exp:1");
