@@ -83,7 +83,7 @@ mpirun --oversubscribe -np 2 build-mpi/amsgd "${LONG[@]}" --checkpoint "$TMP/int
 mp=$!
 # interrupt once two cells are in the checkpoint (at most 60 s)
 for _ in $(seq 600); do
-    [ "$(wc -l < "$TMP/int.ckpt" 2>/dev/null || echo 0)" -ge 3 ] && break
+    [ "$(cat "$TMP/int.ckpt" 2>/dev/null | wc -l)" -ge 3 ] && break
     sleep 0.1
 done
 kill -INT "$mp"

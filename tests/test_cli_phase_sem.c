@@ -96,3 +96,42 @@ Test(cli_phase_sem, paired_sem_matches_the_spread_over_seeds, .timeout = 60)
     cr_assert(sd / indep < 0.5,
               "the independent delta method %.4g should overstate the spread %.4g", indep, sd);
 }
+
+/* A ratio checkpoint cut after the tau = 0 cell resumes to the same bytes: the other cells
+ * recompute the reference's per-replica errors (as a rank that did not run it does). */
+Test(cli_phase_sem, ratio_resume_recomputes_the_reference)
+{
+    char dir[] = "/tmp/amsgd-ratio-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *a = "phase --mu-grid 0.5,0.9 --tau-grid 0,5,10 --metric ratio --replicas 50 "
+                    "--time 0.5 --eta 0.01 --grid 3 --quiet --format json";
+    char args[1024], sh[1024];
+    snprintf(args, sizeof args, "%s -o %s/full.json", a, dir);
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    snprintf(args, sizeof args, "%s --checkpoint %s/c.ckpt -o %s/x.json", a, dir, dir);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    snprintf(sh, sizeof sh, "head -n 2 %s/c.ckpt > %s/cut.ckpt", dir, dir);
+    cr_assert_eq(system(sh), 0);
+    snprintf(args, sizeof args, "%s --checkpoint %s/cut.ckpt --resume -o %s/res.json", a, dir, dir);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    snprintf(sh, sizeof sh, "cmp -s %s/full.json %s/res.json", dir, dir);
+    cr_assert_eq(system(sh), 0, "the resumed ratio sweep differs from the full one");
+    /* a stationary checkpoint (six values a cell) is refused by the ratio metric */
+    snprintf(args, sizeof args,
+             "phase --mu-grid 0.5,0.9 --tau-grid 0,5,10 --replicas 50 --time 0.5 --eta 0.01 "
+             "--grid 3 --quiet --checkpoint %s/s.ckpt -o %s/s.json",
+             dir, dir);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    test_run_free(&r);
+    snprintf(args, sizeof args, "%s --checkpoint %s/s.ckpt --resume -o %s/y.json", a, dir, dir);
+    test_expect_usage_error(args, "--checkpoint");
+    snprintf(sh, sizeof sh, "rm -rf '%s'", dir);
+    cr_assert_eq(system(sh), 0);
+}
