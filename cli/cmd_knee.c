@@ -18,19 +18,19 @@
 
 static const cli_opt OPT_MUS = {"mus", "LIST", "0.5,0.7,0.8,0.85,0.9,0.95",
                                 "momenta: comma list or A:B:N"};
-static const cli_opt OPT_FACTOR = {"factor", "F", "2",
-                                   "tau_c: first delay whose stationary error exceeds F times "
+static const cli_opt OPT_FACTOR = {"factor", "FACTOR", "2",
+                                   "tau_c: first delay whose stationary error exceeds FACTOR times "
                                    "the tau = 0 value (or more than --diverged-max diverged)"};
 static const cli_opt OPT_K_DELAY_MODEL = {"delay-model", "KIND", "const",
                                           "delay axis: const (tau) or uniform (S)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
-static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "B", "200", "bootstrap replicates"};
-static const cli_opt OPT_REFINE = {"refine", "K", "3",
-                                   "also evaluate the K delays on each side of tau_c, so the "
+static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "N", "200", "bootstrap replicates"};
+static const cli_opt OPT_REFINE = {"refine", "N", "3",
+                                   "also evaluate the N delays on each side of tau_c, so the "
                                    "bootstrap resolves tau_c to 1 there"};
-static const cli_opt OPT_DIVERGED_MAX = {"diverged-max", "F", "0.05",
+static const cli_opt OPT_DIVERGED_MAX = {"diverged-max", "FRAC", "0.05",
                                          "a delay is also critical when more than the fraction "
-                                         "F of its replicas diverged"};
+                                         "FRAC of its replicas diverged"};
 static const cli_opt OPT_SEEDS = {"seeds", "N", "1",
                                   "run N independent seeds (seed, seed+1, ...): tau_c_seeds, "
                                   "tau_c_mean, tau_c_sd, and the exponent's t interval over seeds"};
@@ -114,6 +114,20 @@ int cmd_knee(int argc, char **argv)
     am_status cst = am_knee_params_check(&kp, err, sizeof err);
     if (cst == AM_ENOMEM) cli_usage_error("--replicas %zu: %s", kp.cell.replicas, err);
     if (cst) cli_usage_error("%s", err);
+    {
+        /* at most this many delays are evaluated per momentum (am_knee_memory's count) */
+        double evals =
+            am_knee_memory(&kp) / ((double)kp.cell.replicas * AM_MSGD_NSUMMARY * sizeof(double));
+        double steps = kp.cell.horizon / kp.cell.msgd.eta;
+        char how[192];
+        snprintf(how, sizeof how,
+                 "%zu momenta x %zu seeds x %.0f delays x %zu replicas x %.3g steps x d %zu", nmu,
+                 kp.seeds, evals, kp.cell.replicas, steps, p->dim);
+        cli_work_check(&a,
+                       (double)nmu * (double)kp.seeds * evals * (double)kp.cell.replicas * steps *
+                           (double)p->dim,
+                       how);
+    }
     if (progress) {
         kp.progress = sweep_cli_progress_print;
         kp.progress_ctx = stderr;

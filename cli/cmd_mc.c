@@ -2,6 +2,7 @@
  * cmd_mc.c -- `amsgd mc`: the discrete Async-MSGD algorithm as a Monte Carlo ensemble,
  * mean error 1 - (v^1.v)^2/|v|^2 and norm |v| with standard errors on the saved grid.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static const cli_opt OPT_LR = {"lr", "SPEC", "const",
 static const cli_opt *const mc_opts[] = {
     &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,    &OPT_MU,      &OPT_DELAY,
     &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,   &OPT_THREADS, &OPT_BLOWUP,
-    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT,
+    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,
     &OPT_DATA, &OPT_PROJECT, NULL};
 // clang-format on
 
@@ -76,6 +77,12 @@ int cmd_mc(int argc, char **argv)
     am_ensemble_params ep = cli_ensemble_params(&a);
     rp.ensemble = ep;
     int json = cli_json(&a);
+    {
+        char how[128];
+        double steps = horizon / mp.eta;
+        snprintf(how, sizeof how, "%zu replicas x %.3g steps x d %zu", ep.replicas, steps, p->dim);
+        cli_work_check(&a, (double)ep.replicas * steps * (double)p->dim, how);
+    }
 
     int ps = mp.delay.kind == AM_DELAY_WORKERS;
     if (ps) /* staleness from simulated learners: the parameter-server engine */
@@ -85,8 +92,21 @@ int cmd_mc(int argc, char **argv)
                         cli_str(&a, "delay"));
     am_run_result run;
     char err[256];
+    cli_progress_start(&a);
     am_status st = am_run_mc(&rp, &run, err, sizeof err);
+    cli_progress_end();
     mc_check_memory(st, &run, ep.threads);
+    if (st == AM_ENOMEM && ps) {
+        /* the asynchronous server keeps about 40 P + 69 past iterates of d doubles per replica
+         * (am_msgd_ps.c), refused above a sixteenth of the memory limit: a usage error */
+        double hist = (40.0 * mp.delay.param + 69.0) * (double)p->dim * 8.0;
+        if (hist > (double)AM_MEMORY_LIMIT / 16)
+            cli_usage_error("--delay %s with --dim %zu: the server's history of %.3g GB per "
+                            "replica is above the limit of %.3g GB (fewer workers or a smaller "
+                            "--dim)",
+                            cli_str(&a, "delay"), p->dim, hist / 1e9,
+                            (double)AM_MEMORY_LIMIT / 16 / 1e9);
+    }
     if (st) cli_runtime_error("mc: %s", err);
 
     cli_out out;

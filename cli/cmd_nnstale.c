@@ -27,20 +27,21 @@ static const cli_opt OPT_NNOPT = {"optimizer", "LIST", "sgd,momentum,adam",
 static const cli_opt OPT_NNS = {"s", "LIST", "0,4,8",
                                 "staleness bounds s in iterations (s = 0 is always run)"};
 static const cli_opt OPT_NNWORKERS = {"workers", "LIST", "1", "comma list of worker counts P"};
-static const cli_opt OPT_NNBATCH = {"batch", "B", "32", "rows per worker minibatch"};
+static const cli_opt OPT_NNBATCH = {"batch", "N", "32", "rows per worker minibatch"};
 static const cli_opt OPT_SEMANTICS = {
     "semantics", "NAME", "ssp",
     "ssp: the P updates of an iteration applied one after another; averaged: one update with "
     "their mean"};
 static const cli_opt OPT_NNLR = {"lr", "E", NULL,
-                                 "step of every optimiser (default: sgd 0.1, momentum and "
-                                 "nesterov 0.01, adam and rmsprop 0.001, adagrad 0.05)"};
+                                 "step of every optimiser [default: per optimiser: sgd 0.1, "
+                                 "momentum and nesterov 0.01, adam and rmsprop 0.001, adagrad "
+                                 "0.05]"};
 static const cli_opt OPT_TUNE = {
     "tune", NULL, NULL,
-    "tune each optimiser's step at s = 0 (grid lr 10^(j/2), j = -4..4, around the default)"};
+    "tune each optimiser's step at s = 0 (grid lr 10^(j/2), j = -4..4, around the step of --lr)"};
 static const cli_opt OPT_NNMOM = {"momentum", "M", "0.9", "momentum of momentum/nesterov"};
 static const cli_opt OPT_TARGET_ACC = {"target-accuracy", "A", NULL,
-                                       "test accuracy to reach (default: mlr 0.8, others 0.82)"};
+                                       "test accuracy to reach [default: mlr 0.8, others 0.82]"};
 static const cli_opt OPT_MAXB = {"max-batches", "N", "20000", "budget of batches per run"};
 static const cli_opt OPT_EVAL_EVERY = {"eval-every", "N", "100",
                                        "batches between test-accuracy evaluations"};
@@ -78,17 +79,14 @@ static size_t *int_list(const cli_args *a, const char *name, double lo, double h
 int cmd_staleness_model(int argc, char **argv)
 {
     cli_args a;
-    cli_parse(&a, "staleness",
+    cli_parse(&a, "staleness --model",
               "With --model: Dai et al.'s staleness protocol on a network and a real data set.\n"
               "P workers advance in iterations; in iteration k each worker computes its\n"
               "minibatch gradient on the parameters of iteration k - r, r ~ Uniform{0..s}, and\n"
               "the P updates are applied one after another (--semantics ssp). Prints the\n"
               "batches to reach --target-accuracy on the test set per optimiser, P and s,\n"
               "normalised by s = 0, the final test accuracy and the gradient coherence, with\n"
-              "their standard errors over --seeds. Examples:\n"
-              "  amsgd staleness --model mlr --data fashion-mnist --s 0,4,8 --optimizer sgd\n"
-              "  amsgd staleness --model mlp:128 --workers 1,4 --s 0,8 --seeds 3 --format json\n"
-              "  amsgd staleness --model mlp:256,128 --optimizer adam --tune --max-batches 5000",
+              "their standard errors over --seeds.",
               nnstale_opts, argc, argv);
     char err[1024];
     const char *model = cli_str(&a, "model");

@@ -120,6 +120,21 @@ int cmd_phase(int argc, char **argv)
     pp.ntau = ntau;
     pp.gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
     pp.bound_constant = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
+    {
+        char how[160];
+        double steps = pp.cell.horizon / pp.cell.msgd.eta;
+        snprintf(how, sizeof how, "%zu x %zu cells x %zu replicas x %.3g steps x d %zu", nmu, ntau,
+                 pp.cell.replicas, steps, p->dim);
+        cli_work_check(
+            &a, (double)nmu * (double)ntau * (double)pp.cell.replicas * steps * (double)p->dim,
+            how);
+    }
+    /* the ratio's paired error keeps the per-replica summaries of two cells */
+    double keep = 2.0 * (double)pp.cell.replicas * AM_MSGD_NSUMMARY * sizeof(double);
+    if (pp.metric == AM_PHASE_RATIO && keep > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--replicas %zu with --metric ratio: the paired error keeps %.3g GB of "
+                        "per-replica errors, above the limit of %.3g GB",
+                        pp.cell.replicas, keep / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
     pp.checkpoint = cli_str(&a, "checkpoint");
     pp.resume = cli_flag(&a, "resume");
     if (pp.resume && !pp.checkpoint) cli_usage_error("--resume needs --checkpoint FILE");

@@ -18,25 +18,28 @@ static const cli_opt OPT_OPTIMIZER = {
 static const cli_opt OPT_SLIST = {"s", "LIST", "0,1,2,4,8,16",
                                   "comma list of staleness bounds s (integers >= 0)"};
 static const cli_opt OPT_WORKERS_ST = {"workers", "P", "4", "workers averaged per step"};
-static const cli_opt OPT_DATA = {"data", "FILE", NULL,
-                                 "CSV data set (features then label); default synthetic"};
+static const cli_opt OPT_DATA = {
+    "data", "FILE", NULL,
+    "CSV data set (features then label) [default: a synthetic one, see --rows]"};
 static const cli_opt OPT_ROWS = {"rows", "N", "1000", "rows of the synthetic data set"};
 static const cli_opt OPT_FEATURES = {"features", "D", "10", "features of the synthetic data set"};
-static const cli_opt OPT_BATCH = {"batch", "B", "8", "rows per worker gradient"};
+static const cli_opt OPT_BATCH = {"batch", "N", "8", "rows per worker gradient"};
 static const cli_opt OPT_LR = {"lr", "E", NULL,
-                               "step size of every optimiser (default: sgd 0.2, momentum "
-                               "0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, adagrad 0.5; "
-                               "a tenth of these for pca)"};
+                               "step size of every optimiser [default: per optimiser: sgd "
+                               "0.2, momentum 0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, "
+                               "adagrad 0.5; a tenth of these for pca]"};
 static const cli_opt OPT_MOMENTUM = {"momentum", "M", "0.9", "momentum of momentum/nesterov"};
-static const cli_opt OPT_TARGET = {"target", "F", "0.01",
-                                   "reach F - F* <= F (F(x0) - F*), F in (0, 1)"};
+static const cli_opt OPT_TARGET = {"target", "TARGET", "0.01",
+                                   "reach F - F* <= TARGET (F(x0) - F*), TARGET in (0, 1)"};
 static const cli_opt OPT_MAXSTEPS = {"max-steps", "N", "20000", "a run that needs more fails"};
 static const cli_opt OPT_REPLICAS_ST = {"replicas", "R", "20", "independent runs per cell"};
 
 static const cli_opt *const staleness_opts[] = {
-    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,   &OPT_WORKERS_ST, &OPT_DATA,   &OPT_ROWS,
-    &OPT_FEATURES,    &OPT_BATCH,     &OPT_LR,      &OPT_MOMENTUM,   &OPT_TARGET, &OPT_MAXSTEPS,
-    &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS, &OPT_FORMAT,     &OPT_OUTPUT, NULL};
+    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,    &OPT_WORKERS_ST,
+    &OPT_DATA,        &OPT_ROWS,      &OPT_FEATURES, &OPT_BATCH,
+    &OPT_LR,          &OPT_MOMENTUM,  &OPT_TARGET,   &OPT_MAXSTEPS,
+    &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS,  &OPT_FORMAT,
+    &OPT_PROGRESS,    &OPT_OUTPUT,    NULL};
 
 int cmd_staleness(int argc, char **argv)
 {
@@ -105,8 +108,25 @@ int cmd_staleness(int argc, char **argv)
         am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
         if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
         if (st) cli_usage_error("--data %s", err);
+    } else if ((double)rows * (double)feats * 8.0 > (double)AM_MEMORY_LIMIT) {
+        cli_usage_error("--rows %zu with --features %zu: the synthetic data set needs %.3g GB, "
+                        "above the limit of %.3g GB",
+                        rows, feats, (double)rows * (double)feats * 8.0 / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
     } else if (ok == AM_OBJ_PCA && feats < 2) {
         cli_usage_error("--features must be >= 2 for pca, got 1");
+    }
+    {
+        /* an upper bound: every run to --max-steps, each step P workers' gradients of B rows */
+        size_t d = ds ? ds->d : feats;
+        char how[192];
+        snprintf(how, sizeof how,
+                 "%zu replicas x %zu cells x %llu steps x %zu workers x %zu rows x %zu features",
+                 replicas, ns * nopt, (unsigned long long)sp.max_steps, sp.workers, sp.batch, d);
+        cli_work_check(&a,
+                       (double)replicas * (double)(ns * nopt) * (double)sp.max_steps *
+                           (double)sp.workers * (double)sp.batch * (double)d,
+                       how);
     }
     am_staleness_params par = am_staleness_params_default();
     par.objective = ok;
@@ -123,7 +143,9 @@ int cmd_staleness(int argc, char **argv)
     par.momentum = mom;
     par.lr = lr_all;
     am_staleness_result res;
+    if (cli_progress_start(&a)) par.progress = cli_progress_cells;
     am_status st = am_staleness_run(&par, &res, err, sizeof err);
+    cli_progress_end();
     if (st && res.field && strcmp(res.field, "data") == 0) cli_usage_error("--data %s", err);
     if (st) cli_runtime_error("staleness: %s", err);
 

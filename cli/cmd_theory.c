@@ -20,8 +20,8 @@ static const cli_opt OPT_GAMMA = {"gamma", "G", AM_THEORY_BOUND_GAMMA_STR,
 static const cli_opt OPT_BOUND_C = {"bound-constant", "C", AM_THEORY_BOUND_C_STR,
                                     "constant C > 0 in front of the paper's delay conditions"};
 static const cli_opt OPT_DELTA = {
-    "delta", "D", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
-static const cli_opt OPT_NU = {"nu", "P", "0.05",
+    "delta", "DELTA", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
+static const cli_opt OPT_NU = {"nu", "NU", "0.05",
                                "failure probability nu in (0, 1) of the escape time T1"};
 
 // clang-format off

@@ -20,8 +20,9 @@ static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the checks and exit"}
 static const cli_opt OPT_FORMAT_V = {"format", "FMT", "table", "output: table, json or csv"};
 static const cli_opt OPT_SEED_V = {"seed", "S", "1", "seed of every engine"};
 
-static const cli_opt *const v_opts[] = {&OPT_QUICK,  &OPT_ONLY,     &OPT_LIST,   &OPT_THREADS,
-                                        &OPT_SEED_V, &OPT_FORMAT_V, &OPT_OUTPUT, NULL};
+static const cli_opt *const v_opts[] = {&OPT_QUICK,    &OPT_ONLY,   &OPT_LIST,
+                                        &OPT_THREADS,  &OPT_SEED_V, &OPT_FORMAT_V,
+                                        &OPT_PROGRESS, &OPT_OUTPUT, NULL};
 
 static json_t *num(double x)
 {
@@ -89,7 +90,9 @@ int cmd_validate(int argc, char **argv)
 
     am_validate_report *rep = NULL;
     const char *failed = NULL;
+    cli_progress_start(&a);
     am_status st = am_validate_run_all(&o, only, &rep, &failed);
+    cli_progress_end();
     if (st) cli_runtime_error("validate: check %s: %s", failed ? failed : "?", am_strerror(st));
     const size_t n = rep->n, *count = rep->count;
     const am_check_result *rows = rep->rows;

@@ -36,17 +36,17 @@ static const cli_opt OPT_ETA_W = {"eta", "E", "0.02", "step size eta > 0"};
 static const cli_opt OPT_LR_W = {"lr", "SPEC", "const",
                                  "const (--eta) or adaptive:C:MAX, eta_j = min(C/|w_j - "
                                  "w_tau(j)|^2, MAX)"};
-static const cli_opt OPT_LMAX = {"lmax", "L", "2", "lsq: largest eigenvalue L of H"};
-static const cli_opt OPT_LMIN = {"lmin", "C", "0.5", "lsq: smallest eigenvalue c of H"};
-static const cli_opt OPT_SIGMA = {"sigma", "S", "0.5", "lsq: noise standard deviation"};
+static const cli_opt OPT_LMAX = {"lmax", "LMAX", "2", "lsq: largest eigenvalue L of H"};
+static const cli_opt OPT_LMIN = {"lmin", "LMIN", "0.5", "lsq: smallest eigenvalue c of H"};
+static const cli_opt OPT_SIGMA = {"sigma", "SIGMA", "0.5", "lsq: noise standard deviation"};
 static const cli_opt OPT_GRID_W = {"grid", "N", "50", "saved points per curve"};
 static const cli_opt OPT_REP_W = {"replicas", "R", "200", "independent replicas"};
 
 static const cli_opt *const wall_opts[] = {
-    &OPT_OBJ,  &OPT_WK,      &OPT_RT,       &OPT_VARS,   &OPT_UPD,    &OPT_ETA_W,
-    &OPT_LR_W, &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE, &OPT_MU,
-    &OPT_INIT, &OPT_LMAX,    &OPT_LMIN,     &OPT_SIGMA,  &OPT_GRID_W, &OPT_REP_W,
-    &OPT_SEED, &OPT_THREADS, &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_OBJ,  &OPT_WK,      &OPT_RT,       &OPT_VARS,     &OPT_UPD,    &OPT_ETA_W,
+    &OPT_LR_W, &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE, &OPT_MU,
+    &OPT_INIT, &OPT_LMAX,    &OPT_LMIN,     &OPT_SIGMA,    &OPT_GRID_W, &OPT_REP_W,
+    &OPT_SEED, &OPT_THREADS, &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT, NULL};
 
 /* A variant as given on the command line (its spec is the CSV's variant column). */
 typedef struct {
@@ -152,8 +152,19 @@ int cmd_wallclock(int argc, char **argv)
         wp.lmin = cli_double(&a, "lmin", 0, wp.lmax, 1, 0);
         wp.sigma = cli_double(&a, "sigma", 0, 1e12, 0, 0);
     }
+    {
+        /* every update visits the P learners of the server and the d coordinates */
+        size_t d = pca ? prob->dim : wp.dim;
+        char how[160];
+        snprintf(how, sizeof how,
+                 "%zu replicas x %llu updates x (%zu learners + d %zu) x %zu variants", replicas,
+                 (unsigned long long)n, p, d, nv);
+        cli_work_check(&a, (double)replicas * (double)n * (double)(p + d) * (double)nv, how);
+    }
     am_wallclock_result res;
+    cli_progress_start(&a);
     am_status st = am_wallclock_run(&wp, &res, err, sizeof err);
+    cli_progress_end();
     if (st) cli_runtime_error("wallclock: %s", err);
     const uint64_t *ks = res.update;
 

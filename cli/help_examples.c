@@ -88,6 +88,15 @@ const cli_example cli_examples[] = {
 
     {"staleness", "amsgd staleness --objective lsq --s 0,2,8 --optimizer sgd,adam",
      "steps to the target under staleness 0, 2 and 8"},
+    {"staleness --model",
+     "amsgd staleness --model mlr --data fashion-mnist --s 0,4,8 --optimizer sgd",
+     "logistic regression on Fashion-MNIST under staleness 0, 4 and 8"},
+    {"staleness --model",
+     "amsgd staleness --model mlp:128 --workers 1,4 --s 0,8 --seeds 3 --format json",
+     "an MLP with one hidden layer of 128, one and four workers, three seeds"},
+    {"staleness --model",
+     "amsgd staleness --model mlp:256,128 --optimizer adam --tune --max-batches 5000",
+     "two hidden layers, Adam with its step tuned at s = 0"},
 
     {"rerun", "amsgd rerun theory.json",
      "theory.json from 'amsgd theory --format json -o theory.json': same bytes?"},

@@ -149,9 +149,11 @@ int sweep_cli_show_progress(int quiet)
 }
 
 /* SIGINT asks the sweep to stop (the library polls the flag between cells and inside them);
- * the checkpoint keeps every finished cell. */
+ * the checkpoint keeps every finished cell. SIGTERM does the same: mpirun turns a Ctrl-C into
+ * SIGTERM to every rank (then SIGKILL a few seconds later), Slurm's scancel and time limit
+ * send SIGTERM first. */
 static volatile sig_atomic_t sweep_stop_flag = 0;
-static struct sigaction sweep_old_action;
+static struct sigaction sweep_old_action, sweep_old_term;
 
 static void sweep_on_sigint(int sig)
 {
@@ -167,12 +169,14 @@ const volatile sig_atomic_t *sweep_cli_sigint_install(void)
     sa.sa_handler = sweep_on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &sweep_old_action);
+    sigaction(SIGTERM, &sa, &sweep_old_term);
     return &sweep_stop_flag;
 }
 
 void sweep_cli_sigint_restore(void)
 {
     sigaction(SIGINT, &sweep_old_action, NULL);
+    sigaction(SIGTERM, &sweep_old_term, NULL);
 }
 
 int sweep_cli_status(am_status st, const char *err, const char *cmd, const char *units, size_t done,

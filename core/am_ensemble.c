@@ -31,6 +31,16 @@ typedef struct {
     am_status status; /* the first failure of a replica of the chunk */
 } chunk_acc;
 
+/* The progress hook of am_ensemble_progress_set, per calling thread. */
+static _Thread_local am_ensemble_progress_fn progress_fn = NULL;
+static _Thread_local void *progress_ctx = NULL;
+
+void am_ensemble_progress_set(am_ensemble_progress_fn fn, void *ctx)
+{
+    progress_fn = fn;
+    progress_ctx = ctx;
+}
+
 am_ensemble_params am_ensemble_params_default(void)
 {
     am_ensemble_params p = {1000, 0, 0};
@@ -249,6 +259,9 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
     }
 
     size_t nchunks = (R + AM_CHUNK - 1) / AM_CHUNK;
+    am_ensemble_progress_fn pfn = progress_fn; /* the caller's thread: thread 0 below */
+    void *pctx = progress_ctx;
+    size_t pdone = 0;
     for (size_t wave0 = 0; wave0 < nchunks && status == AM_OK; wave0 += AM_WAVE) {
         size_t nw = nchunks - wave0 < AM_WAVE ? nchunks - wave0 : AM_WAVE;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
@@ -284,6 +297,12 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
                 }
                 if (res->summary) memcpy(res->summary + r * nsum, sum, nsum * sizeof *sum);
             }
+            if (pfn) {
+                size_t now;
+#pragma omp atomic capture
+                now = pdone += r1 - r0;
+                if (tid == 0) pfn(pctx, now, R);
+            }
         }
         for (size_t c = 0; c < nw && status == AM_OK; c++)
             status = chunks[c].status; /* the lowest failing chunk, whatever the threads */
@@ -298,6 +317,7 @@ am_status am_ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid,
             res->diverged += chunks[c].diverged;
         }
     }
+    if (pfn && status == AM_OK) pfn(pctx, R, R);
 
 done:
     if (chunks)

@@ -42,5 +42,66 @@ for f in mpi mpi-ckpt mpi-resume; do
     if cmp -s "$TMP/serial.json" "$TMP/$f.json"; then echo "ok: $f equals serial"
     else echo "FAIL: $f differs from serial"; fail=$((fail + 1)); fi
 done
-echo "mpi-check: $((5 - fail)) passed, $fail failed"
+# One message per failure, not one per rank, and the serial exit statuses: a bad flag, an
+# unwritable checkpoint, a checkpoint with a corrupted line (checksum) all exit 2 with one
+# "amsgd: " line (mpirun's own banner aside).
+extra=0
+one_message() { # NAME EXPECTED-RC ARGS...
+    local name=$1 want=$2 rc
+    shift 2
+    set +e
+    mpirun --oversubscribe -np 2 build-mpi/amsgd "$@" >/dev/null 2>"$TMP/one.err"
+    rc=$?
+    set -e
+    extra=$((extra + 1))
+    if [ "$rc" -eq "$want" ] && [ "$(grep -c '^amsgd: ' "$TMP/one.err")" -eq 1 ]; then
+        echo "ok: $name on 2 ranks: exit $rc, one message"
+    else
+        echo "FAIL: $name on 2 ranks: exit $rc (expected $want), $(grep -c '^amsgd: ' \
+            "$TMP/one.err") messages"
+        fail=$((fail + 1))
+    fi
+}
+one_message "bad flag" 2 phase --mu-grid 0.5,,0.9
+one_message "unwritable checkpoint" 2 "${ARGS[@]}" --checkpoint /nonexistent/dir/c.ckpt
+sed '2s/"values":\[\(.\)/"values":[9\1/' "$TMP/c.ckpt" > "$TMP/corrupt.ckpt"
+if cmp -s "$TMP/c.ckpt" "$TMP/corrupt.ckpt"; then
+    echo "FAIL: could not corrupt the checkpoint"; fail=$((fail + 1))
+fi
+one_message "corrupted checkpoint" 2 "${ARGS[@]}" --checkpoint "$TMP/corrupt.ckpt" --resume \
+    -o "$TMP/corrupt.json"
+# SIGINT to mpirun (Open MPI sends SIGTERM to every rank, SIGKILL a few seconds later): the
+# ranks stop within a saved time, rank 0 prints "interrupted after N of M cells" once, the
+# checkpoint keeps the finished cells and a resume gives the serial bytes. mpirun's exit
+# status is its own (nonzero; Open MPI 4 gives 1), each rank exits 130.
+LONG=(phase --mu-grid 0.5,0.7,0.9 --tau-grid 0:20:6 --replicas 2000 --time 50 --grid 21
+      --threads 1 --format json --quiet)
+build/amsgd "${LONG[@]}" -o "$TMP/long-serial.json"
+set +e
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${LONG[@]}" --checkpoint "$TMP/int.ckpt" \
+    -o "$TMP/int.json" 2>"$TMP/int.err" &
+mp=$!
+# interrupt once two cells are in the checkpoint (at most 60 s)
+for _ in $(seq 600); do
+    [ "$(cat "$TMP/int.ckpt" 2>/dev/null | wc -l)" -ge 3 ] && break
+    sleep 0.1
+done
+kill -INT "$mp"
+wait "$mp"
+rc=$?
+set -e
+extra=$((extra + 1))
+if [ "$rc" -ne 0 ] && [ "$(grep -c '^amsgd: interrupted after' "$TMP/int.err")" -eq 1 ] &&
+    [ "$(grep -c '^amsgd: ' "$TMP/int.err")" -eq 1 ] && [ ! -e "$TMP/int.json" ]; then
+    echo "ok: SIGINT on 2 ranks: one 'interrupted' line ($(grep '^amsgd: ' "$TMP/int.err"))"
+else
+    echo "FAIL: SIGINT on 2 ranks: exit $rc, stderr: $(tr '\n' ' ' < "$TMP/int.err")"
+    fail=$((fail + 1))
+fi
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${LONG[@]}" --checkpoint "$TMP/int.ckpt" \
+    --resume -o "$TMP/int.json"
+extra=$((extra + 1))
+if cmp -s "$TMP/long-serial.json" "$TMP/int.json"; then echo "ok: resumed after SIGINT equals serial"
+else echo "FAIL: resumed after SIGINT differs from serial"; fail=$((fail + 1)); fi
+echo "mpi-check: $((5 + extra - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
