@@ -31,8 +31,8 @@ static const cli_opt OPT_LIMIT = {"limit", "NAME", "ode",
                                   "the lag C of --delay-scaling inverse:C; predicted order 1)"};
 static const cli_opt OPT_ORDER = {"order", "ORDER", "auto",
                                   "predicted order (auto: 1, GAMMA for paper, 0 for inverse)"};
-static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
-                                    "refuse the fit unless every gap is >= K standard errors"};
+static const cli_opt OPT_NOISE_K = {"noise-k", "NSE", "3",
+                                    "refuse the fit unless every gap is >= NSE standard errors"};
 
 static const cli_opt *const cv_opts[] = {
     &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
