@@ -126,7 +126,7 @@ static double job_grad(const am_nn *net, am_nn_work *w, const am_tradeoff_params
 am_status am_tradeoff_run_one(const am_nn *net, const am_tradeoff_params *p, size_t workers,
                               double mu, const am_classset *train, const am_classset *test,
                               uint64_t replica, const volatile sig_atomic_t *cancel,
-                              am_tradeoff_outcome *out)
+                              am_tradeoff_outcome *out, double *theta_final)
 {
     const size_t dim = am_nn_dim(net), P = workers, B = p->batch;
     const size_t K = am_nn_width(net, am_nn_layers(net));
@@ -201,6 +201,7 @@ am_status am_tradeoff_run_one(const am_nn *net, const am_tradeoff_params *p, siz
         const size_t rows = p->eval_rows && p->eval_rows < test->n ? p->eval_rows : test->n;
         out->accuracy = am_nn_accuracy(net, we, theta, test, 0, rows, NULL);
     }
+    if (theta_final) memcpy(theta_final, theta, dim * sizeof *theta);
 done:
     am_ps_free(ps);
     am_optim_free(o);
@@ -385,7 +386,7 @@ static am_status tradeoff_cell(void *vctx, size_t cell, double *v)
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
     for (size_t i = 0; i < seeds; i++)
         c->status[i] = am_tradeoff_run_one(c->net, &sw->base, P, mu, c->train, c->test, i,
-                                           sw->cancel, &c->runs[i]);
+                                           sw->cancel, &c->runs[i], NULL);
     am_status st = AM_OK;
     for (size_t i = 0; i < seeds; i++) /* the lowest failing seed decides, whatever the threads */
         if (c->status[i] && !st) st = c->status[i];

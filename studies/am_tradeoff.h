@@ -85,13 +85,14 @@ typedef struct {
     double max_staleness;  /* largest tau_k */
 } am_tradeoff_outcome;
 
-/* One run of seed index replica with P = workers and momentum mu. cancel (may be NULL) is
- * polled every 64 updates: AM_ECANCELED once it is set. AM_EINVAL for bad parameters (a model
- * that does not match the data included), AM_ENOMEM. */
+/* One run of seed index replica with P = workers and momentum mu; the parameters after the
+ * last update go to theta_final unless it is NULL. cancel (may be NULL) is polled every 64
+ * updates: AM_ECANCELED once it is set. AM_EINVAL for bad parameters (a model that does not
+ * match the data included), AM_ENOMEM. */
 am_status am_tradeoff_run_one(const am_nn *net, const am_tradeoff_params *p, size_t workers,
                               double mu, const am_classset *train, const am_classset *test,
                               uint64_t replica, const volatile sig_atomic_t *cancel,
-                              am_tradeoff_outcome *out);
+                              am_tradeoff_outcome *out, double *theta_final);
 
 /* The staleness tau_0..tau_{n-1} of the updates of a run with P = workers (seed, replica), as
  * the simulator gives them (the sequence am_tradeoff_run_one uses). */
