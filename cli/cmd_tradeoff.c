@@ -184,12 +184,7 @@ int cmd_tradeoff(int argc, char **argv)
         json_object_set_new(params, "preset", json_string(preset));
         json_object_set_new(params, "quick", json_boolean(cli_flag(&a, "quick")));
         json_object_set_new(params, "model", json_string(am_nn_spec(net)));
-        json_object_set_new(params, "parameters", json_integer((json_int_t)am_nn_dim(net)));
         json_object_set_new(params, "data", json_string(data));
-        json_object_set_new(params, "train_rows", json_integer((json_int_t)train->n));
-        json_object_set_new(params, "test_rows", json_integer((json_int_t)test->n));
-        json_object_set_new(params, "features", json_integer((json_int_t)train->d));
-        json_object_set_new(params, "classes", json_integer((json_int_t)train->classes));
         json_t *wl = json_array();
         for (size_t i = 0; i < nw; i++)
             json_array_append_new(wl, json_integer((json_int_t)workers[i]));
@@ -200,7 +195,6 @@ int cmd_tradeoff(int argc, char **argv)
         json_object_set_new(params, "batch", json_integer((json_int_t)p->batch));
         json_object_set_new(params, "budget", json_integer((json_int_t)p->budget));
         json_object_set_new(params, "runtime", json_string(rtbuf));
-        json_object_set_new(params, "variant", json_string("async"));
         json_object_set_new(params, "eval_rows", json_integer((json_int_t)p->eval_rows));
         json_object_set_new(params, "seeds", json_integer((json_int_t)sw.seeds));
         json_object_set_new(params, "resamples", json_integer((json_int_t)sw.resamples));
@@ -209,6 +203,15 @@ int cmd_tradeoff(int argc, char **argv)
         json_object_set_new(params, "seed", json_string(sbuf));
         json_object_set_new(params, "threads", json_integer(sw.threads));
         json_t *root = cli_json_root("tradeoff", params);
+        /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
+        json_t *info = json_object();
+        json_object_set_new(info, "parameters", json_integer((json_int_t)am_nn_dim(net)));
+        json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
+        json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
+        json_object_set_new(info, "features", json_integer((json_int_t)train->d));
+        json_object_set_new(info, "classes", json_integer((json_int_t)train->classes));
+        json_object_set_new(info, "variant", json_string("async"));
+        json_object_set_new(root, "resolved", info);
         json_t *rows = json_array();
         for (size_t q = 0; q < r->ncells; q++) {
             const am_tradeoff_cell *c = &r->cells[q];

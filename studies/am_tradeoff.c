@@ -257,18 +257,17 @@ am_status am_tradeoff_best_mu(const double *acc, const double *mu, size_t nmu, s
         return AM_EINVAL;
     for (size_t q = 0; q < nmu * seeds; q++)
         if (!isfinite(acc[q])) return AM_EINVAL;
-    size_t *pick = malloc(seeds * sizeof *pick);
+    size_t *pick = malloc(seeds * sizeof *pick), *count = calloc(nmu, sizeof *count);
     double *d = malloc(resamples * sizeof *d);
-    if (!pick || !d) {
+    if (!pick || !count || !d) {
         free(pick);
+        free(count);
         free(d);
         return AM_ENOMEM;
     }
     for (size_t j = 0; j < seeds; j++)
         pick[j] = j;
     out->best_mu = mu[argmax_mean(acc, nmu, seeds, pick, seeds)];
-    for (size_t m = 0; m < nmu; m++)
-        p_best[m] = 0;
     am_rng r;
     am_rng_init(&r, seed, replica, AM_STREAM_TRADE_BOOT, 0);
     for (size_t b = 0; b < resamples; b++) {
@@ -276,14 +275,17 @@ am_status am_tradeoff_best_mu(const double *acc, const double *mu, size_t nmu, s
         for (size_t j = 0; j < seeds; j++)
             pick[j] = (size_t)(am_rng_u64(&r) % seeds);
         size_t m = argmax_mean(acc, nmu, seeds, pick, seeds);
-        p_best[m] += 1.0 / (double)resamples;
+        count[m]++;
         d[b] = mu[m];
         if (draws) draws[b] = mu[m];
     }
+    for (size_t m = 0; m < nmu; m++)
+        p_best[m] = (double)count[m] / (double)resamples;
     qsort(d, resamples, sizeof *d, cmp_double);
     out->best_mu_lo = quantile_sorted(d, resamples, 0.025);
     out->best_mu_hi = quantile_sorted(d, resamples, 0.975);
     free(pick);
+    free(count);
     free(d);
     return AM_OK;
 }

@@ -394,6 +394,17 @@ Test(tradeoff_cli, output_keys_and_thread_invariance)
               "best[1] lacks workers/best_mu/best_mu_ci");
     cr_expect(json_object_get(json_object_get(root, "trend"), "verdict"));
     json_decref(root);
+    /* the file alone reproduces the run (params hold only options) */
+    char path[] = "/tmp/amsgd-tradeoff-json-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, rj.out, strlen(rj.out)), (ssize_t)strlen(rj.out));
+    close(fd);
+    snprintf(args, sizeof args, "rerun %s", path);
+    test_run rr = test_amsgd(args);
+    cr_expect_eq(rr.status, 0, "rerun: exit %d (%s)", rr.status, rr.err);
+    test_run_free(&rr);
+    unlink(path);
     test_run_free(&r1);
     test_run_free(&r2);
     test_run_free(&rj);
