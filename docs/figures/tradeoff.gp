@@ -26,7 +26,7 @@ stats data using ($4 + 2 * ($5 == $5 ? $5 : 0)) every ::1 nooutput
 hi = STATS_max
 set yrange [lo - 0.03 * (hi - lo) - 0.005 : hi + 0.12 * (hi - lo) + 0.005]
 set xrange [-1 : xpos(ngroup * nmu - 1) + 1]
-set ylabel "test accuracy after the budget (fraction correct)"
+set ylabel "test accuracy after the budget (fraction correct; axis not from 0)"
 set xlabel "workers P (mean staleness tau of an update, in updates; best mu with its 95% bootstrap interval)" offset 0, -0.5
 set bmargin 6
 set grid ytics lc rgb "#e0e0e0"
@@ -48,5 +48,6 @@ grouplabel(row) = mi(row) == int(nmu / 2) ? sprintf("P = %d (tau = %.2f)\nbest m
 set xtics scale 0 nomirror
 plot data every ::1 using (xpos($0)):4:(mi($0) + 1):xtic(grouplabel($0)) with boxes lc variable notitle, \
      for [j = 1:nmu] NaN with boxes lc j title word(mus, j), \
-     data every ::1 using (xpos($0)):4:(2 * $5) with yerrorbars pt 7 ps 0 lc rgb "#000000" lw 1.2 title "+-2 SE over seeds", \
+     data every ::1 using (xpos($0)):($4 - 2 * $5):(0):(4 * $5) with vectors nohead lc rgb "#000000" lw 1.2 title "+-2 SE over seeds", \
+     for [e = -1:1:2] data every ::1 using (xpos($0) - 0.15):($4 + e * 2 * $5):(0.3):(0) with vectors nohead lc rgb "#000000" lw 1.2 notitle, \
      data every ::1 using (xpos($0)):(abs($2 - $11) < 1e-12 ? $4 + 2 * $5 + 0.04 * (hi - lo) : NaN) with points pt 3 ps 2.2 lc rgb "#000000" title "best mu of P"
