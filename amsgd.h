@@ -44,5 +44,6 @@
 #include "studies/am_staleness.h"
 #include "studies/am_runtime_study.h"
 #include "studies/am_theory_study.h"
+#include "studies/am_tradeoff.h"
 
 #endif

@@ -14,14 +14,12 @@
 #include "../studies/am_nnstale.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "nn_cli.h"
 
 static const cli_opt OPT_MODEL = {
     "model", "SPEC", NULL,
     "network: mlr, mlp:W1,W2,... (hidden widths, e.g. mlp:256), or cnn (LeNet-like: "
     "cnn:6,16,120,84; images only)"};
-static const cli_opt OPT_NNDATA = {
-    "data", "SPEC", "fashion-mnist",
-    "fashion-mnist (package dataset-fashion-mnist), idx:DIR, FILE.csv or TRAIN.csv,TEST.csv"};
 static const cli_opt OPT_NNOPT = {"optimizer", "LIST", "sgd,momentum,adam",
                                   "comma list: sgd, momentum, nesterov, adam, rmsprop, adagrad"};
 static const cli_opt OPT_NNS = {"s", "LIST", "0,4,8",
@@ -55,7 +53,7 @@ static const cli_opt OPT_COH_TRACE = {
     "JSON: the coherence at every evaluation of every run (coherence_trace per seed)"};
 
 static const cli_opt *const nnstale_opts[] = {
-    &OPT_MODEL,      &OPT_NNDATA,    &OPT_NNOPT,    &OPT_NNS,   &OPT_NNWORKERS,  &OPT_NNBATCH,
+    &OPT_MODEL,      &OPT_NN_DATA,   &OPT_NNOPT,    &OPT_NNS,   &OPT_NNWORKERS,  &OPT_NNBATCH,
     &OPT_SEMANTICS,  &OPT_NNLR,      &OPT_TUNE,     &OPT_NNMOM, &OPT_TARGET_ACC, &OPT_MAXB,
     &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_COH_TRACE,  &OPT_SEED,
     &OPT_THREADS,    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
@@ -138,16 +136,9 @@ int cmd_staleness_model(int argc, char **argv)
     const char *data = cli_str(&a, "data");
 
     am_classset *train = NULL, *test = NULL;
-    am_status st = am_classset_open(data, &train, &test, err, sizeof err);
-    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-    if (st) cli_usage_error("--data %s", err);
-    am_nn *net = train->rows ? am_nn_alloc_image(model, train->rows, train->cols, train->classes,
-                                                 &st, err, sizeof err)
-                             : am_nn_alloc(model, train->d, train->classes, &st, err, sizeof err);
-    if (!net) {
-        if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
-        cli_usage_error("--model %s", err);
-    }
+    am_nn *net = NULL;
+    nn_cli_open(&a, model, &train, &test, &net);
+    am_status st = AM_OK;
     int is_mlr = am_nn_layers(net) == 1;
     bp.target = cli_given(&a, "target-accuracy") ? cli_double(&a, "target-accuracy", 0, 1, 1, 1)
                                                  : (is_mlr ? 0.8 : 0.82);

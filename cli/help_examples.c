@@ -98,6 +98,12 @@ const cli_example cli_examples[] = {
      "amsgd staleness --model mlp:256,128 --optimizer adam --tune --max-batches 5000",
      "two hidden layers, Adam with its step tuned at s = 0"},
 
+    {"tradeoff", "amsgd tradeoff --quick", "the whole grid at a small budget (about a minute)"},
+    {"tradeoff", "amsgd tradeoff --workers 1,8 --mus 0.5,0.9 --budget 2000 --format json",
+     "two worker counts and two momenta, as JSON"},
+    {"tradeoff", "amsgd tradeoff --preset liu2018-dnn --checkpoint tradeoff.ckpt -o tradeoff.csv",
+     "the documented run (docs/tradeoff.md), resumable with --resume"},
+
     {"rerun", "amsgd rerun theory.json",
      "theory.json from 'amsgd theory --format json -o theory.json': same bytes?"},
     {"rerun", "amsgd rerun mc.json", "the same for a Monte Carlo result (exit 1 if different)"},

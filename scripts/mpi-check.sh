@@ -2,7 +2,8 @@
 # mpi-check.sh -- builds the MPI binary into build-mpi/ (make MPI=1), runs a tiny phase sweep
 # on 2 ranks with mpirun and checks that its output equals the serial build's byte for byte
 # (also with a checkpoint, whose resume must give the same bytes), and the same for a tiny knee;
-# a checkpoint of other parameters is refused on 2 ranks with exit 2 and one message.
+# a checkpoint of other parameters is refused on 2 ranks with exit 2 and one message; the same
+# for a tiny tradeoff sweep on the IDX fixture (plain and resumed).
 # Usage: scripts/mpi-check.sh   (from the repository root; installs libopenmpi-dev if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,20 @@ KNEE=(knee --mus 0.8,0.9,0.95 --replicas 16 --time 2 --grid 11 --bootstrap 20 --
       --format json --quiet)
 build/amsgd "${KNEE[@]}" -o "$TMP/knee-serial.json"
 mpirun --oversubscribe -np 2 build-mpi/amsgd "${KNEE[@]}" -o "$TMP/knee-mpi.json"
+# tradeoff: the (P, mu) cells of a tiny network sweep on the IDX fixture, plain and resumed
+TRADE=(tradeoff --data "idx:$PWD/tests/data/idx-tiny" --model mlp:4 --workers 1,2,4
+       --mus 0.3,0.6,0.9 --batch 4 --budget 40 --seeds 3 --threads 1 --format json --quiet)
+build/amsgd "${TRADE[@]}" -o "$TMP/trade-serial.json"
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${TRADE[@]}" --checkpoint "$TMP/t.ckpt" \
+    -o "$TMP/trade-mpi.json"
+head -n 5 "$TMP/t.ckpt" > "$TMP/t2.ckpt"
+mpirun --oversubscribe -np 2 build-mpi/amsgd "${TRADE[@]}" --checkpoint "$TMP/t2.ckpt" --resume \
+    -o "$TMP/trade-resume.json"
 fail=0
+for f in trade-mpi trade-resume; do
+    if cmp -s "$TMP/trade-serial.json" "$TMP/$f.json"; then echo "ok: $f equals serial"
+    else echo "FAIL: $f differs from serial"; fail=$((fail + 1)); fi
+done
 # a checkpoint of other parameters: exit 2 and one message, as in the serial build
 set +e
 mpirun --oversubscribe -np 2 build-mpi/amsgd "${ARGS[@]}" --seed 7 --checkpoint "$TMP/c.ckpt" \
@@ -103,5 +117,5 @@ mpirun --oversubscribe -np 2 build-mpi/amsgd "${LONG[@]}" --checkpoint "$TMP/int
 extra=$((extra + 1))
 if cmp -s "$TMP/long-serial.json" "$TMP/int.json"; then echo "ok: resumed after SIGINT equals serial"
 else echo "FAIL: resumed after SIGINT differs from serial"; fail=$((fail + 1)); fi
-echo "mpi-check: $((5 + extra - fail)) passed, $fail failed"
+echo "mpi-check: $((7 + extra - fail)) passed, $fail failed"
 [ "$fail" -eq 0 ]
