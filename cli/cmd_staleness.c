@@ -40,9 +40,10 @@ static const cli_opt *const staleness_opts[] = {
 
 int cmd_staleness(int argc, char **argv)
 {
-    /* --model: the protocol on a network and a real data set (cli/cmd_nnstale.c) */
+    /* --model, --preset: the protocol on networks and a real data set (cli/cmd_nnstale.c) */
     for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--model") == 0 || strncmp(argv[i], "--model=", 8) == 0)
+        if (strcmp(argv[i], "--model") == 0 || strncmp(argv[i], "--model=", 8) == 0 ||
+            strcmp(argv[i], "--preset") == 0 || strncmp(argv[i], "--preset=", 9) == 0)
             return cmd_staleness_model(argc, argv);
     cli_args a;
     cli_parse(&a, "staleness",
