@@ -605,7 +605,7 @@ static int cmd_staleness_preset(int argc, char **argv)
         fputs("model,spec,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
               "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
               "coherence,coherence_sem,coherence_early,coherence_early_sem,coherence_late,"
-              "coherence_late_sem\n",
+              "coherence_late_sem,normalized_lower,normalized_lower_sem\n",
               fo);
     for (size_t cell = 0; cell < r->ncells; cell++) {
         const size_t o = cell % nopt, m = (cell / nopt) % nm, w = cell / (nopt * nm);
@@ -627,7 +627,7 @@ static int cmd_staleness_preset(int argc, char **argv)
         for (size_t i = 0; i < ns; i++) {
             am_nnpreset_row row;
             am_nnpreset_summary(&pp, r, cell, i, &row);
-            double v[12] = {row.steps.n > 0 ? row.steps.mean : NAN,
+            double v[14] = {row.steps.n > 0 ? row.steps.mean : NAN,
                             am_stats_sem(&row.steps),
                             row.normalized.n > 0 ? row.normalized.mean : NAN,
                             am_stats_sem(&row.normalized),
@@ -638,11 +638,14 @@ static int cmd_staleness_preset(int argc, char **argv)
                             row.coherence_early.n > 0 ? row.coherence_early.mean : NAN,
                             am_stats_sem(&row.coherence_early),
                             row.coherence_late.n > 0 ? row.coherence_late.mean : NAN,
-                            am_stats_sem(&row.coherence_late)};
-            static const char *keys[12] = {
+                            am_stats_sem(&row.coherence_late),
+                            row.normalized_lower.n > 0 ? row.normalized_lower.mean : NAN,
+                            am_stats_sem(&row.normalized_lower)};
+            static const char *keys[14] = {
                 "steps_to_target", "steps_to_target_sem", "normalized",      "normalized_sem",
                 "test_accuracy",   "test_accuracy_sem",   "coherence",       "coherence_sem",
-                "coherence_early", "coherence_early_sem", "coherence_late", "coherence_late_sem"};
+                "coherence_early", "coherence_early_sem", "coherence_late", "coherence_late_sem",
+                "normalized_lower", "normalized_lower_sem"};
             if (json) {
                 json_t *e = json_object();
                 json_object_set_new(e, "model", json_string(mnames[m]));
@@ -653,7 +656,7 @@ static int cmd_staleness_preset(int argc, char **argv)
                 json_object_set_new(e, "semantics", json_string(semname));
                 json_object_set_new(e, "lr", json_real(row.lr));
                 json_object_set_new(e, "reached", json_integer((json_int_t)row.reached));
-                for (int k = 0; k < 12; k++)
+                for (int k = 0; k < 14; k++)
                     json_object_set_new(e, keys[k], cli_json_number(v[k]));
                 json_t *sj = json_array();
                 for (size_t k = 0; k < seeds; k++) {
@@ -682,7 +685,7 @@ static int cmd_staleness_preset(int argc, char **argv)
                         s[i], semname);
                 cli_csv_double(fo, row.lr);
                 fprintf(fo, ",%zu,%zu", seeds, row.reached);
-                for (int k = 0; k < 12; k++) {
+                for (int k = 0; k < 14; k++) {
                     fputc(',', fo);
                     cli_csv_double(fo, v[k]);
                 }

@@ -386,6 +386,9 @@ void am_nnpreset_summary(const am_nnpreset_params *p, const am_nnpreset_result *
             am_stats_push(&row->steps, b);
             if (isfinite(b0)) am_stats_push(&row->normalized, b / b0);
         }
+        if (isfinite(b0))
+            am_stats_push(&row->normalized_lower,
+                          (isfinite(b) ? b : (double)p->base.max_batches) / b0);
         if (isfinite(x[AM_NNPRESET_TEST_ACCURACY]))
             am_stats_push(&row->test_accuracy, x[AM_NNPRESET_TEST_ACCURACY]);
         if (isfinite(x[AM_NNPRESET_COHERENCE]))
