@@ -358,13 +358,15 @@ static const cli_opt OPT_P_QUIET = {"quiet", NULL, NULL, "no progress line on st
 static const cli_opt OPT_LIST_CELLS = {"list-cells", NULL, NULL,
                                        "print the cells (one line per cell and s) and exit"};
 
-static const cli_opt *const preset_opts[] = {
-    &OPT_PRESET,       &OPT_QUICK,        &OPT_MODELS,      &OPT_WIDTH,      &OPT_P_OPT,
-    &OPT_P_S,          &OPT_P_WORKERS,    &OPT_SEEDS,       &OPT_NNDATA,     &OPT_NNBATCH,
-    &OPT_SEMANTICS,    &OPT_NNMOM,        &OPT_P_TARGET,    &OPT_P_MAXB,     &OPT_P_EVAL_EVERY,
-    &OPT_P_EVAL_ROWS,  &OPT_P_COH_ROWS,   &OPT_GRID_HALF,   &OPT_SEED,       &OPT_THREADS,
-    &OPT_P_CHECKPOINT, &OPT_P_RESUME,     &OPT_P_QUIET,     &OPT_LIST_CELLS, &OPT_FORMAT,
-    &OPT_OUTPUT,       NULL};
+static const cli_opt *const preset_opts[] = {&OPT_PRESET,      &OPT_QUICK,      &OPT_MODELS,
+                                             &OPT_WIDTH,       &OPT_P_OPT,      &OPT_P_S,
+                                             &OPT_P_WORKERS,   &OPT_SEEDS,      &OPT_NNDATA,
+                                             &OPT_NNBATCH,     &OPT_SEMANTICS,  &OPT_NNMOM,
+                                             &OPT_P_TARGET,    &OPT_P_MAXB,     &OPT_P_EVAL_EVERY,
+                                             &OPT_P_EVAL_ROWS, &OPT_P_COH_ROWS, &OPT_GRID_HALF,
+                                             &OPT_SEED,        &OPT_THREADS,    &OPT_P_CHECKPOINT,
+                                             &OPT_P_RESUME,    &OPT_P_QUIET,    &OPT_LIST_CELLS,
+                                             &OPT_FORMAT,      &OPT_OUTPUT,     NULL};
 
 /* Splits a comma list into at most max malloc'd tokens (exits 2 on an empty entry). */
 static size_t split_list(const char *flag, const char *list, char **tok, size_t max)
@@ -420,8 +422,7 @@ static int cmd_staleness_preset(int argc, char **argv)
     char mspecs[8][128];
     for (size_t m = 0; m < nm; m++) {
         if (am_nnpreset_model_spec(mnames[m], width, mspecs[m], sizeof mspecs[m]))
-            cli_usage_error("--models: unknown model '%s' (mlr, mlp1, mlp2, mlp3, cnn)",
-                            mnames[m]);
+            cli_usage_error("--models: unknown model '%s' (mlr, mlp1, mlp2, mlp3, cnn)", mnames[m]);
         for (size_t q = 0; q < m; q++)
             if (strcmp(mnames[q], mnames[m]) == 0)
                 cli_usage_error("--models lists '%s' twice", mnames[m]);
@@ -473,8 +474,8 @@ static int cmd_staleness_preset(int argc, char **argv)
         nw = spec.nworkers;
         memcpy(workers, spec.workers, nw * sizeof *workers);
     }
-    size_t seeds = cli_given(&a, "seeds") || !quick ? (size_t)cli_int(&a, "seeds", 1, 1000)
-                                                    : spec.seeds;
+    size_t seeds =
+        cli_given(&a, "seeds") || !quick ? (size_t)cli_int(&a, "seeds", 1, 1000) : spec.seeds;
     int grid_half = cli_given(&a, "grid-half") || !quick ? (int)cli_int(&a, "grid-half", 0, 20)
                                                          : spec.grid_half;
     am_nnstale_params bp = am_nnstale_params_default();
@@ -533,10 +534,10 @@ static int cmd_staleness_preset(int argc, char **argv)
     if (st) cli_usage_error("--data %s", err);
     am_nn *nets[8];
     for (size_t m = 0; m < nm; m++) {
-        nets[m] = train->rows ? am_nn_alloc_image(mspecs[m], train->rows, train->cols,
-                                                  train->classes, &st, err, sizeof err)
-                              : am_nn_alloc(mspecs[m], train->d, train->classes, &st, err,
-                                            sizeof err);
+        nets[m] = train->rows
+                      ? am_nn_alloc_image(mspecs[m], train->rows, train->cols, train->classes, &st,
+                                          err, sizeof err)
+                      : am_nn_alloc(mspecs[m], train->d, train->classes, &st, err, sizeof err);
         if (!nets[m]) cli_usage_error("--models %s: %s", mnames[m], err);
     }
     size_t smax = 0;
@@ -642,9 +643,9 @@ static int cmd_staleness_preset(int argc, char **argv)
                             row.normalized_lower.n > 0 ? row.normalized_lower.mean : NAN,
                             am_stats_sem(&row.normalized_lower)};
             static const char *keys[14] = {
-                "steps_to_target", "steps_to_target_sem", "normalized",      "normalized_sem",
-                "test_accuracy",   "test_accuracy_sem",   "coherence",       "coherence_sem",
-                "coherence_early", "coherence_early_sem", "coherence_late", "coherence_late_sem",
+                "steps_to_target",  "steps_to_target_sem", "normalized",     "normalized_sem",
+                "test_accuracy",    "test_accuracy_sem",   "coherence",      "coherence_sem",
+                "coherence_early",  "coherence_early_sem", "coherence_late", "coherence_late_sem",
                 "normalized_lower", "normalized_lower_sem"};
             if (json) {
                 json_t *e = json_object();
@@ -674,8 +675,7 @@ static int cmd_staleness_preset(int argc, char **argv)
                                         cli_json_number(x[AM_NNPRESET_COH_EARLY]));
                     json_object_set_new(u, "coherence_late",
                                         cli_json_number(x[AM_NNPRESET_COH_LATE]));
-                    json_object_set_new(u, "diverged",
-                                        json_boolean(x[AM_NNPRESET_DIVERGED] != 0));
+                    json_object_set_new(u, "diverged", json_boolean(x[AM_NNPRESET_DIVERGED] != 0));
                     json_array_append_new(sj, u);
                 }
                 json_object_set_new(e, "seeds", sj);

@@ -38,10 +38,11 @@ static const cli_opt OPT_TUNE_ST = {
     "fewest mean steps with every run reaching the target), then hold it for every s"};
 
 static const cli_opt *const staleness_opts[] = {
-    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,   &OPT_WORKERS_ST, &OPT_DATA,   &OPT_ROWS,
-    &OPT_FEATURES,    &OPT_BATCH,     &OPT_LR,      &OPT_MOMENTUM,   &OPT_TARGET, &OPT_MAXSTEPS,
-    &OPT_REPLICAS_ST, &OPT_TUNE_ST,   &OPT_SEED,    &OPT_THREADS,    &OPT_FORMAT, &OPT_OUTPUT,
-    NULL};
+    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,    &OPT_WORKERS_ST,
+    &OPT_DATA,        &OPT_ROWS,      &OPT_FEATURES, &OPT_BATCH,
+    &OPT_LR,          &OPT_MOMENTUM,  &OPT_TARGET,   &OPT_MAXSTEPS,
+    &OPT_REPLICAS_ST, &OPT_TUNE_ST,   &OPT_SEED,     &OPT_THREADS,
+    &OPT_FORMAT,      &OPT_OUTPUT,    NULL};
 
 /* --tune: per optimiser, the s = 0 cell at each step lr0 10^(j/2), j = -4..4 (lr0 the
  * optimiser's default, the j = 0 run), scored by the mean steps with a miss counted as
@@ -84,8 +85,8 @@ static am_status staleness_tuned(const am_staleness_params *par, am_staleness_re
             }
             const am_staleness_row *c = &r.rows[0];
             double miss = c->never_reached, steps = c->steps_to_target;
-            double score = (miss < 1 ? steps * (1 - miss) : 0) +
-                           miss * 2.0 * (double)par->stale.max_steps;
+            double score =
+                (miss < 1 ? steps * (1 - miss) : 0) + miss * 2.0 * (double)par->stale.max_steps;
             if (score < best_score) {
                 best_score = score;
                 best = q.lr;

@@ -76,6 +76,8 @@ const cli_example cli_examples[] = {
 
     {"staleness", "amsgd staleness --objective lsq --s 0,2,8 --optimizer sgd,adam",
      "steps to the target under staleness 0, 2 and 8"},
+    {"staleness", "amsgd staleness --preset dai2019 --quick --list-cells",
+     "the cells of Dai et al.'s grid at reduced size (drop --list-cells to run it)"},
 
     {"rerun", "amsgd rerun theory.json",
      "theory.json from 'amsgd theory --format json -o theory.json': same bytes?"},

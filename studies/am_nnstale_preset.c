@@ -114,8 +114,8 @@ static am_status preset_cell(void *ctx, size_t cell, double *v)
 {
     const am_nnpreset_params *p = ctx;
     const size_t o = cell % p->nopt, m = (cell / p->nopt) % p->nmodels,
-                 w = cell / (p->nopt * p->nmodels), S = p->seeds,
-                 G = 2 * (size_t)p->grid_half + 1, nstale = (p->ns - 1) * S;
+                 w = cell / (p->nopt * p->nmodels), S = p->seeds, G = 2 * (size_t)p->grid_half + 1,
+                 nstale = (p->ns - 1) * S;
     am_nnstale_outcome *runs = calloc(G * S + nstale, sizeof *runs);
     if (!runs) return AM_ENOMEM;
     const am_nn *net = p->nets[m];
@@ -196,7 +196,8 @@ static int preset_check_cell(void *ctx, size_t cell, const double *v, char *why,
     if (!on_grid) return bad(why, whylen, "tuned step", cell, v[0]);
     const double maxb = (double)p->base.max_batches + (double)p->workers[w];
     for (size_t j = 0; j < G; j++)
-        if (!(v[1 + j] >= 1 && v[1 + j] <= 2 * maxb)) return bad(why, whylen, "score", cell, v[1 + j]);
+        if (!(v[1 + j] >= 1 && v[1 + j] <= 2 * maxb))
+            return bad(why, whylen, "score", cell, v[1 + j]);
     for (size_t r = 0; r < p->ns * p->seeds; r++) {
         const double *x = v + G + 1 + r * AM_NNPRESET_RUN_NVALUES;
         double b = x[AM_NNPRESET_BATCHES];

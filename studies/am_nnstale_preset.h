@@ -129,13 +129,13 @@ void am_nnpreset_result_free(am_nnpreset_result *r);
 /* Summary of one (cell, s index) over the seeds. */
 typedef struct {
     double lr;
-    size_t reached;         /* seeds that reached the target */
-    am_stats steps;         /* batches over the seeds that reached it */
-    am_stats normalized;    /* batches(s) / batches(s = 0), per seed reaching both */
+    size_t reached;      /* seeds that reached the target */
+    am_stats steps;      /* batches over the seeds that reached it */
+    am_stats normalized; /* batches(s) / batches(s = 0), per seed reaching both */
     /* a lower bound of the normalised batches: per seed whose s = 0 run reached the target,
        batches(s) / batches(s = 0) with a miss (or divergence) counted as max_batches */
     am_stats normalized_lower;
-    am_stats test_accuracy; /* over the seeds with a finite accuracy */
+    am_stats test_accuracy;                              /* over the seeds with a finite accuracy */
     am_stats coherence, coherence_early, coherence_late; /* over the seeds where defined */
 } am_nnpreset_row;
 

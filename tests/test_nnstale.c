@@ -390,14 +390,15 @@ static char *documented_cells(size_t nw, const size_t *w, size_t nm, const char 
 {
     size_t cap = 256 + nw * nm * no * ns * 128, len = 0, cell = 0;
     char *buf = malloc(cap);
-    len += (size_t)snprintf(buf, cap, "cell,workers,model,spec,optimizer,s,seeds,target_accuracy\n");
+    len +=
+        (size_t)snprintf(buf, cap, "cell,workers,model,spec,optimizer,s,seeds,target_accuracy\n");
     for (size_t a = 0; a < nw; a++)
         for (size_t b = 0; b < nm; b++)
             for (size_t c = 0; c < no; c++, cell++)
                 for (size_t d = 0; d < ns; d++)
-                    len += (size_t)snprintf(buf + len, cap - len, "%zu,%zu,%s,\"%s\",%s,%zu,%zu,%g\n",
-                                            cell, w[a], m[b], spec[b], o[c], s[d], seeds,
-                                            target[b]);
+                    len +=
+                        (size_t)snprintf(buf + len, cap - len, "%zu,%zu,%s,\"%s\",%s,%zu,%zu,%g\n",
+                                         cell, w[a], m[b], spec[b], o[c], s[d], seeds, target[b]);
     return buf;
 }
 
@@ -512,9 +513,17 @@ Test(nnstale, preset_threads_identical)
             on |= json_number_value(json_array_get(g, j)) == lr;
         cr_expect(on && json_array_size(g) == 3, "tuning %zu: lr %g not on its grid", i, lr);
     }
-    const char *keys[] = {"test_accuracy", "steps_to_target", "normalized", "normalized_lower",
-                          "coherence",     "coherence_early", "coherence_late", "seeds",
-                          "workers",       "s",               "lr"};
+    const char *keys[] = {"test_accuracy",
+                          "steps_to_target",
+                          "normalized",
+                          "normalized_lower",
+                          "coherence",
+                          "coherence_early",
+                          "coherence_late",
+                          "seeds",
+                          "workers",
+                          "s",
+                          "lr"};
     for (size_t i = 0; i < json_array_size(res); i++) {
         json_t *e = json_array_get(res, i);
         for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
@@ -620,8 +629,7 @@ Test(nnstale, preset_resume_after_truncation)
         cr_assert_not_null(rt);
         double got = json_number_value(
             json_object_get(json_array_get(json_object_get(rt, "tuning"), 0), "lr"));
-        cr_expect_eq(got, other, "cell 0 was recomputed (step %g, checkpoint says %g)", got,
-                     other);
+        cr_expect_eq(got, other, "cell 0 was recomputed (step %g, checkpoint says %g)", got, other);
         json_decref(rt);
         test_run_free(&tam);
     }

@@ -186,8 +186,8 @@ Test(staleness_cli, tune_picks_the_best_grid_step)
             snprintf(lrs, sizeof lrs, "%.17g", lr0[o] * pow(10.0, j / 2.0));
             st[j + 4] = steps_at(opt[o], lrs, &miss);
             if (j == -4) miss0 = miss;
-            cr_expect(miss > 0 || st[j + 4] >= best, "%s: step %s needs %g < %g steps", opt[o],
-                      lrs, st[j + 4], best);
+            cr_expect(miss > 0 || st[j + 4] >= best, "%s: step %s needs %g < %g steps", opt[o], lrs,
+                      st[j + 4], best);
             if (j > -4 && miss == 0 && (miss0 > 0 || st[j + 4] < st[0])) faster_than_smallest = 1;
         }
         /* the same check rejects a deliberately wrong answer: the smallest grid step */

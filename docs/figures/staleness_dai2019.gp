@@ -8,8 +8,8 @@
 # run reached the target, so there is no reference. The s axis is categorical; the
 # optimisers are shifted slightly sideways so that coinciding points stay visible.
 # Data: staleness_dai2019.csv beside this script, made by (docs/staleness.md)
-#   amsgd staleness --preset dai2019 --models mlr,mlp1,mlp2,mlp3 --workers 1,4,8 \
-#       --checkpoint staleness_dai2019.ckpt --resume -o staleness_dai2019.csv
+#   amsgd staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer sgd,momentum,adam \
+#       --workers 1,4 --checkpoint staleness_dai2019.ckpt --resume -o staleness_dai2019.csv
 # Render: cd docs/figures && gnuplot staleness_dai2019.gp   (writes staleness_dai2019.png)
 set terminal pngcairo size 1600,1100 font ",10"
 set output "staleness_dai2019.png"
@@ -26,8 +26,15 @@ if (!exists("budget")) budget = "4000"
 nm = words(models)
 nw = words(workers)
 ns = words(sv)
-opts = "sgd momentum nesterov adam rmsprop adagrad"
+# the optimisers present in the data; each keeps its colour and marker of the full list
+allopts = "sgd momentum nesterov adam rmsprop adagrad"
+opts = system(strip . "awk -F, 'NR > 1 && !seen[$3]++ { printf \"%s \", $3 }'")
+no = words(opts)
+oi(name) = sum [i = 1:6] (word(allopts, i) eq name ? i : 0)
 pts = "7 5 9 11 13 15"
+# legend entries only for what is drawn
+npart = int(system(strip . "awk -F, 'NR > 1 && $9 < $8 && $22 != \"nan\" { n++ } END { print n + 0 }'"))
+nnone = int(system(strip . "awk -F, 'NR > 1 && $22 == \"nan\" { n++ } END { print n + 0 }'"))
 set linetype 1 lc rgb "#0072B2"
 set linetype 2 lc rgb "#009E73"
 set linetype 3 lc rgb "#D55E00"
@@ -42,7 +49,7 @@ set logscale y
 set yrange [0.3:200]
 set ytics ("0.3" 0.3, "0.5" 0.5, "1" 1, "2" 2, "5" 5, "10" 10, "20" 20, "50" 50, "100" 100, "200" 200)
 set grid ytics lc rgb "#e0e0e0"
-dodge(j) = (j - 3.5) * 0.07
+dodge(j) = (j - (no + 1) / 2.0) * 0.08
 # columns: 1 model, 3 optimizer, 4 workers, 5 s, 8 seeds, 9 reached, 12 normalized,
 # 13 normalized_sem, 22 normalized_lower
 sel(m, o, p) = strcol(1) eq m && strcol(3) eq o && column(4) == p
@@ -57,20 +64,20 @@ do for [w = 1:nw] {
         set xlabel (w == nw ? "staleness bound s (iterations; categorical axis)" : "")
         set ylabel (m == 1 ? "normalised batches to target" : "")
         if (w == 1 && m == 1) {
-            set key top left inside horizontal maxcols 3 samplen 1.5 spacing 0.9 font ",8" box opaque
+            set key top left inside samplen 1.5 spacing 0.9 font ",9" box opaque
         } else {
             unset key
         }
         P = word(workers, w) + 0
         M = word(models, m)
-        plot for [j = 1:6] f using (xi($5) + dodge(j)):(full(M, word(opts, j), P, 12)):(full(M, word(opts, j), P, 13)) \
-                with yerrorlines pt (word(pts, j) + 0) ps 0.8 lw 1.3 lc j title word(opts, j), \
-             for [j = 1:6] f using (xi($5) + dodge(j)):(part(M, word(opts, j), P)) \
-                with points pt (word(pts, j) - 1) ps 1.1 lw 1.3 lc j notitle, \
-             for [j = 1:6] f using (xi($5) + dodge(j)):(none(M, word(opts, j), P)) \
-                with points pt 2 ps 1.1 lw 1.3 lc j notitle, \
-             NaN with points pt 6 ps 1.1 lw 1.3 lc rgb "black" title "open: a seed missed (lower bound)", \
-             NaN with points pt 2 ps 1.1 lw 1.3 lc rgb "black" title "x: no s = 0 run reached it", \
+        plot for [j = 1:no] f using (xi($5) + dodge(j)):(full(M, word(opts, j), P, 12)):(full(M, word(opts, j), P, 13)) \
+                with yerrorlines pt (word(pts, oi(word(opts, j))) + 0) ps 0.8 lw 1.3 lc oi(word(opts, j)) title word(opts, j), \
+             for [j = 1:no] f using (xi($5) + dodge(j)):(part(M, word(opts, j), P)) \
+                with points pt (word(pts, oi(word(opts, j))) - 1) ps 1.1 lw 1.3 lc oi(word(opts, j)) notitle, \
+             for [j = 1:no] f using (xi($5) + dodge(j)):(none(M, word(opts, j), P)) \
+                with points pt 2 ps 1.1 lw 1.3 lc oi(word(opts, j)) notitle, \
+             NaN with points pt 6 ps 1.1 lw 1.3 lc rgb "black" title (npart > 0 ? "open: a seed missed (lower bound)" : ""), \
+             NaN with points pt 2 ps 1.1 lw 1.3 lc rgb "black" title (nnone > 0 ? "x: no s = 0 run reached it" : ""), \
              1 with lines dt 3 lc rgb "#888888" notitle
     }
 }
