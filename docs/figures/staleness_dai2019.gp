@@ -7,18 +7,23 @@
 # normalized_lower (a miss counted as the whole budget). A cross at the top: no seed's s = 0
 # run reached the target, so there is no reference. The s axis is categorical; the
 # optimisers are shifted slightly sideways so that coinciding points stay visible.
-# Data: staleness_dai2019.csv beside this script, made by (docs/staleness.md)
+# Data: staleness_dai2019.csv and staleness_dai2019_b.csv beside this script (read as one
+# table; a cell absent from both is not drawn), made by (docs/staleness.md)
 #   amsgd staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer sgd,momentum,adam \
 #       --workers 1,4 --checkpoint staleness_dai2019.ckpt --resume -o staleness_dai2019.csv
+#   amsgd staleness --preset dai2019 --models mlr,mlp1,mlp3 \
+#       --optimizer nesterov,rmsprop,adagrad --workers 1 \
+#       --checkpoint staleness_dai2019_b.ckpt --resume -o staleness_dai2019_b.csv
 # Render: cd docs/figures && gnuplot staleness_dai2019.gp   (writes staleness_dai2019.png)
 set terminal pngcairo size 1600,1100 font ",10"
 set output "staleness_dai2019.png"
 set datafile separator ","
 # the quoted network spec (it contains commas) is blanked before gnuplot splits the fields
-f = "< sed -e 's/\"[^\"]*\"//' staleness_dai2019.csv"
-strip = "sed -e 's/\"[^\"]*\"//' staleness_dai2019.csv | "
+both = "awk 'FNR > 1 || NR == 1' staleness_dai2019.csv staleness_dai2019_b.csv | sed -e 's/\"[^\"]*\"//'"
+f = "< " . both
+strip = both . " | "
 models = system(strip . "awk -F, 'NR > 1 && !seen[$1]++ { printf \"%s \", $1 }'")
-specs = system("awk -F'\"' 'NR > 1 && !seen[$2]++ { printf \"%s \", $2 }' staleness_dai2019.csv")
+specs = system("awk -F'\"' 'FNR > 1 && !seen[$2]++ { printf \"%s \", $2 }' staleness_dai2019.csv staleness_dai2019_b.csv")
 workers = system(strip . "awk -F, 'NR > 1 && !seen[$4]++ { printf \"%s \", $4 }'")
 sv = system(strip . "awk -F, 'NR > 1 && !seen[$5]++ { printf \"%s \", $5 }'")
 seeds = system(strip . "awk -F, 'NR == 2 { print $8 }'")
