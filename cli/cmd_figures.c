@@ -105,6 +105,18 @@ static const fig_entry figures[] = {
      {{"@A staleness --objective lsq --s 0,1,2,4,8,16 -o staleness_lsq.csv", 0},
       {"@A staleness --objective logistic --s 0,1,2,4,8,16 -o staleness_logistic.csv", 0},
       {"gnuplot staleness.gp", 0}}},
+    {"dai2019",
+     "Dai et al.'s grid on Fashion-MNIST: normalised batches to target against s "
+     "(docs/staleness.md; resumes the committed checkpoints, else about 11 CPU-minutes)",
+     {{"@A staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer sgd,momentum,adam "
+       "--workers 1,4 --quiet --checkpoint staleness_dai2019.ckpt --resume -o "
+       "staleness_dai2019.csv",
+       0},
+      {"@A staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer nesterov,rmsprop,adagrad "
+       "--workers 1 --quiet --checkpoint staleness_dai2019_b.ckpt --resume -o "
+       "staleness_dai2019_b.csv",
+       0},
+      {"gnuplot staleness_dai2019.gp", 0}}},
     {"wallclock",
      "error against wall-clock time of the variants (docs/wallclock.md)",
      {{"@A wallclock --objective lsq --grid 201 -o wallclock_lsq.csv", 0},

@@ -103,6 +103,8 @@ const cli_example cli_examples[] = {
      "two worker counts and two momenta, as JSON"},
     {"tradeoff", "amsgd tradeoff --preset liu2018-dnn --checkpoint tradeoff.ckpt -o tradeoff.csv",
      "the documented run (docs/tradeoff.md), resumable with --resume"},
+    {"staleness", "amsgd staleness --preset dai2019 --quick --list-cells",
+     "the cells of Dai et al.'s grid at reduced size (drop --list-cells to run it)"},
 
     {"rerun", "amsgd rerun theory.json",
      "theory.json from 'amsgd theory --format json -o theory.json': same bytes?"},
