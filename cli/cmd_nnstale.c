@@ -349,7 +349,7 @@ static const cli_opt OPT_LIST_CELLS = {"list-cells", NULL, NULL,
 
 static const cli_opt *const preset_opts[] = {&OPT_PRESET,      &OPT_QUICK,      &OPT_MODELS,
                                              &OPT_WIDTH,       &OPT_P_OPT,      &OPT_P_S,
-                                             &OPT_P_WORKERS,   &OPT_SEEDS,      &OPT_NNDATA,
+                                             &OPT_P_WORKERS,   &OPT_SEEDS,      &OPT_NN_DATA,
                                              &OPT_NNBATCH,     &OPT_SEMANTICS,  &OPT_NNMOM,
                                              &OPT_P_TARGET,    &OPT_P_MAXB,     &OPT_P_EVAL_EVERY,
                                              &OPT_P_EVAL_ROWS, &OPT_P_COH_ROWS, &OPT_GRID_HALF,
