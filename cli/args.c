@@ -1,11 +1,15 @@
 /*
  * args.c -- option parsing, validation and help for the amsgd subcommands.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include "args.h"
 #include "embed.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <math.h>
 #include <setjmp.h>
@@ -20,10 +24,12 @@
 #include "../studies/am_sweep.h"
 
 _Thread_local cli_embed_frame *cli_embed_active = NULL;
+int cli_progress_line_open = 0;
 
 /* The one exit of the subcommands: prints "amsgd: error: <message>" (msg != NULL) as one line
  * on stderr and exits with code; inside an embedded call (embed.c) records code and message
- * and returns to am_cli_call instead. */
+ * and returns to am_cli_call instead. Under MPI every rank parses the same command line and
+ * meets the same usage error: only rank 0 prints it (one line, not one per rank). */
 static _Noreturn void fail(int code, const char *msg)
 {
     cli_embed_frame *e = cli_embed_active;
@@ -33,7 +39,9 @@ static _Noreturn void fail(int code, const char *msg)
         longjmp(e->jump, 1);
     }
     fflush(stdout);
-    if (msg) fprintf(stderr, "amsgd: error: %s\n", msg);
+    if (cli_progress_line_open) fputc('\n', stderr);
+    cli_progress_line_open = 0;
+    if (msg && (code != 2 || am_sweep_rank() == 0)) fprintf(stderr, "amsgd: error: %s\n", msg);
     exit(code);
 }
 
@@ -44,8 +52,7 @@ void cli_usage_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* MPI: every rank parses the same flags and meets the same error; rank 0 reports it */
-    fail(2, am_sweep_rank() == 0 ? msg : NULL);
+    fail(2, msg);
 }
 
 void cli_runtime_error(const char *fmt, ...)
@@ -269,6 +276,62 @@ int cli_path_probe(const char *path, int regular_only, char *resolved, size_t si
     return 0;
 }
 
+int cli_tmp_lock(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+#ifdef F_OFD_SETLK
+    return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+    return fcntl(fd, F_SETLK, &fl);
+#endif
+}
+
+/* Whether the temporary dir/name (a regular file) of the dead process pid may go: nobody
+ * holds its lock, and it is still the same file once locked. */
+static int tmp_abandoned(const char *full, long pid)
+{
+    int fd = open(full, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat a, b;
+    int ok = fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && cli_tmp_lock(fd) == 0 &&
+             lstat(full, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+             kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (ok) ok = unlink(full) == 0;
+    close(fd); /* releases the lock */
+    return ok;
+}
+
+int cli_tmp_cleanup(const char *path)
+{
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    size_t nb = strlen(base);
+    if (!nb) return 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, nb) != 0 || strncmp(n + nb, ".tmp.", 5) != 0) continue;
+        const char *digits = n + nb + 5;
+        if (!*digits || strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 9)
+            continue;
+        long pid = strtol(digits, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid()) continue;
+        /* a live process (or one of another user) may still be writing it */
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        char full[PATH_MAX];
+        if ((size_t)snprintf(full, sizeof full, "%s/%s", dir, n) >= sizeof full) continue;
+        removed += tmp_abandoned(full, pid);
+    }
+    closedir(d);
+    return removed;
+}
+
 /* Whether an existing file may be used as a checkpoint: empty, a torn first line, or a first
  * line that names itself "amsgd_checkpoint"; anything else (a data file given by mistake)
  * would be overwritten, so it is refused. A missing file passes. */
@@ -293,13 +356,14 @@ static void probe_outputs(cli_args *a)
 {
     static char ckpt_target[PATH_MAX];
     char out_target[PATH_MAX] = "", why[PATH_MAX + 64];
-    int through;
+    int through = 0;
     int ko = find(a, "output", 6), kc = find(a, "checkpoint", 10);
     const char *out = ko >= 0 && a->given[ko] ? a->values[ko] : NULL;
     const char *ckpt = kc >= 0 && a->given[kc] ? a->values[kc] : NULL;
     if (out && strcmp(out, "-") != 0 &&
         cli_path_probe(out, 0, out_target, sizeof out_target, &through, why, sizeof why))
         cli_usage_error("--output: cannot write '%s': %s", out, why);
+    int out_through = through;
     if (ckpt) {
         if (cli_path_probe(ckpt, 1, ckpt_target, sizeof ckpt_target, &through, why, sizeof why))
             cli_usage_error("--checkpoint: cannot write '%s': %s", ckpt, why);
@@ -310,7 +374,9 @@ static void probe_outputs(cli_args *a)
         if (out_target[0] && strcmp(out_target, ckpt_target) == 0)
             cli_usage_error("--checkpoint and --output name the same file '%s'", ckpt);
         if (strcmp(ckpt_target, ckpt) != 0) a->values[kc] = ckpt_target;
+        cli_tmp_cleanup(ckpt_target);
     }
+    if (out_target[0] && !out_through) cli_tmp_cleanup(out_target);
 }
 
 void cli_parse(cli_args *a, const char *cmd, const char *summary, const cli_opt *const *opts,

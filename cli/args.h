@@ -33,6 +33,10 @@ typedef struct {
     int given[CLI_MAX_OPTS];
 } cli_args;
 
+/* Set while a progress line (cli_progress_start) is open on stderr: an error message first
+ * ends it. */
+extern int cli_progress_line_open;
+
 /* Prints "amsgd: error: <message>" on stderr and exits with status 2. */
 void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -82,6 +86,15 @@ void cli_print_examples(FILE *f, const char *cmd);
  * reason in why. */
 int cli_path_probe(const char *path, int regular_only, char *resolved, size_t size, int *through,
                    char *why, size_t why_size);
+
+/* Temporaries: a file written whole goes to PATH.tmp.PID beside PATH, locked (an exclusive
+ * fcntl lock of its open file description, cli_tmp_lock) from its creation to its rename.
+ * cli_tmp_cleanup removes the temporaries of path that dead processes left (a SIGKILL during
+ * the final write): PATH.tmp.N for a process N that does not exist, a regular file whose lock
+ * nobody holds. Those of live processes, of other users' processes and of names that are not
+ * PATH.tmp.DIGITS stay. Returns how many were removed. */
+int cli_tmp_cleanup(const char *path);
+int cli_tmp_lock(int fd);
 
 /* The option's value (given or default), or NULL. Exits 2 if the name is not an option. */
 const char *cli_str(const cli_args *a, const char *name);

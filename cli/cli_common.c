@@ -3,7 +3,7 @@
  */
 #include "cli_common.h"
 
-#include "../studies/am_sweep.h"
+#include <time.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "../studies/am_sweep.h"
 
 const cli_opt OPT_DIM = {"dim", "D", "4", "dimension d >= 2"};
 const cli_opt OPT_SPECTRUM = {"spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
@@ -35,10 +37,13 @@ const cli_opt OPT_REPLICAS = {"replicas", "R", "1000", "ensemble size"};
 const cli_opt OPT_SEED = {"seed", "S", "1", "seed of every random stream"};
 const cli_opt OPT_THREADS = {"threads", "N", "0", "threads (0 = all cores)"};
 const cli_opt OPT_FORMAT = {"format", "FMT", "csv", "output format: csv or json"};
-const cli_opt OPT_OUTPUT = {"output", "FILE", NULL, "write the output to FILE (default stdout)"};
+const cli_opt OPT_OUTPUT = {"output", "FILE", NULL, "write the output to FILE [default: stdout]"};
 const cli_opt OPT_BLOWUP = {"blowup", "B", "1e6",
                             "a replica with |v| > B or a non-finite iterate counts as diverged"};
 const cli_opt OPT_COORDS = {"coords", NULL, NULL, "also report the mean of each h_i^2"};
+const cli_opt OPT_PROGRESS = {"progress", NULL, NULL,
+                              "progress line on stderr also when it is not a terminal [default: "
+                              "only on a terminal]"};
 
 /* Memory a user may ask for: stay well inside the machine. */
 #define CLI_MAX_DIM 100000LL
@@ -244,6 +249,7 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
     if (!tmp) cli_runtime_error("out of memory");
     snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd >= 0) cli_tmp_lock(fd); /* a live temporary: cli_tmp_cleanup leaves it */
     if (fd < 0) {
         int err = errno;
         free(tmp);
@@ -334,4 +340,101 @@ void cli_trajectory_json(json_t *root, const double *t, const double *err, const
             json_array_append_new(rows, cli_json_doubles(h2 + g * d, d));
         json_object_set_new(root, "h2", rows);
     }
+}
+
+double cli_work_limit(void)
+{
+    const char *v = getenv("AMSGD_MAX_WORK");
+    if (!v || !*v) return CLI_WORK_LIMIT;
+    if (strcmp(v, "none") == 0) return INFINITY;
+    double x;
+    if (cli_parse_double(v, &x) || !(x > 0))
+        cli_usage_error("AMSGD_MAX_WORK must be a number > 0 or 'none', got '%s'", v);
+    return x;
+}
+
+void cli_work_check(const cli_args *a, double work, const char *how)
+{
+    double lim = cli_work_limit();
+    if (!(work > lim)) return;
+    cli_usage_error("%s: about %.3g updates of total work (%s) is above the limit of %.3g; "
+                    "reduce the run or set AMSGD_MAX_WORK=%.3g (or none) to run it anyway",
+                    a->cmd, work, how, lim, work * 1.01);
+}
+
+/* ---- progress of the ensembles ------------------------------------------------------- */
+
+typedef struct {
+    const char *cmd;
+    int on;           /* cli_progress_start enabled it */
+    unsigned run;     /* ensemble runs started */
+    size_t last;      /* replicas done at the last call */
+    double t0, shown; /* start of the current run, time of the last line */
+} cli_progress_state;
+
+static cli_progress_state cli_progress;
+
+static double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void cli_progress_print(void *ctx, size_t done, size_t total)
+{
+    cli_progress_state *s = ctx;
+    double now = cli_now();
+    if (s->run == 0 || done < s->last || s->last == total) { /* a new ensemble run */
+        s->run++;
+        s->t0 = now;
+        s->shown = 0;
+    }
+    s->last = done;
+    if (done < total && now - s->shown < 0.2) return;
+    s->shown = now;
+    double el = now - s->t0;
+    if (s != &cli_progress) /* cli_progress_cells: the study's own units */
+        fprintf(stderr, "\r%s: %zu/%zu ensembles, %.1f s elapsed", cli_progress.cmd, done, total,
+                el);
+    else
+        fprintf(stderr, "\r%s: ensemble %u: %zu/%zu replicas, %.1f s elapsed", s->cmd, s->run, done,
+                total, el);
+    if (done > 0 && done < total && el >= 0.5)
+        fprintf(stderr, ", about %.1f s left   ", el / (double)done * (double)(total - done));
+    else if (done < total)
+        fputs(", estimating...         ", stderr);
+    else
+        fputs("                   ", stderr);
+    fflush(stderr);
+    cli_progress_line_open = 1;
+}
+
+static cli_progress_state cli_progress_study;
+
+void cli_progress_cells(void *ctx, size_t done, size_t total)
+{
+    (void)ctx;
+    if (cli_progress.on) cli_progress_print(&cli_progress_study, done, total);
+}
+
+int cli_progress_start(const cli_args *a)
+{
+    int want = cli_has_opt(a, "progress") && cli_flag(a, "progress");
+    if (!want && !isatty(STDERR_FILENO)) return 0;
+    if (am_sweep_rank() != 0) return 0;
+    memset(&cli_progress, 0, sizeof cli_progress);
+    memset(&cli_progress_study, 0, sizeof cli_progress_study);
+    cli_progress.cmd = a->cmd;
+    cli_progress.on = 1;
+    am_ensemble_progress_set(cli_progress_print, &cli_progress);
+    return 1;
+}
+
+void cli_progress_end(void)
+{
+    am_ensemble_progress_set(NULL, NULL);
+    cli_progress.on = 0;
+    if (cli_progress_line_open) fputc('\n', stderr);
+    cli_progress_line_open = 0;
 }

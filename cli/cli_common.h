@@ -16,6 +16,20 @@
 #include "../theory/am_problem.h"
 #include "args.h"
 
+/* --progress: the progress line of the ensembles also when stderr is not a terminal. */
+extern const cli_opt OPT_PROGRESS;
+
+/* Starts the progress line of the ensemble runs of a command (am_ensemble_progress_set): on
+ * stderr when it is a terminal or --progress is given (never into a pipe or file by default),
+ * rank 0 only; "\rCMD: ensemble K: DONE/TOTAL replicas, S s elapsed, about L s left", rewritten
+ * in place at most every 0.2 s. cli_progress_end turns it off and ends the line. */
+int cli_progress_start(const cli_args *a);
+void cli_progress_end(void);
+
+/* A study's own progress callback (done of total ensembles) for the line of
+ * cli_progress_start ("\rCMD: DONE/TOTAL ensembles, ..."); ctx is unused. */
+void cli_progress_cells(void *ctx, size_t done, size_t total);
+
 extern const cli_opt OPT_DIM, OPT_SPECTRUM, OPT_DIST, OPT_ROTATE, OPT_ETA, OPT_MU, OPT_DELAY,
     OPT_INIT, OPT_GRID, OPT_REPLICAS, OPT_SEED, OPT_THREADS, OPT_FORMAT, OPT_OUTPUT, OPT_BLOWUP,
     OPT_COORDS, OPT_DELAY_IID;
@@ -83,6 +97,23 @@ void cli_trajectory_csv(FILE *f, const double *t, const double *err, const doubl
                         const double *h2, size_t n, size_t d);
 void cli_trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
                          const double *h2, size_t n, size_t d);
+
+/* The bound on total work, checked before computing. The estimate counts elementary updates:
+ * one coordinate of one replica advanced by one step (replicas x steps x d, summed over the
+ * cells of a sweep), or one learner visited by one update of a parameter-server simulation.
+ * At a few nanoseconds per update, the default limit CLI_WORK_LIMIT is about a hundred
+ * CPU-hours; the environment variable AMSGD_MAX_WORK sets another limit (a number > 0, or
+ * "none"). */
+#define CLI_WORK_LIMIT 1e14
+
+/* The limit in force: AMSGD_MAX_WORK or CLI_WORK_LIMIT (INFINITY for "none"); exits 2 naming
+ * the variable when it is not a number > 0 or "none". */
+double cli_work_limit(void);
+
+/* Exits 2 with one line when work (the estimate; how: its factors, e.g. "1e9 replicas x 1e12
+ * steps x d 4") exceeds cli_work_limit(): "CMD: about W updates (HOW) is above the limit L of
+ * total work; set AMSGD_MAX_WORK=... to run it anyway". */
+void cli_work_check(const cli_args *a, double work, const char *how);
 
 /* Formats a double for CSV (%.10g; non-finite as nan). */
 void cli_csv_double(FILE *f, double x);

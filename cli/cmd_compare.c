@@ -3,6 +3,7 @@
  * (`sde`) and the limit ODE (`ode`) with the same parameters on the same grid, and the
  * largest gaps sup_g |err_mc(t_g) - err_ode(t_g)|, sup_g |err_mc(t_g) - err_sde(t_g)|.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +13,9 @@
 #include "commands.h"
 
 static const cli_opt OPT_TIME_CMP = {"time", "T", "10", "horizon in continuous time t = k eta"};
-static const cli_opt OPT_DT_CMP = {"dt", "H", "eta", "Euler-Maruyama step of the SDE"};
-static const cli_opt OPT_RTOL_CMP = {"rtol", "R", "1e-9", "relative tolerance of CVODE"};
-static const cli_opt OPT_ATOL_CMP = {"atol", "A", "1e-13", "absolute tolerance of CVODE"};
+static const cli_opt OPT_DT_CMP = {"dt", "H", "--eta", "Euler-Maruyama step of the SDE"};
+static const cli_opt OPT_RTOL_CMP = {"rtol", "RTOL", "1e-9", "relative tolerance of CVODE"};
+static const cli_opt OPT_ATOL_CMP = {"atol", "ATOL", "1e-13", "absolute tolerance of CVODE"};
 static const cli_opt OPT_DDE_CMP = {"dde", NULL, NULL,
                                     "also the delay-differential limit at the lag tau eta of "
                                     "--delay const:TAU (a fourth curve, err_dde)"};
@@ -23,7 +24,7 @@ static const cli_opt *const compare_opts[] = {
     &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,   &OPT_ETA,      &OPT_MU,
     &OPT_DELAY_IID, &OPT_INIT,     &OPT_TIME_CMP, &OPT_GRID,     &OPT_REPLICAS, &OPT_SEED,
     &OPT_THREADS,   &OPT_BLOWUP,   &OPT_DT_CMP,   &OPT_RTOL_CMP, &OPT_ATOL_CMP, &OPT_DDE_CMP,
-    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
+    &OPT_FORMAT,    &OPT_PROGRESS, &OPT_OUTPUT,   NULL};
 
 int cmd_compare(int argc, char **argv)
 {
@@ -50,6 +51,13 @@ int cmd_compare(int argc, char **argv)
     am_grid grid = cli_grid(&a, horizon);
     am_ensemble_params ep = cli_ensemble_params(&a);
     int json = cli_json(&a);
+    {
+        char how[160]; /* the discrete ensemble and the SDE ensemble */
+        snprintf(how, sizeof how, "%zu replicas x (%.3g + %.3g) steps x d %zu", ep.replicas,
+                 horizon / mp.eta, horizon / dt, p->dim);
+        cli_work_check(&a, (double)ep.replicas * (horizon / mp.eta + horizon / dt) * (double)p->dim,
+                       how);
+    }
     if (p->dist.kind == AM_DIST_STUDENT && !(p->dist.nu > 4))
         cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "
                         "got '%s'",
@@ -72,7 +80,9 @@ int cmd_compare(int argc, char **argv)
     }
     am_compare_result r;
     char err[320];
+    cli_progress_start(&a);
     am_status st = am_compare_run(&cp, &r, err, sizeof err);
+    cli_progress_end();
     if (st == AM_ENOMEM && r.memory > (double)AM_MEMORY_LIMIT)
         cli_usage_error("--grid %zu with %zu observables and --threads %d would need %.3g GB, "
                         "above the limit of %.3g GB",

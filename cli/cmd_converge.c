@@ -30,16 +30,16 @@ static const cli_opt OPT_SDE = {"sde", NULL, NULL,
 static const cli_opt OPT_LIMIT = {"limit", "NAME", "ode",
                                   "reference limit: ode, or dde (the delay-differential limit at "
                                   "the lag C of --delay-scaling inverse:C; predicted order 1)"};
-static const cli_opt OPT_ORDER = {"order", "P", "auto",
+static const cli_opt OPT_ORDER = {"order", "ORDER", "auto",
                                   "predicted order (auto: 1, GAMMA for paper, 0 for inverse)"};
-static const cli_opt OPT_NOISE_K = {"noise-k", "K", "3",
-                                    "refuse the fit unless every gap is >= K standard errors"};
+static const cli_opt OPT_NOISE_K = {"noise-k", "NSE", "3",
+                                    "refuse the fit unless every gap is >= NSE standard errors"};
 
 static const cli_opt *const cv_opts[] = {
-    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,   &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
-    &OPT_DELAY_IID, &OPT_SCALING,  &OPT_INIT,   &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
-    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP, &OPT_SDE,     &OPT_LIMIT,   &OPT_ORDER,
-    &OPT_NOISE_K,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,  &OPT_ETAS,    &OPT_MU,
+    &OPT_DELAY_IID, &OPT_SCALING,  &OPT_INIT,     &OPT_TIME_CV, &OPT_GRID_CV, &OPT_REPLICAS_CV,
+    &OPT_SEED,      &OPT_THREADS,  &OPT_BLOWUP,   &OPT_SDE,     &OPT_LIMIT,   &OPT_ORDER,
+    &OPT_NOISE_K,   &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,  NULL};
 
 static json_t *json_sizes(const size_t *x, size_t n)
 {
@@ -134,13 +134,25 @@ int cmd_converge(int argc, char **argv)
     for (size_t l = 0; l < n_eta; l++)
         if (cp.horizon / etas[l] > 1e12)
             cli_usage_error("--time / eta = %.3g steps is more than 1e12", cp.horizon / etas[l]);
+    {
+        double steps = 0; /* every step size of the ladder, the SDE's ensemble too */
+        for (size_t l = 0; l < n_eta; l++)
+            steps += cp.horizon / etas[l];
+        char how[160];
+        snprintf(how, sizeof how, "%zu replicas x %.3g steps over the ladder%s x d %zu",
+                 cp.ens.replicas, steps, sde ? " x 2 (--sde)" : "", p->dim);
+        cli_work_check(&a, (double)cp.ens.replicas * steps * (sde ? 2.0 : 1.0) * (double)p->dim,
+                       how);
+    }
     am_status st = am_converge_params_check(p, &cp, err, sizeof err);
     if (st == AM_ENOMEM) cli_usage_error("--delay-scaling: %s", err);
     if (st) cli_usage_error("%s", err);
     int json = cli_json(&a);
 
     am_converge_result *r = NULL;
+    cli_progress_start(&a);
     st = am_converge_run(p, &cp, &r);
+    cli_progress_end();
     if (st) cli_runtime_error("converge: %s", am_strerror(st));
 
     cli_out out;

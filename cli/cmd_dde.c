@@ -19,11 +19,11 @@ static const cli_opt OPT_TIME_DDE = {"time", "T", "10", "horizon in continuous t
 static const cli_opt OPT_ETA_DDE = {"eta", "E", "5e-4",
                                     "step size eta > 0; recorded only (the DDE is the eta -> 0 "
                                     "limit at fixed lag)"};
-static const cli_opt OPT_LAG = {"lag", "S", NULL,
+static const cli_opt OPT_LAG = {"lag", "LAG", NULL,
                                 "lag s = tau eta > 0 in continuous time (required); the delay "
                                 "of tau steps at step eta has lag tau eta"};
-static const cli_opt OPT_RTOL_DDE = {"rtol", "R", "1e-10", "relative tolerance, in [1e-14, 1)"};
-static const cli_opt OPT_ATOL_DDE = {"atol", "A", "1e-13", "absolute tolerance, in [0, 1)"};
+static const cli_opt OPT_RTOL_DDE = {"rtol", "RTOL", "1e-10", "relative tolerance, in [1e-14, 1)"};
+static const cli_opt OPT_ATOL_DDE = {"atol", "ATOL", "1e-13", "absolute tolerance, in [0, 1)"};
 static const cli_opt OPT_COORDS_DDE = {"coords", NULL, NULL,
                                        "also report each h_i^2 = ((Q^T V)_i)^2"};
 
@@ -55,7 +55,7 @@ int cmd_dde(int argc, char **argv)
               "by the method of steps, from the ensemble's initial point, and report\n"
               "err = 1 - (v1.V)^2/|V|^2 and |V| on the saved grid.",
               dde_opts, argc, argv);
-    if (!cli_given(&a, "lag")) cli_usage_error("--lag S is required (S = tau eta > 0)");
+    if (!cli_given(&a, "lag")) cli_usage_error("--lag LAG is required (the lag s = tau eta > 0)");
     am_problem *p = cli_problem(&a);
     size_t d = p->dim;
     char err[256];
@@ -76,6 +76,11 @@ int cmd_dde(int argc, char **argv)
     if (horizon / lag > (double)dp.max_segments)
         cli_usage_error("--time / --lag = %.3g lag intervals is more than %zu", horizon / lag,
                         dp.max_segments);
+    if (16.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT) /* the solver's two copies */
+        cli_usage_error("--grid %zu with --dim %zu: the saved trajectory needs %.3g GB, above the "
+                        "limit of %.3g GB",
+                        grid.n, d, 16.0 * (double)grid.n * (double)d / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
     if (coords && 8.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT)
         cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
                         grid.n, d);

@@ -12,24 +12,25 @@
 #include "../studies/am_knee.h"
 #include "../studies/am_sweep.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 #include "sweep_cli.h"
 
 static const cli_opt OPT_MUS = {"mus", "LIST", "0.5,0.7,0.8,0.85,0.9,0.95",
                                 "momenta: comma list or A:B:N"};
-static const cli_opt OPT_FACTOR = {"factor", "F", "2",
-                                   "tau_c: first delay whose stationary error exceeds F times "
+static const cli_opt OPT_FACTOR = {"factor", "FACTOR", "2",
+                                   "tau_c: first delay whose stationary error exceeds FACTOR times "
                                    "the tau = 0 value (or more than --diverged-max diverged)"};
 static const cli_opt OPT_K_DELAY_MODEL = {"delay-model", "KIND", "const",
                                           "delay axis: const (tau) or uniform (S)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
-static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "B", "200", "bootstrap replicates"};
-static const cli_opt OPT_REFINE = {"refine", "K", "3",
-                                   "also evaluate the K delays on each side of tau_c, so the "
+static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "N", "200", "bootstrap replicates"};
+static const cli_opt OPT_REFINE = {"refine", "N", "3",
+                                   "also evaluate the N delays on each side of tau_c, so the "
                                    "bootstrap resolves tau_c to 1 there"};
-static const cli_opt OPT_DIVERGED_MAX = {"diverged-max", "F", "0.05",
+static const cli_opt OPT_DIVERGED_MAX = {"diverged-max", "FRAC", "0.05",
                                          "a delay is also critical when more than the fraction "
-                                         "F of its replicas diverged"};
+                                         "FRAC of its replicas diverged"};
 static const cli_opt OPT_SEEDS = {"seeds", "N", "1",
                                   "run N independent seeds (seed, seed+1, ...): tau_c_seeds, "
                                   "tau_c_mean, tau_c_sd, and the exponent's t interval over seeds"};
@@ -38,6 +39,7 @@ static const cli_opt OPT_K_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_K_RESUME = {"resume", NULL, NULL,
                                      "skip the momenta already in the --checkpoint file"};
 
+// clang-format off
 static const cli_opt *const knee_opts[] = {&OPT_DIM,
                                            &OPT_SPECTRUM,
                                            &OPT_DIST,
@@ -66,7 +68,10 @@ static const cli_opt *const knee_opts[] = {&OPT_DIM,
                                            &OPT_QUIET,
                                            &OPT_FORMAT,
                                            &OPT_OUTPUT,
+                                           &OPT_DATA,
+                                           &OPT_PROJECT,
                                            NULL};
+// clang-format on
 
 int cmd_knee(int argc, char **argv)
 {
@@ -76,7 +81,8 @@ int cmd_knee(int argc, char **argv)
               "bisection) and fit the exponent p of tau_c ∝ (1-mu)^p with a bootstrap\n"
               "confidence interval, next to the paper's p = 2 and linear stability.",
               knee_opts, argc, argv);
-    am_problem *p = cli_problem(&a);
+    am_problem *p = cli_data_problem(&a);
+    if (!p) p = cli_problem(&a);
     am_knee_params kp = am_knee_params_default();
     sweep_cli_cell_params(&kp.cell, &a, p);
     size_t nmu;
@@ -108,6 +114,20 @@ int cmd_knee(int argc, char **argv)
     am_status cst = am_knee_params_check(&kp, err, sizeof err);
     if (cst == AM_ENOMEM) cli_usage_error("--replicas %zu: %s", kp.cell.replicas, err);
     if (cst) cli_usage_error("%s", err);
+    {
+        /* at most this many delays are evaluated per momentum (am_knee_memory's count) */
+        double evals =
+            am_knee_memory(&kp) / ((double)kp.cell.replicas * AM_MSGD_NSUMMARY * sizeof(double));
+        double steps = kp.cell.horizon / kp.cell.msgd.eta;
+        char how[192];
+        snprintf(how, sizeof how,
+                 "%zu momenta x %zu seeds x %.0f delays x %zu replicas x %.3g steps x d %zu", nmu,
+                 kp.seeds, evals, kp.cell.replicas, steps, p->dim);
+        cli_work_check(&a,
+                       (double)nmu * (double)kp.seeds * evals * (double)kp.cell.replicas * steps *
+                           (double)p->dim,
+                       how);
+    }
     if (progress) {
         kp.progress = sweep_cli_progress_print;
         kp.progress_ctx = stderr;
@@ -131,6 +151,7 @@ int cmd_knee(int argc, char **argv)
     if (json) {
         json_t *params = json_object();
         sweep_cli_params_json(params, &kp.cell);
+        cli_params_data(params, &a, p);
         json_object_set_new(params, "mus", cli_json_doubles(mu, nmu));
         json_object_set_new(params, "factor", json_real(kp.factor));
         json_object_set_new(params, "tau_max", json_integer((json_int_t)kp.tau_max));

@@ -2,12 +2,14 @@
  * cmd_mc.c -- `amsgd mc`: the discrete Async-MSGD algorithm as a Monte Carlo ensemble,
  * mean error 1 - (v^1.v)^2/|v|^2 and norm |v| with standard errors on the saved grid.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../studies/am_run.h"
 #include "../core/am_rng.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 #include "mc_output.h"
 
@@ -19,10 +21,13 @@ static const cli_opt OPT_LR = {"lr", "SPEC", "const",
                                "step for --delay workers:P:DIST: const (--eta) or "
                                "adaptive:C:MAX, eta_k = min(C/|v_k - w|^2, MAX)"};
 
+// clang-format off
 static const cli_opt *const mc_opts[] = {
     &OPT_DIM,    &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE,   &OPT_ETA,    &OPT_MU,      &OPT_DELAY,
     &OPT_INIT,   &OPT_TIME_MC,  &OPT_GRID, &OPT_REPLICAS, &OPT_SEED,   &OPT_THREADS, &OPT_BLOWUP,
-    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_COORDS, &OPT_VARIANT,  &OPT_LR,   &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* --variant and --lr for the parameter-server delay (exit 2 on bad input). */
 static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)
@@ -56,7 +61,8 @@ int cmd_mc(int argc, char **argv)
               "Run the discrete Async-MSGD recursion as an ensemble of independent replicas and\n"
               "report the mean error, its standard error and the mean norm on the saved grid.",
               mc_opts, argc, argv);
-    am_problem *p = cli_problem(&a);
+    am_problem *p = cli_data_problem(&a);
+    if (!p) p = cli_problem(&a);
     am_run_mc_params rp = am_run_mc_params_default();
     rp.problem = p;
     rp.msgd = cli_msgd_params(&a, p);
@@ -71,6 +77,12 @@ int cmd_mc(int argc, char **argv)
     am_ensemble_params ep = cli_ensemble_params(&a);
     rp.ensemble = ep;
     int json = cli_json(&a);
+    {
+        char how[128];
+        double steps = horizon / mp.eta;
+        snprintf(how, sizeof how, "%zu replicas x %.3g steps x d %zu", ep.replicas, steps, p->dim);
+        cli_work_check(&a, (double)ep.replicas * steps * (double)p->dim, how);
+    }
 
     int ps = mp.delay.kind == AM_DELAY_WORKERS;
     if (ps) /* staleness from simulated learners: the parameter-server engine */
@@ -80,14 +92,28 @@ int cmd_mc(int argc, char **argv)
                         cli_str(&a, "delay"));
     am_run_result run;
     char err[256];
+    cli_progress_start(&a);
     am_status st = am_run_mc(&rp, &run, err, sizeof err);
+    cli_progress_end();
     mc_check_memory(st, &run, ep.threads);
+    if (st == AM_ENOMEM && ps) {
+        /* the asynchronous server keeps about 40 P + 69 past iterates of d doubles per replica
+         * (am_msgd_ps.c), refused above a sixteenth of the memory limit: a usage error */
+        double hist = (40.0 * mp.delay.param + 69.0) * (double)p->dim * 8.0;
+        if (hist > (double)AM_MEMORY_LIMIT / 16)
+            cli_usage_error("--delay %s with --dim %zu: the server's history of %.3g GB per "
+                            "replica is above the limit of %.3g GB (fewer workers or a smaller "
+                            "--dim)",
+                            cli_str(&a, "delay"), p->dim, hist / 1e9,
+                            (double)AM_MEMORY_LIMIT / 16 / 1e9);
+    }
     if (st) cli_runtime_error("mc: %s", err);
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     json_t *params = json_object();
     cli_params_problem(params, p);
+    cli_params_data(params, &a, p);
     cli_params_msgd(params, &mp);
     json_object_set_new(params, "time", json_real(horizon));
     json_object_set_new(params, "grid", json_integer((json_int_t)grid.n));

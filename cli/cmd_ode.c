@@ -14,16 +14,16 @@
 #include "cli_common.h"
 #include "commands.h"
 
-static const cli_opt OPT_TIME_ODE = {"time", "T", "10", "horizon in continuous time t = k eta"};
+static const cli_opt OPT_TIME_ODE = {"time", "T", "10", "horizon in continuous time t"};
 static const cli_opt OPT_ETA_ODE = {"eta", "E", "5e-4",
                                     "step size eta > 0; recorded only (the ODE is the eta -> 0 "
                                     "limit)"};
-static const cli_opt OPT_RTOL = {"rtol", "R", "1e-9", "CVODE relative tolerance, in [1e-15, 1)"};
-static const cli_opt OPT_ATOL = {"atol", "A", "1e-13", "CVODE absolute tolerance, in [0, 1)"};
-static const cli_opt OPT_METHOD = {"method", "M", "adams",
+static const cli_opt OPT_RTOL = {"rtol", "RTOL", "1e-9", "CVODE relative tolerance, in [1e-15, 1)"};
+static const cli_opt OPT_ATOL = {"atol", "ATOL", "1e-13", "CVODE absolute tolerance, in [0, 1)"};
+static const cli_opt OPT_METHOD = {"method", "NAME", "adams",
                                    "adams (fixed-point iteration) or bdf (Newton, dense "
                                    "Jacobian)"};
-static const cli_opt OPT_LINSOL = {"linsol", "L", "dense",
+static const cli_opt OPT_LINSOL = {"linsol", "NAME", "dense",
                                    "linear solver of bdf: dense (LU) or gmres (matrix-free)"};
 static const cli_opt OPT_PROJECT = {"project", NULL, NULL,
                                     "project every step onto |V| = 1 (needs --method bdf)"};

@@ -11,6 +11,7 @@
 #include "../studies/am_phase.h"
 #include "../studies/am_sweep.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 #include "sweep_cli.h"
 
@@ -28,6 +29,7 @@ static const cli_opt OPT_CHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_RESUME = {"resume", NULL, NULL,
                                    "skip the cells already in the --checkpoint file"};
 
+// clang-format off
 static const cli_opt *const phase_opts[] = {
     &OPT_PRESET,      &OPT_DIM,         &OPT_SPECTRUM, &OPT_DIST,
     &OPT_ROTATE,      &OPT_ETA,         &OPT_SW_INIT,  &OPT_MU_GRID,
@@ -35,7 +37,9 @@ static const cli_opt *const phase_opts[] = {
     &OPT_SW_GRID,     &OPT_BURNIN,      &OPT_EPS,      &OPT_SW_REPLICAS,
     &OPT_SEED,        &OPT_THREADS,     &OPT_BLOWUP,   &OPT_GAMMA,
     &OPT_BOUND_CONST, &OPT_CHECKPOINT,  &OPT_RESUME,   &OPT_QUIET,
-    &OPT_FORMAT,      &OPT_OUTPUT,      NULL};
+    &OPT_FORMAT,      &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* The liu2018 preset: values taken for the flags not given on the command line. */
 static const char *const liu2018[][2] = {{"dim", "4"},
@@ -78,8 +82,9 @@ int cmd_phase(int argc, char **argv)
               "error, next to the paper's delay bound, the linear-stability boundary of the\n"
               "delayed heavy-ball recursion and its delay-equation approximation.",
               phase_opts, argc, argv);
+    am_problem *p = cli_data_problem(&a); /* before the preset's synthetic problem */
     apply_preset(&a);
-    am_problem *p = cli_problem(&a);
+    if (!p) p = cli_problem(&a);
     am_phase_params pp = am_phase_params_default();
     sweep_cli_cell_params(&pp.cell, &a, p);
     const char *mname = cli_str(&a, "metric");
@@ -115,6 +120,21 @@ int cmd_phase(int argc, char **argv)
     pp.ntau = ntau;
     pp.gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
     pp.bound_constant = cli_double(&a, "bound-constant", 0, 1e300, 1, 0);
+    {
+        char how[160];
+        double steps = pp.cell.horizon / pp.cell.msgd.eta;
+        snprintf(how, sizeof how, "%zu x %zu cells x %zu replicas x %.3g steps x d %zu", nmu, ntau,
+                 pp.cell.replicas, steps, p->dim);
+        cli_work_check(
+            &a, (double)nmu * (double)ntau * (double)pp.cell.replicas * steps * (double)p->dim,
+            how);
+    }
+    /* the ratio's paired error keeps the per-replica summaries of two cells */
+    double keep = 2.0 * (double)pp.cell.replicas * AM_MSGD_NSUMMARY * sizeof(double);
+    if (pp.metric == AM_PHASE_RATIO && keep > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--replicas %zu with --metric ratio: the paired error keeps %.3g GB of "
+                        "per-replica errors, above the limit of %.3g GB",
+                        pp.cell.replicas, keep / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
     pp.checkpoint = cli_str(&a, "checkpoint");
     pp.resume = cli_flag(&a, "resume");
     if (pp.resume && !pp.checkpoint) cli_usage_error("--resume needs --checkpoint FILE");
@@ -146,6 +166,7 @@ int cmd_phase(int argc, char **argv)
     if (json) {
         json_t *params = json_object();
         sweep_cli_params_json(params, &pp.cell);
+        cli_params_data(params, &a, p);
         json_object_set_new(params, "mu_grid", cli_json_doubles(mu, nmu));
         json_object_set_new(params, "tau_grid", cli_json_doubles(tau, ntau));
         json_object_set_new(params, "preset", json_string(cli_str(&a, "preset")));

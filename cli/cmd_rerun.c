@@ -29,6 +29,9 @@ static const struct {
     {"ode", "init_replica"}, /* replica 0's point: derived from --init */
     {"dde", "init_replica"},
     {"knee", "eps"}, /* the summary's error level: fixed, not an option */
+    /* validate: the one gamma and C of theory/am_theory.h, fixed */
+    {"validate", "gamma"},
+    {"validate", "bound_constant"},
 };
 
 /* Options that take 0|1 but are recorded as booleans. */

@@ -19,7 +19,7 @@ static const cli_opt OPT_KLIST = {"K", "LIST", "1,2,4,8",
                                   "comma list of K for the k-variants, integers in [1, P]"};
 static const cli_opt OPT_UPDATES = {"updates", "N", "1000",
                                     "updates measured per replica (after the burn-in)"};
-static const cli_opt OPT_BURNIN = {"burnin", "B", "100",
+static const cli_opt OPT_BURNIN = {"burnin", "N", "100",
                                    "updates discarded per replica before measuring"};
 static const cli_opt OPT_REPLICAS_RT = {"replicas", "R", "200",
                                         "independent replicas (standard errors across them)"};
@@ -70,6 +70,14 @@ int cmd_runtime(int argc, char **argv)
     rp.replicas = replicas;
     rp.seed = seed;
     rp.threads = threads;
+    {
+        /* every update of the simulated server visits its P learners, for each variant */
+        char how[160];
+        double nvar = 2.0 + 4.0 * (double)nk;
+        snprintf(how, sizeof how, "%zu replicas x %llu updates x %zu learners x %.0f variants",
+                 replicas, (unsigned long long)(n + burnin), p, nvar);
+        cli_work_check(&a, (double)replicas * (double)(n + burnin) * (double)p * nvar, how);
+    }
     am_runtime_study_result res;
     am_status st = am_runtime_study_run(&rp, &res, err, sizeof err);
     if (st) cli_runtime_error("runtime: %s", err);

@@ -5,6 +5,7 @@
  *   ou      dU_i = -((lambda_1 - lambda_i)/(1-mu)) U_i dt + (alpha_i1/(1-mu)) dB_i,  h_i =
  * sqrt(eta) U_i
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,8 +18,8 @@
 static const cli_opt OPT_TIME_SDE = {"time", "T", "10", "horizon in continuous time t"};
 static const cli_opt OPT_DELAY_SDE = {"delay", "SPEC", "none",
                                       "must be none: the SDE limits do not depend on the delay"};
-static const cli_opt OPT_DT = {"dt", "H", "eta",
-                               "Euler-Maruyama step (default: --eta, the step of the chain)"};
+static const cli_opt OPT_DT = {"dt", "H", "--eta",
+                               "Euler-Maruyama step (the step of the chain when absent)"};
 static const cli_opt OPT_MODEL = {"model", "NAME", "global",
                                   "global (small-noise SDE on the sphere) or ou (local, near v^1)"};
 static const cli_opt OPT_NOISE = {"noise", "0|1", "1", "0 drops the noise (the ODE limit)"};
@@ -27,10 +28,10 @@ static const cli_opt OPT_SAMPLER = {"sampler", "NAME", "fast",
                                     "global noise: fast (exact, O(d)) or dense (Cholesky, O(d^3))"};
 
 static const cli_opt *const sde_opts[] = {
-    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE, &OPT_ETA,      &OPT_MU,
-    &OPT_DELAY_SDE, &OPT_INIT,     &OPT_TIME_SDE, &OPT_GRID,   &OPT_REPLICAS, &OPT_SEED,
-    &OPT_THREADS,   &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,     &OPT_MODEL,    &OPT_NOISE,
-    &OPT_NO_NOISE,  &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_OUTPUT, NULL};
+    &OPT_DIM,       &OPT_SPECTRUM, &OPT_DIST,     &OPT_ROTATE,   &OPT_ETA,      &OPT_MU,
+    &OPT_DELAY_SDE, &OPT_INIT,     &OPT_TIME_SDE, &OPT_GRID,     &OPT_REPLICAS, &OPT_SEED,
+    &OPT_THREADS,   &OPT_BLOWUP,   &OPT_COORDS,   &OPT_DT,       &OPT_MODEL,    &OPT_NOISE,
+    &OPT_NO_NOISE,  &OPT_SAMPLER,  &OPT_FORMAT,   &OPT_PROGRESS, &OPT_OUTPUT,   NULL};
 
 int cmd_sde(int argc, char **argv)
 {
@@ -76,6 +77,13 @@ int cmd_sde(int argc, char **argv)
     am_grid grid = cli_grid(&a, horizon);
     am_ensemble_params ep = cli_ensemble_params(&a);
     int json = cli_json(&a);
+    {
+        char how[128]; /* the dense sampler costs O(d^3) per step */
+        double dd = sampler == AM_SDE_SAMPLER_DENSE ? pow((double)p->dim, 3) : (double)p->dim;
+        snprintf(how, sizeof how, "%zu replicas x %.3g steps x %s %zu", ep.replicas, horizon / dt,
+                 sampler == AM_SDE_SAMPLER_DENSE ? "d^3, d =" : "d", p->dim);
+        cli_work_check(&a, (double)ep.replicas * (horizon / dt) * dd, how);
+    }
 
     am_run_sde_params sp = am_run_sde_params_default();
     sp.problem = p;
@@ -89,7 +97,9 @@ int cmd_sde(int argc, char **argv)
     sp.ensemble = ep;
     am_run_result run;
     char err[256];
+    cli_progress_start(&a);
     am_status st = am_run_sde(&sp, &run, err, sizeof err);
+    cli_progress_end();
     mc_check_memory(st, &run, ep.threads);
     if (st == AM_EDOM)
         cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "

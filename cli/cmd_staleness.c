@@ -18,31 +18,107 @@ static const cli_opt OPT_OPTIMIZER = {
 static const cli_opt OPT_SLIST = {"s", "LIST", "0,1,2,4,8,16",
                                   "comma list of staleness bounds s (integers >= 0)"};
 static const cli_opt OPT_WORKERS_ST = {"workers", "P", "4", "workers averaged per step"};
-static const cli_opt OPT_DATA = {"data", "FILE", NULL,
-                                 "CSV data set (features then label); default synthetic"};
+static const cli_opt OPT_DATA = {
+    "data", "FILE", NULL,
+    "CSV data set (features then label) [default: a synthetic one, see --rows]"};
 static const cli_opt OPT_ROWS = {"rows", "N", "1000", "rows of the synthetic data set"};
 static const cli_opt OPT_FEATURES = {"features", "D", "10", "features of the synthetic data set"};
-static const cli_opt OPT_BATCH = {"batch", "B", "8", "rows per worker gradient"};
+static const cli_opt OPT_BATCH = {"batch", "N", "8", "rows per worker gradient"};
 static const cli_opt OPT_LR = {"lr", "E", NULL,
-                               "step size of every optimiser (default: sgd 0.2, momentum "
-                               "0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, adagrad 0.5; "
-                               "a tenth of these for pca)"};
+                               "step size of every optimiser [default: per optimiser: sgd "
+                               "0.2, momentum 0.02, nesterov 0.02, adam 0.05, rmsprop 0.02, "
+                               "adagrad 0.5; a tenth of these for pca]"};
 static const cli_opt OPT_MOMENTUM = {"momentum", "M", "0.9", "momentum of momentum/nesterov"};
-static const cli_opt OPT_TARGET = {"target", "F", "0.01",
-                                   "reach F - F* <= F (F(x0) - F*), F in (0, 1)"};
+static const cli_opt OPT_TARGET = {"target", "TARGET", "0.01",
+                                   "reach F - F* <= TARGET (F(x0) - F*), TARGET in (0, 1)"};
 static const cli_opt OPT_MAXSTEPS = {"max-steps", "N", "20000", "a run that needs more fails"};
 static const cli_opt OPT_REPLICAS_ST = {"replicas", "R", "20", "independent runs per cell"};
+static const cli_opt OPT_TUNE_ST = {
+    "tune", NULL, NULL,
+    "tune each optimiser's step at s = 0 (grid lr0 10^(j/2), j = -4..4, lr0 its default; "
+    "fewest mean steps with every run reaching the target), then hold it for every s"};
 
 static const cli_opt *const staleness_opts[] = {
-    &OPT_OBJECTIVE,   &OPT_OPTIMIZER, &OPT_SLIST,   &OPT_WORKERS_ST, &OPT_DATA,   &OPT_ROWS,
-    &OPT_FEATURES,    &OPT_BATCH,     &OPT_LR,      &OPT_MOMENTUM,   &OPT_TARGET, &OPT_MAXSTEPS,
-    &OPT_REPLICAS_ST, &OPT_SEED,      &OPT_THREADS, &OPT_FORMAT,     &OPT_OUTPUT, NULL};
+    &OPT_OBJECTIVE, &OPT_OPTIMIZER, &OPT_SLIST,       &OPT_WORKERS_ST, &OPT_DATA,
+    &OPT_ROWS,      &OPT_FEATURES,  &OPT_BATCH,       &OPT_LR,         &OPT_MOMENTUM,
+    &OPT_TARGET,    &OPT_MAXSTEPS,  &OPT_REPLICAS_ST, &OPT_TUNE_ST,    &OPT_SEED,
+    &OPT_THREADS,   &OPT_FORMAT,    &OPT_PROGRESS,    &OPT_OUTPUT,     NULL};
+
+/* --tune: per optimiser, the s = 0 cell at each step lr0 10^(j/2), j = -4..4 (lr0 the
+ * optimiser's default, the j = 0 run), scored by the mean steps with a miss counted as
+ * 2 max_steps (ties to the smaller step); then every s at the best step. The rows are those of
+ * am_staleness_run, optimiser-major. */
+static am_status staleness_tuned(const am_staleness_params *par, am_staleness_result *res,
+                                 char *err, size_t errlen)
+{
+    memset(res, 0, sizeof *res);
+    res->rows = calloc(par->noptimizers * par->ns, sizeof *res->rows);
+    if (!res->rows) return AM_ENOMEM;
+    const size_t zero = 0;
+    for (size_t o = 0; o < par->noptimizers; o++) {
+        am_staleness_params q = *par;
+        q.optimizers = &par->optimizers[o];
+        q.noptimizers = 1;
+        q.s = &zero;
+        q.ns = 1;
+        double lr0 = NAN, best = NAN, best_score = INFINITY;
+        for (int j = -4; j <= 4; j++) {
+            am_staleness_result r;
+            q.lr = j == -4 ? NAN : lr0 * pow(10.0, j / 2.0);
+            if (j == -4) {
+                /* the default step first: it fixes lr0 */
+                am_status st = am_staleness_run(&q, &r, err, errlen);
+                if (st) {
+                    res->field = r.field;
+                    am_staleness_result_free(&r);
+                    return st;
+                }
+                lr0 = r.rows[0].lr;
+                am_staleness_result_free(&r);
+                q.lr = lr0 * pow(10.0, j / 2.0);
+            }
+            am_status st = am_staleness_run(&q, &r, err, errlen);
+            if (st) {
+                res->field = r.field;
+                am_staleness_result_free(&r);
+                return st;
+            }
+            const am_staleness_row *c = &r.rows[0];
+            double miss = c->never_reached, steps = c->steps_to_target;
+            double score =
+                (miss < 1 ? steps * (1 - miss) : 0) + miss * 2.0 * (double)par->stale.max_steps;
+            if (score < best_score) {
+                best_score = score;
+                best = q.lr;
+            }
+            res->optimum = r.optimum;
+            res->data_rows = r.data_rows;
+            res->data_features = r.data_features;
+            am_staleness_result_free(&r);
+        }
+        q.s = par->s;
+        q.ns = par->ns;
+        q.lr = best;
+        am_staleness_result r;
+        am_status st = am_staleness_run(&q, &r, err, errlen);
+        if (st) {
+            res->field = r.field;
+            am_staleness_result_free(&r);
+            return st;
+        }
+        memcpy(res->rows + o * par->ns, r.rows, par->ns * sizeof *r.rows);
+        res->nrows += par->ns;
+        am_staleness_result_free(&r);
+    }
+    return AM_OK;
+}
 
 int cmd_staleness(int argc, char **argv)
 {
-    /* --model: the protocol on a network and a real data set (cli/cmd_nnstale.c) */
+    /* --model, --preset: the protocol on networks and a real data set (cli/cmd_nnstale.c) */
     for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--model") == 0 || strncmp(argv[i], "--model=", 8) == 0)
+        if (strcmp(argv[i], "--model") == 0 || strncmp(argv[i], "--model=", 8) == 0 ||
+            strcmp(argv[i], "--preset") == 0 || strncmp(argv[i], "--preset=", 9) == 0)
             return cmd_staleness_model(argc, argv);
     cli_args a;
     cli_parse(&a, "staleness",
@@ -95,6 +171,8 @@ int cmd_staleness(int argc, char **argv)
     int threads = (int)cli_int(&a, "threads", 0, 4096);
     double mom = cli_double(&a, "momentum", 0, 1, 0, 1);
     double lr_all = cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0) : NAN;
+    int tune = cli_flag(&a, "tune");
+    if (tune && isfinite(lr_all)) cli_usage_error("--tune and --lr exclude each other");
     int json = cli_json(&a);
 
     am_dataset *ds = NULL;
@@ -105,8 +183,25 @@ int cmd_staleness(int argc, char **argv)
         am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
         if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
         if (st) cli_usage_error("--data %s", err);
+    } else if ((double)rows * (double)feats * 8.0 > (double)AM_MEMORY_LIMIT) {
+        cli_usage_error("--rows %zu with --features %zu: the synthetic data set needs %.3g GB, "
+                        "above the limit of %.3g GB",
+                        rows, feats, (double)rows * (double)feats * 8.0 / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
     } else if (ok == AM_OBJ_PCA && feats < 2) {
         cli_usage_error("--features must be >= 2 for pca, got 1");
+    }
+    {
+        /* an upper bound: every run to --max-steps, each step P workers' gradients of B rows */
+        size_t d = ds ? ds->d : feats;
+        char how[192];
+        snprintf(how, sizeof how,
+                 "%zu replicas x %zu cells x %llu steps x %zu workers x %zu rows x %zu features",
+                 replicas, ns * nopt, (unsigned long long)sp.max_steps, sp.workers, sp.batch, d);
+        cli_work_check(&a,
+                       (double)replicas * (double)(ns * nopt) * (double)sp.max_steps *
+                           (double)sp.workers * (double)sp.batch * (double)d,
+                       how);
     }
     am_staleness_params par = am_staleness_params_default();
     par.objective = ok;
@@ -123,7 +218,14 @@ int cmd_staleness(int argc, char **argv)
     par.momentum = mom;
     par.lr = lr_all;
     am_staleness_result res;
-    am_status st = am_staleness_run(&par, &res, err, sizeof err);
+    am_status st;
+    if (cli_progress_start(&a)) par.progress = cli_progress_cells;
+    if (tune) {
+        st = staleness_tuned(&par, &res, err, sizeof err);
+    } else {
+        st = am_staleness_run(&par, &res, err, sizeof err);
+    }
+    cli_progress_end();
     if (st && res.field && strcmp(res.field, "data") == 0) cli_usage_error("--data %s", err);
     if (st) cli_runtime_error("staleness: %s", err);
 
@@ -178,6 +280,7 @@ int cmd_staleness(int argc, char **argv)
         json_object_set_new(params, "features", json_integer((json_int_t)res.data_features));
         json_object_set_new(params, "batch", json_integer((json_int_t)sp.batch));
         json_object_set_new(params, "lr", cli_json_number(lr_all));
+        if (tune) json_object_set_new(params, "tune", json_true());
         json_object_set_new(params, "momentum", json_real(mom));
         json_object_set_new(params, "target", json_real(sp.target));
         json_object_set_new(params, "max_steps", json_integer((json_int_t)sp.max_steps));

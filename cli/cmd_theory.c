@@ -10,21 +10,26 @@
 #include <string.h>
 
 #include "../studies/am_theory_study.h"
+#include "../theory/am_theory.h"
 #include "cli_common.h"
+#include "cli_data.h"
 #include "commands.h"
 
-static const cli_opt OPT_GAMMA = {"gamma", "G", "0.5",
+static const cli_opt OPT_GAMMA = {"gamma", "G", AM_THEORY_BOUND_GAMMA_STR,
                                   "exponent gamma of the paper's delay conditions, in (0, 1]"};
-static const cli_opt OPT_BOUND_C = {"bound-constant", "C", "1",
+static const cli_opt OPT_BOUND_C = {"bound-constant", "C", AM_THEORY_BOUND_C_STR,
                                     "constant C > 0 in front of the paper's delay conditions"};
 static const cli_opt OPT_DELTA = {
-    "delta", "D", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
-static const cli_opt OPT_NU = {"nu", "P", "0.05",
+    "delta", "DELTA", "0.1", "phase boundary delta in (0, 1/sqrt(2)): escape when |h_1| >= delta"};
+static const cli_opt OPT_NU = {"nu", "NU", "0.05",
                                "failure probability nu in (0, 1) of the escape time T1"};
 
+// clang-format off
 static const cli_opt *const theory_opts[] = {
     &OPT_DIM,     &OPT_SPECTRUM, &OPT_DIST, &OPT_ROTATE, &OPT_ETA,    &OPT_MU, &OPT_GAMMA,
-    &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT, NULL};
+    &OPT_BOUND_C, &OPT_DELTA,    &OPT_NU,   &OPT_FORMAT, &OPT_OUTPUT,
+    &OPT_DATA, &OPT_PROJECT, NULL};
+// clang-format on
 
 /* Largest dimension for which the full alpha_ij^2 matrix is written. */
 #define THEORY_MAX_MATRIX AM_THEORY_STUDY_MAX_MATRIX
@@ -58,7 +63,8 @@ int cmd_theory(int argc, char **argv)
               "linearised delayed heavy-ball recursion for every mode (tangential i >= 2,\n"
               "then radial). --rotate does not change any of these values.",
               theory_opts, argc, argv);
-    am_problem *p = cli_problem(&a);
+    am_problem *p = cli_data_problem(&a);
+    if (!p) p = cli_problem(&a);
     double eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
     double mu = cli_double(&a, "mu", 0, 1, 0, 1);
     double gamma = cli_double(&a, "gamma", 0, 1, 1, 0);
@@ -151,6 +157,7 @@ int cmd_theory(int argc, char **argv)
     } else {
         json_t *params = json_object();
         cli_params_problem(params, p);
+        cli_params_data(params, &a, p);
         json_object_set_new(params, "eta", json_real(eta));
         json_object_set_new(params, "mu", json_real(mu));
         json_object_set_new(params, "gamma", json_real(gamma));
@@ -168,6 +175,11 @@ int cmd_theory(int argc, char **argv)
                 json_array_append_new(mat, row);
             }
             json_object_set_new(root, "alpha2", mat);
+        } else if (p->data) {
+            json_object_set_new(root, "alpha2", json_null());
+            json_array_append_new(notes, json_sprintf("alpha2 is omitted for dim > %d: the "
+                                                      "data's alpha_ij^2 are empirical moments",
+                                                      THEORY_MAX_MATRIX));
         } else {
             json_object_set_new(root, "alpha2", json_null());
             json_array_append_new(notes,

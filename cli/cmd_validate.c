@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../theory/am_theory.h"
 #include "../validate/am_validate.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -19,8 +20,9 @@ static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the checks and exit"}
 static const cli_opt OPT_FORMAT_V = {"format", "FMT", "table", "output: table, json or csv"};
 static const cli_opt OPT_SEED_V = {"seed", "S", "1", "seed of every engine"};
 
-static const cli_opt *const v_opts[] = {&OPT_QUICK,  &OPT_ONLY,     &OPT_LIST,   &OPT_THREADS,
-                                        &OPT_SEED_V, &OPT_FORMAT_V, &OPT_OUTPUT, NULL};
+static const cli_opt *const v_opts[] = {&OPT_QUICK,    &OPT_ONLY,   &OPT_LIST,
+                                        &OPT_THREADS,  &OPT_SEED_V, &OPT_FORMAT_V,
+                                        &OPT_PROGRESS, &OPT_OUTPUT, NULL};
 
 static json_t *num(double x)
 {
@@ -88,7 +90,9 @@ int cmd_validate(int argc, char **argv)
 
     am_validate_report *rep = NULL;
     const char *failed = NULL;
+    cli_progress_start(&a);
     am_status st = am_validate_run_all(&o, only, &rep, &failed);
+    cli_progress_end();
     if (st) cli_runtime_error("validate: check %s: %s", failed ? failed : "?", am_strerror(st));
     const size_t n = rep->n, *count = rep->count;
     const am_check_result *rows = rep->rows;
@@ -103,6 +107,9 @@ int cmd_validate(int argc, char **argv)
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)o.seed);
         json_object_set_new(params, "seed", json_string(buf));
         json_object_set_new(params, "only", only ? json_string(only->name) : json_null());
+        /* the paper's delay condition (theory/am_theory.h): gamma of the paper-scaling row */
+        json_object_set_new(params, "gamma", json_real(AM_THEORY_BOUND_GAMMA));
+        json_object_set_new(params, "bound_constant", json_real(AM_THEORY_BOUND_C));
         json_t *root = cli_json_root("validate", params);
         json_t *checks = json_array();
         for (size_t i = 0; i < n; i++) {

@@ -20,6 +20,7 @@ const cli_command cli_commands[] = {
     {"runtime", cmd_runtime, "parameter-server variants: time per iteration and staleness"},
     {"wallclock", cmd_wallclock, "error against wall-clock time of parameter-server variants"},
     {"staleness", cmd_staleness, "steps to a target under simulated staleness, per optimiser"},
+    {"tradeoff", cmd_tradeoff, "best momentum per worker count on a network (Liu et al.)"},
     {"figures", cmd_figures, "regenerate every figure of the documentation"},
     {"rerun", cmd_rerun, "run again the command a JSON result records; byte-identical?"},
     {NULL, NULL, NULL},

@@ -23,6 +23,7 @@ int cmd_runtime(int argc, char **argv);
 int cmd_staleness(int argc, char **argv);
 int cmd_staleness_model(int argc, char **argv); /* staleness --model (cli/cmd_nnstale.c) */
 int cmd_wallclock(int argc, char **argv);
+int cmd_tradeoff(int argc, char **argv);
 int cmd_ode(int argc, char **argv);
 int cmd_dde(int argc, char **argv);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../studies/am_sweep.h"
+#include "../theory/am_theory.h"
 #include "cli_common.h"
 
 const cli_opt OPT_SW_TIME = {"time", "T", "20", "horizon in continuous time t = k eta"};
@@ -25,9 +26,9 @@ const cli_opt OPT_DELAY_MODEL = {"delay-model", "KIND", "const",
                                  "delay axis: const (tau), uniform (S), geometric (MEAN)"};
 const cli_opt OPT_QUIET = {"quiet", NULL, NULL, "no progress line on stderr"};
 const cli_opt OPT_GAMMA = {
-    "gamma", "G", "0.001",
+    "gamma", "G", AM_THEORY_BOUND_GAMMA_STR,
     "gamma in (0, 1] of the paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))"};
-const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", "1",
+const cli_opt OPT_BOUND_CONST = {"bound-constant", "C", AM_THEORY_BOUND_C_STR,
                                  "constant in front of the paper's delay bound"};
 
 static am_delay_kind delay_kind(const cli_args *a)
@@ -148,9 +149,11 @@ int sweep_cli_show_progress(int quiet)
 }
 
 /* SIGINT asks the sweep to stop (the library polls the flag between cells and inside them);
- * the checkpoint keeps every finished cell. */
+ * the checkpoint keeps every finished cell. SIGTERM does the same: mpirun turns a Ctrl-C into
+ * SIGTERM to every rank (then SIGKILL a few seconds later), Slurm's scancel and time limit
+ * send SIGTERM first. */
 static volatile sig_atomic_t sweep_stop_flag = 0;
-static struct sigaction sweep_old_action;
+static struct sigaction sweep_old_action, sweep_old_term;
 
 static void sweep_on_sigint(int sig)
 {
@@ -166,12 +169,14 @@ const volatile sig_atomic_t *sweep_cli_sigint_install(void)
     sa.sa_handler = sweep_on_sigint;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &sweep_old_action);
+    sigaction(SIGTERM, &sa, &sweep_old_term);
     return &sweep_stop_flag;
 }
 
 void sweep_cli_sigint_restore(void)
 {
     sigaction(SIGINT, &sweep_old_action, NULL);
+    sigaction(SIGTERM, &sweep_old_term, NULL);
 }
 
 int sweep_cli_status(am_status st, const char *err, const char *cmd, const char *units, size_t done,

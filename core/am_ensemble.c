@@ -44,6 +44,16 @@ typedef struct {
     am_status status; /* the first failure of a replica of the chunk */
 } chunk_acc;
 
+/* The progress hook of am_ensemble_progress_set, per calling thread. */
+static _Thread_local am_ensemble_progress_fn progress_fn = NULL;
+static _Thread_local void *progress_ctx = NULL;
+
+void am_ensemble_progress_set(am_ensemble_progress_fn fn, void *ctx)
+{
+    progress_fn = fn;
+    progress_ctx = ctx;
+}
+
 am_ensemble_params am_ensemble_params_default(void)
 {
     am_ensemble_params p = {1000, 0, 0};
@@ -213,8 +223,11 @@ typedef struct {
     int threads;
     unsigned char *works;
     double *trajs, *sums;
-    double *summary;   /* the result's kept summaries, or NULL */
-    chunk_acc *chunks; /* [AM_WAVE] */
+    double *summary;             /* the result's kept summaries, or NULL */
+    chunk_acc *chunks;           /* [AM_WAVE] */
+    am_ensemble_progress_fn pfn; /* the caller's progress hook (its thread: thread 0) */
+    void *pctx;
+    size_t *pdone; /* replicas finished so far */
 } ens_run;
 
 /* Runs chunks c0 .. c1-1 (at most AM_WAVE) into e->chunks[0 ..] on the threads; returns 1 if
@@ -256,6 +269,12 @@ static int run_chunks(const ens_run *e, size_t c0, size_t c1)
                 break;
             }
             if (e->summary) memcpy(e->summary + r * nsum, sum, nsum * sizeof *sum);
+        }
+        if (e->pfn) {
+            size_t now;
+#pragma omp atomic capture
+            now = *e->pdone += r1 - r0;
+            if (tid == 0) e->pfn(e->pctx, now, R);
         }
     }
     int failed = 0;
@@ -502,8 +521,10 @@ allocated:
 #endif
     if (status != AM_OK) goto done;
 
-    ens_run e = {m,       k,     ngrid, nobs, nsum,         R,     lanes, work_bytes,
-                 threads, works, trajs, sums, res->summary, chunks};
+    size_t pdone = 0;
+    ens_run e = {m,       k,     ngrid, nobs, nsum,         R,      lanes,       work_bytes,
+                 threads, works, trajs, sums, res->summary, chunks, progress_fn, progress_ctx,
+                 &pdone};
     /* Round w: a run of up to AM_WAVE chunks on each rank; rank 0 merges the round's chunks
      * in chunk order (its own, then each rank's message in rank order), as the serial run
      * merges them. */
@@ -546,6 +567,11 @@ allocated:
                 if (status != AM_OK) continue;
                 unpack_chunks(&e, d0, d1, msg);
                 status = merge_chunks(res, &e, d1 - d0);
+                if (e.pfn) { /* rank 0 shows the replicas of every rank */
+                    size_t r1 = d1 * AM_CHUNK < R ? d1 * AM_CHUNK : R;
+                    pdone += r1 - d0 * AM_CHUNK;
+                    e.pfn(e.pctx, pdone, R);
+                }
             }
         }
         if (failed) break; /* rank 0 has merged the round and holds its first failure */
@@ -567,6 +593,7 @@ allocated:
         }
     }
 #endif
+    if (e.pfn && status == AM_OK) e.pfn(e.pctx, R, R);
 
 done:
     if (chunks)

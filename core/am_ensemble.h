@@ -102,4 +102,13 @@ int am_ensemble_threads(int requested);
  * effect in the serial build or without MPI_Init. */
 int am_ensemble_set_distributed(int on);
 
+/* Progress of ensemble runs (optional, off by default): after am_ensemble_progress_set(fn,
+ * ctx), every am_ensemble_run started by the calling thread calls fn(ctx, done, total) from
+ * that thread, after each chunk of replicas it finishes itself and once at the end (done =
+ * total), with the replicas finished so far (chunks run by other threads count when they
+ * end). fn = NULL turns it off. The library never prints: fn is the caller's (the amsgd
+ * command prints a progress line on stderr). Results do not depend on it. */
+typedef void (*am_ensemble_progress_fn)(void *ctx, size_t done, size_t total);
+void am_ensemble_progress_set(am_ensemble_progress_fn fn, void *ctx);
+
 #endif

@@ -43,6 +43,8 @@ enum {
     AM_STREAM_NNSTALE = 19,    /* minibatch rows and staleness of am_nnstale (networks) */
     AM_STREAM_CHECK_BOOT = 24, /* am_check_bootstrap, quantile bootstrap */
     AM_STREAM_FIT_BOOT = 25,   /* am_fit_order_bootstrap */
+    AM_STREAM_TRADEOFF = 30,   /* minibatch rows of the jobs of am_tradeoff (networks) */
+    AM_STREAM_TRADE_BOOT = 31, /* am_tradeoff: bootstrap over seeds of the best momentum */
     AM_STREAM_OU_PASSAGE = 36, /* OU first-passage paths of the escape check */
     AM_STREAM_TEST_FIRST = 48  /* ids from here on are free for tests */
 };

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "am_datadist.h"
+
 double am_data_gamma(am_rng *rng, double shape)
 {
     if (shape < 1.0) {
@@ -66,6 +68,9 @@ void am_data_draw(const am_problem *p, am_rng *rng, double *y)
     case AM_DIST_EXPECTED:
         for (size_t i = 0; i < d; i++)
             y[i] = 0;
+        break;
+    case AM_DIST_DATA:
+        am_datadist_draw_eigen(p, rng, y);
         break;
     }
 }

@@ -3,7 +3,8 @@
  *
  * am_data_draw fills y[0..d-1] with one draw of Y = Q^T X: independent coordinates with
  * E Y_i = 0 and Var Y_i = lambda_i. Student coordinates are sqrt(lambda_i (nu-2)/nu) Z/sqrt(G/nu)
- * with G ~ chi^2_nu drawn by Marsaglia & Tsang's gamma method.
+ * with G ~ chi^2_nu drawn by Marsaglia & Tsang's gamma method. Data problems draw a row
+ * (am_datadist.h): Y = Q^T x_r, uncorrelated but not independent coordinates.
  */
 #ifndef AM_DATA_H
 #define AM_DATA_H

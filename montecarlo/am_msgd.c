@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "am_data.h"
+#include "am_datadist.h"
 #include "am_msgd_batch.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -209,6 +210,10 @@ static inline void draw_x(const am_msgd *m, work_t *w)
 {
     const am_problem *p = m->p;
     size_t d = p->dim;
+    if (p->dist.kind == AM_DIST_DATA) { /* a row of the data set, in original coordinates */
+        am_datadist_draw(p, &w->data, w->x);
+        return;
+    }
     if (!p->q) {
         am_data_draw(p, &w->data, w->x);
         return;
@@ -380,7 +385,9 @@ void am_msgd_set_path(am_msgd *m, int path)
 {
     m->path = path < AM_MSGD_PATH_SCALAR || path > (int)am_msgd_batch_best() ? am_msgd_batch_best()
                                                                              : (am_msgd_path)path;
-    int on = m->path != AM_MSGD_PATH_SCALAR && m->p->dim <= AM_MSGD_BATCH_MAXDIM;
+    /* data sets run one replica at a time (the batched kernel draws the synthetic laws) */
+    int on = m->path != AM_MSGD_PATH_SCALAR && m->p->dim <= AM_MSGD_BATCH_MAXDIM &&
+             m->p->dist.kind != AM_DIST_DATA;
     m->model.batch = on ? AM_MSGD_LANES : 0;
     m->model.advance_batch = on ? msgd_advance_batch : NULL;
 }

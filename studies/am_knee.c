@@ -15,6 +15,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "../core/am_rng.h"
+#include "../theory/am_theory.h"
 #include "am_sweep.h"
 #include "am_sweep_cell_impl.h"
 
@@ -30,8 +31,8 @@ am_knee_params am_knee_params_default(void)
     p.tau_max = 4096;
     p.bootstrap = 200;
     p.refine = 3;
-    p.gamma = 0.001;
-    p.bound_constant = 1;
+    p.gamma = AM_THEORY_BOUND_GAMMA;
+    p.bound_constant = AM_THEORY_BOUND_C;
     p.diverged_max = 0.05;
     p.seeds = 1;
     return p;

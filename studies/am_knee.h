@@ -87,7 +87,8 @@ typedef struct {
 } am_knee_result;
 
 /* Defaults: am_sweep_cell_params_default(), no momenta (must be set), factor 2, tau_max 4096,
- * 200 bootstrap replicates, refine 3, gamma 0.001, bound constant 1, diverged_max 0.05,
+ * 200 bootstrap replicates, refine 3, gamma and bound constant AM_THEORY_BOUND_GAMMA and
+ * AM_THEORY_BOUND_C (theory/am_theory.h), diverged_max 0.05,
  * 1 seed, no checkpoint, no cancel flag, no progress. */
 am_knee_params am_knee_params_default(void);
 

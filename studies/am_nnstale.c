@@ -18,7 +18,7 @@
 
 am_nnstale_params am_nnstale_params_default(void)
 {
-    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 0, 1};
+    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 0, 1, NULL};
     return p;
 }
 
@@ -146,6 +146,10 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
         if (out->diverged) break;
         if (batches / p->eval_every > evals) {
             evals = batches / p->eval_every;
+            if (p->cancel && *p->cancel) {
+                st = AM_ECANCELED;
+                goto done;
+            }
             if (!all_finite(cur, dim)) {
                 out->diverged = 1;
                 break;

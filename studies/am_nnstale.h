@@ -28,6 +28,7 @@
 #ifndef AM_NNSTALE_H
 #define AM_NNSTALE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,10 +52,12 @@ typedef struct {
     size_t coherence_rows; /* training rows of the coherence gradients (0: all) */
     int coherence_trace;   /* 1: keep the cosine of every evaluation (outcome trace) */
     uint64_t seed;
+    /* polled at every evaluation: once set the run stops with AM_ECANCELED (may be NULL) */
+    const volatile sig_atomic_t *cancel;
 } am_nnstale_params;
 
 /* P 1, s 0, B 32, ssp, target 0.8, 20000 batches, evaluations every 100 batches on 2000
- * test rows, coherence on 512 training rows, seed 1. */
+ * test rows, coherence on 512 training rows, seed 1, no cancel flag. */
 am_nnstale_params am_nnstale_params_default(void);
 
 /* The step size of an optimiser for the networks when none is given or tuned: sgd 0.1,

@@ -6,12 +6,16 @@
 #include "am_phase.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../theory/am_theory.h"
 #include "am_sweep.h"
 #include "am_sweep_cell_impl.h"
+#include "../core/am_stats.h"
+#include "../montecarlo/am_msgd.h"
 
 am_phase_params am_phase_params_default(void)
 {
@@ -19,8 +23,8 @@ am_phase_params am_phase_params_default(void)
     memset(&p, 0, sizeof p);
     p.cell = am_sweep_cell_params_default();
     p.metric = AM_PHASE_STATIONARY;
-    p.gamma = 0.001;
-    p.bound_constant = 1;
+    p.gamma = AM_THEORY_BOUND_GAMMA;
+    p.bound_constant = AM_THEORY_BOUND_C;
     return p;
 }
 
@@ -134,25 +138,90 @@ static am_phase_result *result_alloc(size_t nmu, size_t ntau)
     return r;
 }
 
+/* With the ratio metric a cell carries one value more than AM_SWEEP_CELL_NVALUES: the
+ * standard error of r = e / e_0 from the replicas paired with the tau = 0 cell of its row.
+ * Both cells run replica i on the same random numbers (common random numbers), so e_i and
+ * e_0,i are strongly correlated and the delta method for independent cells overstates the
+ * error; the paired one is sqrt(var(e_i - r e_0,i) / n) / |e_0| over the n replicas that
+ * survived in both. The row's tau = 0 per-replica summaries are kept (one row at a time,
+ * recomputed by a rank that did not run that cell itself). */
+enum { PHASE_RATIO_SEM = AM_SWEEP_CELL_NVALUES, PHASE_NVALUES_RATIO };
+
 typedef struct {
     const am_phase_params *p;
+    size_t nvalues;   /* AM_SWEEP_CELL_NVALUES, or PHASE_NVALUES_RATIO for the ratio metric */
+    size_t j0;        /* the tau = 0 column */
+    size_t base_row;  /* row of base (SIZE_MAX: none) */
+    double *base;     /* [replicas * AM_MSGD_NSUMMARY] of the row's tau = 0 cell */
+    double base_mean; /* its mean stationary error */
 } phase_ctx;
 
-static am_status phase_cell(void *ctx, size_t cell, double *v)
+double am_phase_paired_ratio_sem(const double *x, const double *y, size_t n, size_t stride,
+                                 double xmean, double ymean)
 {
-    const am_phase_params *p = ((const phase_ctx *)ctx)->p;
-    return am_sweep_cell_run(&p->cell, p->mu[cell / p->ntau], p->tau[cell % p->ntau], p->cancel, v,
-                             NULL);
+    double r = xmean / ymean;
+    if (!isfinite(r)) return NAN;
+    am_stats s = {0};
+    for (size_t i = 0; i < n; i++) {
+        double a = x[i * stride], b = y[i * stride];
+        if (isfinite(a) && isfinite(b)) am_stats_push(&s, a - r * b);
+    }
+    return s.n >= 2 ? am_stats_sem(&s) / fabs(ymean) : NAN;
 }
 
-static int phase_check_cell(void *ctx, size_t cell, const double *v, char *why, size_t whylen)
+static am_status phase_cell(void *vctx, size_t cell, double *v)
+{
+    phase_ctx *ctx = vctx;
+    const am_phase_params *p = ctx->p;
+    size_t row = cell / p->ntau, col = cell % p->ntau;
+    if (ctx->nvalues == AM_SWEEP_CELL_NVALUES)
+        return am_sweep_cell_run(&p->cell, p->mu[row], p->tau[col], p->cancel, v, NULL);
+    double *rep = NULL;
+    am_status st = am_sweep_cell_run(&p->cell, p->mu[row], p->tau[col], p->cancel, v, &rep);
+    if (st) return st;
+    if (col == ctx->j0) { /* the row's reference: kept for the other cells of the row */
+        free(ctx->base);
+        ctx->base = rep;
+        ctx->base_row = row;
+        ctx->base_mean = v[AM_SWEEP_CELL_ERR];
+        v[PHASE_RATIO_SEM] = 0.0;
+        return AM_OK;
+    }
+    if (ctx->base_row != row) {
+        double bv[AM_SWEEP_CELL_NVALUES], *brep = NULL;
+        st = am_sweep_cell_run(&p->cell, p->mu[row], p->tau[ctx->j0], p->cancel, bv, &brep);
+        if (st) {
+            free(rep);
+            return st;
+        }
+        free(ctx->base);
+        ctx->base = brep;
+        ctx->base_row = row;
+        ctx->base_mean = bv[AM_SWEEP_CELL_ERR];
+    }
+    v[PHASE_RATIO_SEM] = am_phase_paired_ratio_sem(
+        rep, ctx->base, p->cell.replicas, AM_MSGD_NSUMMARY, v[AM_SWEEP_CELL_ERR], ctx->base_mean);
+    free(rep);
+    return AM_OK;
+}
+
+static int phase_check_cell(void *vctx, size_t cell, const double *v, char *why, size_t whylen)
 {
     (void)cell;
-    return am_sweep_cell_values_check(&((const phase_ctx *)ctx)->p->cell, v, why, whylen);
+    const phase_ctx *ctx = vctx;
+    if (am_sweep_cell_values_check(&ctx->p->cell, v, why, whylen)) return 1;
+    if (ctx->nvalues > AM_SWEEP_CELL_NVALUES &&
+        !(isnan(v[PHASE_RATIO_SEM]) || (isfinite(v[PHASE_RATIO_SEM]) && v[PHASE_RATIO_SEM] >= 0))) {
+        snprintf(why, whylen, "the paired standard error %g is not a number >= 0",
+                 v[PHASE_RATIO_SEM]);
+        return 1;
+    }
+    return 0;
 }
 
-/* The metric table of the finished cells (NaN elsewhere). */
-static void metric_table(const am_phase_params *p, am_phase_result *r)
+/* The metric table of the finished cells (NaN elsewhere); paired: the ratio's paired
+ * standard errors [ncells] (NULL unless the ratio metric). */
+static void metric_table(const am_phase_params *p, am_phase_result *r, const double *paired)
 {
     size_t ntau = p->ntau, j0 = zero_column(p);
     double R = (double)p->cell.replicas;
@@ -169,9 +238,7 @@ static void metric_table(const am_phase_params *p, am_phase_result *r)
         case AM_PHASE_RATIO: {
             const double *b = r->cells + ((c / ntau) * ntau + j0) * AM_SWEEP_CELL_NVALUES;
             *met = v[AM_SWEEP_CELL_ERR] / b[AM_SWEEP_CELL_ERR];
-            double r1 = v[AM_SWEEP_CELL_ERR_SEM] / v[AM_SWEEP_CELL_ERR];
-            double r0 = b[AM_SWEEP_CELL_ERR_SEM] / b[AM_SWEEP_CELL_ERR];
-            *sem = c % ntau == j0 ? 0.0 : fabs(*met) * sqrt(r1 * r1 + r0 * r0);
+            *sem = c % ntau == j0 ? 0.0 : paired[c];
             break;
         }
         case AM_PHASE_DIVERGED:
@@ -210,8 +277,18 @@ am_status am_phase_run(const am_phase_params *p, am_phase_result **result, char 
     memcpy(r->tau, p->tau, p->ntau * sizeof(double));
     r->metric = p->metric;
 
-    phase_ctx ctx = {p};
-    am_sweep_problem prob = {r->ncells, AM_SWEEP_CELL_NVALUES, phase_cell, &ctx};
+    phase_ctx ctx = {p, AM_SWEEP_CELL_NVALUES, zero_column(p), SIZE_MAX, NULL, NAN};
+    if (p->metric == AM_PHASE_RATIO) ctx.nvalues = PHASE_NVALUES_RATIO;
+    /* the sweep's table: the cells' values, and the ratio's paired error after them */
+    double *table = ctx.nvalues == AM_SWEEP_CELL_NVALUES
+                        ? r->cells
+                        : malloc(r->ncells * ctx.nvalues * sizeof(double));
+    if (!table) {
+        free(fps);
+        am_phase_result_free(r);
+        return AM_ENOMEM;
+    }
+    am_sweep_problem prob = {r->ncells, ctx.nvalues, phase_cell, &ctx};
     am_sweep_params sp = am_sweep_params_default();
     sp.checkpoint = p->checkpoint;
     sp.resume = p->resume;
@@ -220,13 +297,27 @@ am_status am_phase_run(const am_phase_params *p, am_phase_result **result, char 
     sp.progress = p->progress;
     sp.progress_ctx = p->progress_ctx;
     sp.check_cell = phase_check_cell;
-    st = am_sweep_run(&prob, &sp, r->cells, r->done, &r->cells_done, err, errlen);
+    st = am_sweep_run(&prob, &sp, table, r->done, &r->cells_done, err, errlen);
     free(fps);
+    free(ctx.base);
+    double *paired = NULL;
+    if (table != r->cells) {
+        paired = malloc(r->ncells * sizeof *paired);
+        for (size_t c = 0; c < r->ncells; c++) {
+            memcpy(r->cells + c * AM_SWEEP_CELL_NVALUES, table + c * ctx.nvalues,
+                   AM_SWEEP_CELL_NVALUES * sizeof(double));
+            if (paired) paired[c] = table[c * ctx.nvalues + PHASE_RATIO_SEM];
+        }
+        free(table);
+        if (!paired && !st) st = AM_ENOMEM;
+    }
     if (st) {
+        free(paired);
         am_phase_result_free(r);
         return st;
     }
-    metric_table(p, r);
+    metric_table(p, r, paired);
+    free(paired);
     st = am_sweep_cell_overlays(&p->cell, p->mu, p->nmu, p->tau, p->ntau, p->gamma,
                                 p->bound_constant, r->boundary_linear, r->boundary_dde,
                                 r->boundary_paper, r->implicit_momentum);

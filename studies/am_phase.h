@@ -6,8 +6,10 @@
  * Metrics of cell (i, j), from the cell values e (stationary error), s (its standard error),
  * q (fraction diverged), t (time to err <= eps) and R replicas:
  *   stationary  e_ij                      sem s_ij
- *   ratio       r_ij = e_ij / e_i0        sem |r_ij| sqrt((s_ij/e_ij)^2 + (s_i0/e_i0)^2),
- *               0 at the tau = 0 cell itself (delta method, cells treated as independent)
+ *   ratio       r_ij = e_ij / e_i0        sem sqrt(var_k(e_ij,k - r_ij e_i0,k) / n) / e_i0,
+ *               0 at the tau = 0 cell itself: the delta method on the replicas k paired
+ *               with the tau = 0 cell (the same random numbers in both; n replicas that
+ *               survived in both), which a ratio checkpoint stores as a 7th value
  *   diverged    q_ij                      sem sqrt(q (1 - q) / R)
  *   time        t_ij                      sem of t over the replicas reaching eps
  * Cells run through the checkpointed, resumable, cancellable (and in the MPI build
@@ -64,7 +66,8 @@ typedef struct {
 } am_phase_result;
 
 /* Defaults: am_sweep_cell_params_default(), no axes (mu and tau must be set), metric
- * stationary, gamma 0.001, bound constant 1, no checkpoint, no cancel flag, no progress. */
+ * stationary, gamma AM_THEORY_BOUND_GAMMA, bound constant AM_THEORY_BOUND_C, no checkpoint, no
+ * cancel flag, no progress. */
 am_phase_params am_phase_params_default(void);
 
 /* Checks the parameters; AM_EINVAL with a reason in err. */
@@ -80,5 +83,12 @@ am_status am_phase_run(const am_phase_params *params, am_phase_result **result, 
 
 /* Frees a result; NULL is safe. */
 void am_phase_result_free(am_phase_result *result);
+
+/* The standard error of the ratio of means xmean / ymean from paired samples x[i * stride],
+ * y[i * stride] (i < n; pairs with a non-finite member skipped): the delta method
+ * sqrt(var(x_i - r y_i) / m) / |ymean| over the m complete pairs, r = xmean / ymean; NaN when
+ * m < 2 or r is not finite. */
+double am_phase_paired_ratio_sem(const double *x, const double *y, size_t n, size_t stride,
+                                 double xmean, double ymean);
 
 #endif

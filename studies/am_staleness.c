@@ -110,6 +110,8 @@ am_status am_staleness_run(const am_staleness_params *par, am_staleness_result *
                 goto done;
             }
             if (sp.s == 0) ref[o] = sum;
+            if (par->progress)
+                par->progress(par->progress_ctx, o * (ns + !has0) + i + 1, nopt * (ns + !has0));
             if (i == ns) break;
             am_staleness_row *r = &res->rows[o * ns + i];
             r->s = sp.s;

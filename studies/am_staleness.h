@@ -34,6 +34,10 @@ typedef struct {
     int threads;           /* 0 = all cores */
     double momentum;       /* mu of momentum and nesterov */
     double lr;             /* NaN: the registry's step sizes */
+    /* optional: called after each (optimiser, s) ensemble with the ensembles done and their
+     * total (the library never prints); NULL: none */
+    void (*progress)(void *ctx, size_t done, size_t total);
+    void *progress_ctx;
 } am_staleness_params;
 
 /* One (optimiser, s) cell. */

@@ -17,8 +17,8 @@ am_theory_study_params am_theory_study_params_default(void)
     memset(&p, 0, sizeof p);
     p.eta = 5e-4;
     p.mu = 0;
-    p.gamma = 0.5;
-    p.bound_constant = 1;
+    p.gamma = AM_THEORY_BOUND_GAMMA;
+    p.bound_constant = AM_THEORY_BOUND_C;
     p.delta = 0.1;
     p.nu = 0.05;
     return p;

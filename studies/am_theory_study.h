@@ -46,7 +46,8 @@ typedef struct {
     size_t tau_c_overflow;                 /* modes whose tau_c exceeds 2^53 steps */
 } am_theory_study_result;
 
-/* eta 5e-4, mu 0, gamma 0.5, C 1, delta 0.1, nu 0.05; the problem must be set. */
+/* eta 5e-4, mu 0, gamma AM_THEORY_BOUND_GAMMA, C AM_THEORY_BOUND_C, delta 0.1, nu 0.05; the problem
+ * must be set. */
 am_theory_study_params am_theory_study_params_default(void);
 
 /* Evaluates every prediction. AM_EINVAL without a problem, AM_ENOMEM. Free *res with

@@ -44,6 +44,8 @@ static const char *smaller(const char *cmd)
         {"phase", "--mu-grid 0.7 --tau-grid 0,10 --replicas 8 --time 0.5 --quiet"},
         {"knee", "--mus 0.5 --tau-max 8 --time 1 --replicas 8 --bootstrap 10 --quiet"},
         {"validate", "--only runtime"},
+        {"staleness --model", "--max-batches 200 --eval-every 100 --seeds 2"},
+        {"tradeoff", "--model mlp:4 --budget 20 --seeds 2 --eval-rows 500 --quiet"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(cmd, table[i].cmd) == 0) return table[i].flags;
@@ -78,6 +80,7 @@ static size_t run_examples(const char *what, const char *help, const char *cmd)
             const char *sub = cmd ? cmd : line;
             char first[32];
             sscanf(sub, "%31s", first);
+            const char *key = cmd ? cmd : first; /* smaller() by command ("staleness --model") */
             /* rerun's examples read a result file: the scratch folder gets it first */
             char setup[512] = "";
             if (strcmp(first, "rerun") == 0)
@@ -88,10 +91,10 @@ static size_t run_examples(const char *what, const char *help, const char *cmd)
             snprintf(shell, sizeof shell,
                      "d=$(mktemp -d) && cd \"$d\" && %s'%s' %s %s >out 2>err; s=$?; "
                      "[ $s -eq 0 ] || cat err >&2; cd / && rm -rf \"$d\"; exit $s",
-                     setup, bin, line, smaller(first));
+                     setup, bin, line, smaller(key));
             int st = system(shell);
             cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-                      "%s: the example 'amsgd %s' (with '%s') exits %d", what, line, smaller(first),
+                      "%s: the example 'amsgd %s' (with '%s') exits %d", what, line, smaller(key),
                       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
             n++;
         }
@@ -119,6 +122,167 @@ Test(cli_help, every_help_fits_80_columns_and_its_examples_run, .timeout = 600)
         cr_assert_geq(run_examples(what, r.out, commands[i]), 1, "%s: no example", what);
         test_run_free(&r);
     }
+    /* staleness --model has its own options and examples */
+    r = test_amsgd("staleness --model mlr --help");
+    cr_assert_eq(r.status, 0, "staleness --model mlr --help: exit %d (%s)", r.status, r.err);
+    assert_width("amsgd staleness --model mlr --help", r.out);
+    cr_assert_geq(run_examples("amsgd staleness --model --help", r.out, "staleness --model"), 1);
+    test_run_free(&r);
+}
+
+/* ---- one style for metavariables and defaults ------------------------------------------
+ * A metavariable is a type placeholder (N for a count, FILE, DIR, SPEC, LIST, NAME, KIND, DIST,
+ * FMT, or a choice such as 0|1), which may repeat, or it names one quantity: then it belongs
+ * to one option in a command and to the same option (or a synonym: --momentum is mu,
+ * --features is dim, --lr is eta) in every command. A default is written once, as
+ * "[default: ...]" ending the option's text. */
+
+typedef struct {
+    char cmd[40], name[40], mv[24];
+} help_mv;
+
+static int generic_metavar(const char *mv)
+{
+    static const char *const g[] = {"N",    "FILE", "DIR",  "SPEC", "LIST",
+                                    "NAME", "KIND", "DIST", "FMT"};
+    if (strchr(mv, '|')) return 1;
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++)
+        if (strcmp(mv, g[i]) == 0) return 1;
+    return 0;
+}
+
+static const char *canonical(const char *name)
+{
+    static const char *const syn[][2] = {{"momentum", "mu"}, {"features", "dim"}, {"lr", "eta"}};
+    for (size_t i = 0; i < sizeof syn / sizeof *syn; i++)
+        if (strcmp(name, syn[i][0]) == 0) return syn[i][1];
+    return name;
+}
+
+/* Checks the options section of one help text: the default style of every option's text, and
+ * the metavariables (within the text; across texts through seen/nseen). Returns 0, or 1 with
+ * the first violation in why. */
+static int check_help_style(const char *cmd, const char *help, help_mv *seen, size_t *nseen,
+                            size_t cap, char *why, size_t whylen)
+{
+    const char *p = strstr(help, "\noptions:\n");
+    if (!p) return 0; /* no options (rerun FILE.json) */
+    p += 10;
+    while (*p && *p != '\n') {
+        /* one option: its line and the continuation lines (deeper indented) */
+        const char *end = p;
+        do {
+            end = strchr(end, '\n');
+            end = end ? end + 1 : p + strlen(p);
+        } while (strncmp(end, "    ", 4) == 0);
+        char opt[1024];
+        snprintf(opt, sizeof opt, "%.*s", (int)(end - p), p);
+        p = end;
+        char *q = opt + 2;
+        if (strncmp(q, "-o, ", 4) == 0) q += 4;
+        if (strncmp(q, "--", 2) != 0) continue; /* -h, -V */
+        char name[40] = "", mv[24] = "";
+        size_t nl = strcspn(q + 2, " \n");
+        snprintf(name, sizeof name, "%.*s", (int)nl, q + 2);
+        char *after = q + 2 + nl;
+        if (after[0] == ' ' && after[1] != ' ') {
+            size_t ml = strcspn(after + 1, " \n");
+            snprintf(mv, sizeof mv, "%.*s", (int)ml, after + 1);
+            if (strspn(mv, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789|") != strlen(mv)) mv[0] = 0;
+        }
+        /* the text, continuation lines joined */
+        char text[1024];
+        size_t n = 0;
+        const char *t = after + (mv[0] ? 1 + strlen(mv) : 0);
+        for (; *t && n + 1 < sizeof text; t++) {
+            if (*t == '\n' || *t == ' ') {
+                if (n && text[n - 1] != ' ') text[n++] = ' ';
+            } else {
+                text[n++] = *t;
+            }
+        }
+        while (n && text[n - 1] == ' ')
+            n--;
+        text[n] = 0;
+        const char *d = strstr(text, "default"), *bd = strstr(text, "[default: ");
+        if (d && (d != bd + 1 || strstr(d + 1, "default") || text[n - 1] != ']'))
+            return snprintf(why, whylen,
+                            "%s --%s: a default must be one '[default: ...]' ending "
+                            "the text, got '%s'",
+                            cmd, name, text),
+                   1;
+        if (!mv[0] || generic_metavar(mv)) continue;
+        for (size_t i = 0; i < *nseen; i++) {
+            if (strcmp(seen[i].mv, mv) != 0) continue;
+            int same_cmd = strcmp(seen[i].cmd, cmd) == 0;
+            if (same_cmd || strcmp(canonical(seen[i].name), canonical(name)) != 0)
+                return snprintf(why, whylen,
+                                "metavariable %s names --%s in %s and --%s in %s: one "
+                                "metavariable, one quantity",
+                                mv, seen[i].name, seen[i].cmd, name, cmd),
+                       1;
+        }
+        if (*nseen < cap) {
+            help_mv *s = &seen[(*nseen)++];
+            snprintf(s->cmd, sizeof s->cmd, "%s", cmd);
+            snprintf(s->name, sizeof s->name, "%s", name);
+            snprintf(s->mv, sizeof s->mv, "%s", mv);
+        }
+    }
+    return 0;
+}
+
+Test(cli_help, one_style_of_metavariables_and_defaults)
+{
+    list_commands();
+    static help_mv seen[1024];
+    size_t nseen = 0;
+    char why[1536];
+    for (size_t i = 0; i <= ncommands; i++) {
+        char args[64];
+        const char *cmd = i < ncommands ? commands[i] : "staleness --model";
+        snprintf(args, sizeof args, "%s%s --help", cmd, i < ncommands ? "" : " mlr");
+        test_run r = test_amsgd(args);
+        cr_assert_eq(r.status, 0, "amsgd %s: exit %d", args, r.status);
+        int bad = check_help_style(cmd, r.out, seen, &nseen, 1024, why, sizeof why);
+        cr_assert(!bad, "amsgd %s: %s", args, why);
+        /* ode's horizon is a time of the ODE, not a count of steps */
+        if (strcmp(cmd, "ode") == 0)
+            cr_assert(!strstr(r.out, "k eta"), "ode --help speaks of t = k eta");
+        test_run_free(&r);
+    }
+    cr_assert_geq(nseen, 20, "only %zu named metavariables found: the parser is broken", nseen);
+}
+
+/* The checker itself rejects a clash and a second default style (it can fail). */
+Test(cli_help, the_style_check_finds_clashes)
+{
+    static help_mv seen[16];
+    size_t nseen = 0;
+    char why[512];
+    const char *clash = "usage\n\noptions:\n"
+                        "  --dim D                    dimension d [default: 4]\n"
+                        "  --delta D                  phase boundary [default: 0.1]\n\n";
+    cr_assert_eq(check_help_style("theory", clash, seen, &nseen, 16, why, sizeof why), 1);
+    cr_assert(strstr(why, "metavariable D"), "%s", why);
+    nseen = 0;
+    const char *a = "u\n\noptions:\n  --workers P                learners [default: 8]\n\n";
+    const char *b = "u\n\noptions:\n  --nu P                     failure probability\n\n";
+    cr_assert_eq(check_help_style("runtime", a, seen, &nseen, 16, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(check_help_style("theory", b, seen, &nseen, 16, why, sizeof why), 1);
+    nseen = 0;
+    const char *styles[] = {
+        "u\n\noptions:\n  -o, --output FILE          write to FILE (default stdout)\n\n",
+        "u\n\noptions:\n  --dt H                     step (default: --eta)\n"
+        "                             [default: eta]\n\n",
+        "u\n\noptions:\n  --data FILE                CSV data set; default synthetic\n\n"};
+    for (size_t i = 0; i < sizeof styles / sizeof *styles; i++)
+        cr_assert_eq(check_help_style("x", styles[i], seen, &nseen, 16, why, sizeof why), 1,
+                     "style %zu passed", i);
+    const char *good = "u\n\noptions:\n  --grid N                   saved times [default: 200]\n"
+                       "  --threads N                threads (0 = all cores) [default: 0]\n"
+                       "  -o, --output FILE          write to FILE [default: stdout]\n\n";
+    cr_assert_eq(check_help_style("x", good, seen, &nseen, 16, why, sizeof why), 0, "%s", why);
 }
 
 Test(cli_help, help_command_prints_the_command_help)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "../core/am_rng.h"
 #include "../models/am_classset.h"
@@ -377,4 +378,286 @@ Test(nnstale, cli_json_and_errors)
                             "train-images-idx3-ubyte");
     test_expect_usage_error("staleness --model=mlp:0", "hidden widths");
     test_expect_usage_error("staleness --model mlr --semantics async", "--semantics");
+}
+
+/* ---- --preset dai2019 ------------------------------------------------------------------ */
+
+/* The cell list of `--list-cells` built from the lists as docs/staleness.md documents them:
+ * P outermost, then the model, then the optimiser, then s. */
+static char *documented_cells(size_t nw, const size_t *w, size_t nm, const char *const *m,
+                              const char *const *spec, const double *target, size_t no,
+                              const char *const *o, size_t ns, const size_t *s, size_t seeds)
+{
+    size_t cap = 256 + nw * nm * no * ns * 128, len = 0, cell = 0;
+    char *buf = malloc(cap);
+    len +=
+        (size_t)snprintf(buf, cap, "cell,workers,model,spec,optimizer,s,seeds,target_accuracy\n");
+    for (size_t a = 0; a < nw; a++)
+        for (size_t b = 0; b < nm; b++)
+            for (size_t c = 0; c < no; c++, cell++)
+                for (size_t d = 0; d < ns; d++)
+                    len +=
+                        (size_t)snprintf(buf + len, cap - len, "%zu,%zu,%s,\"%s\",%s,%zu,%zu,%g\n",
+                                         cell, w[a], m[b], spec[b], o[c], s[d], seeds, target[b]);
+    return buf;
+}
+
+Test(nnstale, preset_expands_to_documented_cells)
+{
+    const size_t w[] = {1, 2, 4, 8}, s[] = {0, 4, 8, 16, 32};
+    const char *m[] = {"mlr", "mlp1", "mlp2", "mlp3", "cnn"};
+    const char *spec[] = {"mlr", "mlp:32", "mlp:32,32", "mlp:32,32,32", "cnn"};
+    const double tg[] = {0.8, 0.82, 0.82, 0.82, 0.82};
+    const char *o[] = {"sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad"};
+    char *want = documented_cells(4, w, 5, m, spec, tg, 6, o, 5, s, 3);
+    test_run r = test_amsgd("staleness --preset dai2019 --list-cells");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, want, "the full preset's cells differ from the documented list");
+    /* the same comparison rejects a list in another order (optimisers swapped) */
+    const char *o_wrong[] = {"momentum", "sgd", "nesterov", "adam", "rmsprop", "adagrad"};
+    char *wrong = documented_cells(4, w, 5, m, spec, tg, 6, o_wrong, 5, s, 3);
+    cr_expect(strcmp(r.out, wrong) != 0, "a wrongly ordered list was accepted");
+    free(want);
+    free(wrong);
+    test_run_free(&r);
+    /* --quick */
+    const size_t wq[] = {1, 4}, sq[] = {0, 8};
+    const char *mq[] = {"mlr", "mlp2"}, *specq[] = {"mlr", "mlp:32,32"};
+    const char *oq[] = {"sgd", "momentum", "adam"};
+    const double tq[] = {0.8, 0.82};
+    want = documented_cells(2, wq, 2, mq, specq, tq, 3, oq, 2, sq, 2);
+    r = test_amsgd("staleness --preset dai2019 --quick --list-cells");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, want, "the quick preset's cells differ from the documented list");
+    free(want);
+    test_run_free(&r);
+    /* a subset: flags override the preset's lists; s = 0 is added first */
+    const size_t w1[] = {4}, s1[] = {0, 16};
+    const char *m1[] = {"mlp3"}, *spec1[] = {"mlp:8,8,8"}, *o1[] = {"adagrad"};
+    const double t1[] = {0.82};
+    want = documented_cells(1, w1, 1, m1, spec1, t1, 1, o1, 2, s1, 5);
+    r = test_amsgd("staleness --preset dai2019 --models mlp3 --width 8 --optimizer adagrad "
+                   "--workers 4 --s 16 --seeds 5 --list-cells");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, want);
+    free(want);
+    test_run_free(&r);
+    test_expect_usage_error("staleness --preset dai2018", "--preset");
+    test_expect_usage_error("staleness --preset dai2019 --models mlr,resnet", "resnet");
+    test_expect_usage_error("staleness --preset dai2019 --resume", "--checkpoint");
+    test_expect_usage_error("staleness --preset dai2019 --workers 1,1 --list-cells", "twice");
+}
+
+/* A small preset on the fixture: 2 P x 2 models x 2 optimisers = 8 cells. */
+static void preset_args(char *buf, size_t len, const char *extra)
+{
+    char spec[4200];
+    fixture(spec, sizeof spec);
+    snprintf(buf, len,
+             "staleness --preset dai2019 --data '%s' --models mlr,mlp1 --width 3 "
+             "--optimizer sgd,adam --workers 1,2 --s 0,2 --seeds 2 --grid-half 1 --batch 4 "
+             "--max-batches 100 --eval-every 10 --target-accuracy 0.3 --quiet --format json %s",
+             spec, extra);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *path, const char *text, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fwrite(text, 1, n, f);
+    fclose(f);
+}
+
+Test(nnstale, preset_threads_identical)
+{
+    char args[8400];
+    preset_args(args, sizeof args, "--threads 1");
+    test_run one = test_amsgd(args);
+    cr_assert_eq(one.status, 0, "%s: %s", args, one.err);
+    preset_args(args, sizeof args, "--threads 2");
+    test_run two = test_amsgd(args);
+    cr_assert_eq(two.status, 0, "%s", two.err);
+    cr_expect_str_eq(one.out, two.out, "output differs between 1 and 2 threads");
+    /* the comparison sees a change: another seed gives other bytes */
+    preset_args(args, sizeof args, "--threads 2 --seed 2");
+    test_run other = test_amsgd(args);
+    cr_assert_eq(other.status, 0, "%s", other.err);
+    cr_expect(strcmp(one.out, other.out) != 0, "--seed 2 printed the same bytes");
+    /* the output has a row per (cell, s) with the documented keys */
+    json_error_t je;
+    json_t *root = json_loads(one.out, 0, &je);
+    cr_assert_not_null(root, "%s", je.text);
+    json_t *res = json_object_get(root, "results"), *tun = json_object_get(root, "tuning");
+    cr_expect_eq(json_array_size(res), 16, "8 cells x 2 s");
+    cr_expect_eq(json_array_size(tun), 8);
+    for (size_t i = 0; i < json_array_size(tun); i++) {
+        json_t *t = json_array_get(tun, i);
+        double lr = json_number_value(json_object_get(t, "lr"));
+        json_t *g = json_object_get(t, "grid");
+        int on = 0;
+        for (size_t j = 0; j < json_array_size(g); j++)
+            on |= json_number_value(json_array_get(g, j)) == lr;
+        cr_expect(on && json_array_size(g) == 3, "tuning %zu: lr %g not on its grid", i, lr);
+    }
+    const char *keys[] = {"test_accuracy",
+                          "steps_to_target",
+                          "normalized",
+                          "normalized_lower",
+                          "coherence",
+                          "coherence_early",
+                          "coherence_late",
+                          "seeds",
+                          "workers",
+                          "s",
+                          "lr"};
+    for (size_t i = 0; i < json_array_size(res); i++) {
+        json_t *e = json_array_get(res, i);
+        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++)
+            cr_expect_not_null(json_object_get(e, keys[k]), "row %zu lacks %s", i, keys[k]);
+        /* the step of s = 2 is the one tuned at s = 0 for the same cell */
+        if (i % 2 == 1)
+            cr_expect_eq(json_number_value(json_object_get(e, "lr")),
+                         json_number_value(json_object_get(json_array_get(res, i - 1), "lr")));
+    }
+    json_decref(root);
+    test_run_free(&one);
+    test_run_free(&two);
+    test_run_free(&other);
+}
+
+/* Rewrites line `line` (0-based) of a checkpoint with its tuned step replaced by lr and a
+ * valid CRC-32, so the cell passes every check but is recognisably not recomputed. */
+static char *tamper_lr(const char *ckpt, size_t line, const char *old_lr, const char *new_lr)
+{
+    char *out = malloc(strlen(ckpt) + 256), *o = out;
+    const char *p = ckpt;
+    for (size_t k = 0; *p; k++) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (k == line) {
+            /* text before the " XXXXXXXX" CRC */
+            char *text = strndup(p, n - 9), *hit = strstr(text, old_lr);
+            cr_assert_not_null(hit, "line %zu has no %s: %s", line, old_lr, text);
+            char fixed[8192];
+            snprintf(fixed, sizeof fixed, "%.*s%s%s", (int)(hit - text), text, new_lr,
+                     hit + strlen(old_lr));
+            unsigned long c = crc32(0L, (const Bytef *)fixed, (uInt)strlen(fixed));
+            o += sprintf(o, "%s %08lx", fixed, c & 0xffffffffUL);
+            free(text);
+        } else {
+            memcpy(o, p, n);
+            o += n;
+        }
+        if (nl) *o++ = '\n';
+        p = nl ? nl + 1 : p + n;
+    }
+    *o = 0;
+    return out;
+}
+
+Test(nnstale, preset_resume_after_truncation)
+{
+    char dir[] = "/tmp/amsgd-nnpreset-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char ck[256], ck2[256], extra[600], args[8400];
+    snprintf(ck, sizeof ck, "%s/full.ckpt", dir);
+    snprintf(ck2, sizeof ck2, "%s/cut.ckpt", dir);
+    snprintf(extra, sizeof extra, "--threads 1 --checkpoint '%s'", ck);
+    preset_args(args, sizeof args, extra);
+    test_run full = test_amsgd(args);
+    cr_assert_eq(full.status, 0, "%s: %s", args, full.err);
+    char *text = slurp(ck);
+    cr_assert_not_null(text);
+    /* header + 3 cells + half of the fourth line (a torn write) */
+    const char *p = text;
+    for (int k = 0; k < 4; k++)
+        p = strchr(p, '\n') + 1;
+    const char *nl = strchr(p, '\n');
+    cr_assert_not_null(nl, "fewer than 5 lines in the checkpoint");
+    size_t cut = (size_t)(p - text) + (size_t)(nl - p) / 2;
+    spit(ck2, text, cut);
+    snprintf(extra, sizeof extra, "--threads 2 --checkpoint '%s' --resume", ck2);
+    preset_args(args, sizeof args, extra);
+    test_run res = test_amsgd(args);
+    cr_assert_eq(res.status, 0, "%s: %s", args, res.err);
+    cr_expect_str_eq(res.out, full.out, "resumed output differs from the uninterrupted run");
+    char *after = slurp(ck2);
+    cr_expect(after && strncmp(after, text, (size_t)(p - text)) == 0,
+              "the kept cells were rewritten");
+    /* the kept cells are read, not recomputed: a cell whose tuned step was replaced (valid
+     * CRC, still on the grid) shows that step in the resumed output */
+    {
+        json_error_t je;
+        json_t *root = json_loads(full.out, 0, &je);
+        double lr0 = json_number_value(
+            json_object_get(json_array_get(json_object_get(root, "tuning"), 0), "lr"));
+        json_t *grid = json_object_get(json_array_get(json_object_get(root, "tuning"), 0), "grid");
+        double other = json_number_value(json_array_get(grid, 0)) == lr0
+                           ? json_number_value(json_array_get(grid, 2))
+                           : json_number_value(json_array_get(grid, 0));
+        json_decref(root);
+        char old_s[64], new_s[64];
+        snprintf(old_s, sizeof old_s, "[%.17g,", lr0);
+        snprintf(new_s, sizeof new_s, "[%.17g,", other);
+        /* jansson writes the shortest form that round-trips at 17 digits: find it */
+        char *hit = strstr(text, old_s);
+        if (!hit) {
+            snprintf(old_s, sizeof old_s, "[%.16g,", lr0);
+            hit = strstr(text, old_s);
+        }
+        cr_assert_not_null(hit, "cell 0 line lacks its step %s", old_s);
+        char *t2 = tamper_lr(text, 1, old_s, new_s);
+        spit(ck2, t2, strlen(t2));
+        free(t2);
+        test_run tam = test_amsgd(args);
+        cr_assert_eq(tam.status, 0, "%s", tam.err);
+        json_t *rt = json_loads(tam.out, 0, &je);
+        cr_assert_not_null(rt);
+        double got = json_number_value(
+            json_object_get(json_array_get(json_object_get(rt, "tuning"), 0), "lr"));
+        cr_expect_eq(got, other, "cell 0 was recomputed (step %g, checkpoint says %g)", got, other);
+        json_decref(rt);
+        test_run_free(&tam);
+    }
+    /* a checkpoint of other parameters is refused with exit 2, naming --checkpoint */
+    {
+        char sp[4200], bad[8400];
+        fixture(sp, sizeof sp);
+        snprintf(bad, sizeof bad,
+                 "staleness --preset dai2019 --data '%s' --models mlr,mlp1 --width 3 "
+                 "--optimizer sgd,adam --workers 1,2 --s 0,2 --seeds 3 --grid-half 1 --batch 4 "
+                 "--max-batches 100 --eval-every 10 --target-accuracy 0.3 --quiet --format json "
+                 "--checkpoint '%s' --resume",
+                 sp, ck);
+        test_expect_usage_error(bad, "--checkpoint");
+        /* the same flags with the checkpoint's own seeds are accepted (the refusal is the
+         * parameters', not the file's) */
+        char *q = strstr(bad, "--seeds 3");
+        q[8] = '2';
+        test_run okr = test_amsgd(bad);
+        cr_expect_eq(okr.status, 0, "%s", okr.err);
+        cr_expect_str_eq(okr.out, full.out);
+        test_run_free(&okr);
+    }
+    free(text);
+    free(after);
+    test_run_free(&full);
+    test_run_free(&res);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+    cr_expect_eq(system(rm), 0);
 }

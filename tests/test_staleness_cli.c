@@ -132,3 +132,68 @@ Test(staleness_cli, degenerate_data_refused)
     test_run_free(&r);
     remove(path);
 }
+
+/* The mean steps to target at s = 0 of one optimiser and step (CSV column 5), and the share
+ * of runs that missed (column 7). */
+static double steps_at(const char *opt, const char *lr, double *miss)
+{
+    char args[512];
+    snprintf(args, sizeof args,
+             "staleness --objective lsq --optimizer %s --s 0 --replicas 4 --rows 200 "
+             "--features 4 --max-steps 2000 --threads 1 --lr %s",
+             opt, lr);
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "%s: %s", args, r.err);
+    const char *row = strchr(r.out, '\n') + 1;
+    double v[10];
+    char name[32], obj[32];
+    cr_assert_eq(sscanf(row, "%lf,%31[^,],%31[^,],%lf,%lf,%lf,%lf", &v[0], name, obj, &v[1], &v[2],
+                        &v[3], &v[4]),
+                 7, "row: %s", row);
+    *miss = v[4];
+    test_run_free(&r);
+    return v[2];
+}
+
+Test(staleness_cli, tune_picks_the_best_grid_step)
+{
+    test_run r = test_amsgd("staleness --objective lsq --optimizer sgd,adam --s 0,4 --tune "
+                            "--replicas 4 --rows 200 --features 4 --max-steps 2000 --threads 1 "
+                            "--format json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    json_error_t e;
+    json_t *root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "%s", e.text);
+    cr_expect(json_is_true(json_object_get(json_object_get(root, "params"), "tune")));
+    json_t *res = json_object_get(root, "results");
+    cr_assert_eq(json_array_size(res), 4);
+    const char *opt[] = {"sgd", "adam"};
+    const double lr0[] = {0.2, 0.05}; /* the registry's defaults */
+    for (int o = 0; o < 2; o++) {
+        json_t *c0 = json_array_get(res, 2 * o), *c4 = json_array_get(res, 2 * o + 1);
+        double lr = json_real_value(json_object_get(c0, "lr"));
+        cr_expect_eq(lr, json_real_value(json_object_get(c4, "lr")), "%s: step not held", opt[o]);
+        int on = -100;
+        for (int j = -4; j <= 4; j++)
+            if (fabs(lr - lr0[o] * pow(10.0, j / 2.0)) <= 1e-12 * lr) on = j;
+        cr_expect_neq(on, -100, "%s: step %g is not on the grid", opt[o], lr);
+        /* the tuned step is at least as fast at s = 0 as every other grid step */
+        double best = json_real_value(json_object_get(c0, "steps_to_target")), miss, st[9],
+               miss0 = 0;
+        int faster_than_smallest = 0;
+        for (int j = -4; j <= 4; j++) {
+            char lrs[64];
+            snprintf(lrs, sizeof lrs, "%.17g", lr0[o] * pow(10.0, j / 2.0));
+            st[j + 4] = steps_at(opt[o], lrs, &miss);
+            if (j == -4) miss0 = miss;
+            cr_expect(miss > 0 || st[j + 4] >= best, "%s: step %s needs %g < %g steps", opt[o], lrs,
+                      st[j + 4], best);
+            if (j > -4 && miss == 0 && (miss0 > 0 || st[j + 4] < st[0])) faster_than_smallest = 1;
+        }
+        /* the same check rejects a deliberately wrong answer: the smallest grid step */
+        cr_expect(faster_than_smallest, "%s: the smallest step would pass as the best", opt[o]);
+    }
+    json_decref(root);
+    test_run_free(&r);
+    test_expect_usage_error("staleness --tune --lr 0.1", "--tune");
+}

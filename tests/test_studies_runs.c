@@ -750,3 +750,46 @@ Test(studies_errors, linear_spectrum)
         cr_assert(same(l[i], want[i]), "lambda_%zu = %.17g, want %.17g", i + 1, l[i], want[i]);
     cr_assert_eq(am_problem_check_spectrum(5, l), AM_OK);
 }
+
+/* ---- one C and one gamma of the paper's delay conditions (theory/am_theory.h) ---- */
+
+/* every command that evaluates or draws the paper's condition uses the one constant and the
+   one exponent, and writes them into its JSON params; the tau bound of knee and phase is the
+   closed form at those values */
+Test(paper_bound, one_constant_everywhere)
+{
+    cr_expect_eq(strtod(AM_THEORY_BOUND_C_STR, NULL), AM_THEORY_BOUND_C);
+    cr_expect_eq(strtod(AM_THEORY_BOUND_GAMMA_STR, NULL), AM_THEORY_BOUND_GAMMA);
+    cr_expect(AM_THEORY_BOUND_GAMMA > 0 && AM_THEORY_BOUND_GAMMA <= 0.5,
+              "gamma %g must be admissible in the ODE (0, 1] and the local (0, 1/2] condition",
+              AM_THEORY_BOUND_GAMMA);
+    am_theory_study_params tp = am_theory_study_params_default();
+    cr_expect(tp.gamma == AM_THEORY_BOUND_GAMMA && tp.bound_constant == AM_THEORY_BOUND_C);
+    const char *cmds[] = {
+        "theory --format json",
+        "knee --mus 0.5,0.7 --replicas 4 --time 1 --bootstrap 10 --format json --quiet",
+        "phase --mu-grid 0.5 --tau-grid 0,2 --replicas 4 --time 1 --format json --quiet",
+        "validate --only delay --format json"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        test_run r = test_amsgd(cmds[i]);
+        cr_assert_eq(r.status, 0, "%s: status %d, stderr: %s", cmds[i], r.status, r.err);
+        json_t *root = json_loads(r.out, 0, NULL);
+        cr_assert_not_null(root, "%s: invalid JSON", cmds[i]);
+        json_t *pa = json_object_get(root, "params");
+        cr_expect_eq(json_number_value(json_object_get(pa, "gamma")), AM_THEORY_BOUND_GAMMA,
+                     "%s: params.gamma", cmds[i]);
+        cr_expect_eq(json_number_value(json_object_get(pa, "bound_constant")), AM_THEORY_BOUND_C,
+                     "%s: params.bound_constant", cmds[i]);
+        json_t *b = json_object_get(root, i == 1 ? "tau_bound_paper" : "boundary_paper");
+        if (i == 1 || i == 2) {
+            /* lambda_1 = 4, eta = 5e-4 (the sweep default) */
+            double mu = 0.5, want = am_theory_tau_bound_ode(4, 5e-4, mu, AM_THEORY_BOUND_GAMMA,
+                                                            AM_THEORY_BOUND_C);
+            cr_expect(fabs(json_number_value(json_array_get(b, 0)) - want) <= 1e-12 * want,
+                      "%s: paper bound %.17g, want %.17g", cmds[i],
+                      json_number_value(json_array_get(b, 0)), want);
+        }
+        json_decref(root);
+        test_run_free(&r);
+    }
+}

@@ -15,6 +15,8 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "../theory/am_delaycorr.h"
+#include "../theory/am_theory.h"
 #include "../validate/am_check.h"
 #include "../validate/am_converge.h"
 #include "../validate/am_validate.h"
@@ -107,27 +109,38 @@ Test(validate_power, row_buffer_is_bounded)
 
 /* ---- power per family at --quick ---- */
 
-/* Runs family name at --quick with the right prediction and with the wrong one (scale, shift);
- * every row must not FAIL against the right one and at least min_pass rows must PASS; against
- * the wrong one no row may PASS and every row that passed must FAIL. Rows whose prediction the
- * perturbation leaves unchanged (a zero prediction scaled) are skipped. */
-static void vp_power(const char *name, double scale, double shift, size_t min_pass)
+/* A wrong prediction (predict_scale, predict_shift) and the rows it applies to (row == NULL: every
+ * row of the family; else only the rows of that name). */
+typedef struct {
+    double scale, shift;
+    const char *row;
+} vp_variant;
+
+/* Runs family name at --quick with the right prediction and with each wrong one; every row must
+ * not FAIL against the right one and at least min_pass rows must PASS; against a wrong one that
+ * applies to it no row may PASS, and every row that passed must FAIL against at least one of
+ * the wrong ones that apply to it. Rows whose prediction a perturbation leaves unchanged (a zero
+ * prediction scaled) are skipped for that perturbation. */
+static void vp_power_v(const char *name, const vp_variant *v, size_t nv, size_t min_pass)
 {
     const am_validate_check *c = am_validate_find(name);
     cr_assert_not_null(c, "no check %s", name);
-    am_check_result right[16], wrong[16];
+    am_check_result right[16], wrong[3][16];
     size_t nr = 0, nw = 0;
     cr_assert_leq(c->max_rows, 16);
+    cr_assert_leq(nv, 3);
     am_validate_opts o = am_validate_opts_default();
     o.threads = 2;
     cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK, "%s", name);
-    o.predict_scale = scale;
-    o.predict_shift = shift;
-    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK, "%s (wrong prediction)", name);
-    cr_assert_eq(nr, nw);
+    for (size_t iv = 0; iv < nv; iv++) {
+        o.predict_scale = v[iv].scale;
+        o.predict_shift = v[iv].shift;
+        cr_assert_eq(am_validate_run(c, &o, wrong[iv], &nw), AM_OK, "%s (wrong prediction)", name);
+        cr_assert_eq(nr, nw);
+    }
     size_t pass = 0;
     for (size_t i = 0; i < nr; i++) {
-        const am_check_result *r = &right[i], *w = &wrong[i];
+        const am_check_result *r = &right[i];
         cr_expect_neq(r->verdict, AM_CHECK_FAIL,
                       "%s (%s): FAIL against the theory: measured %g +- %g, predicted %g +- %g "
                       "(%s)",
@@ -136,22 +149,36 @@ static void vp_power(const char *name, double scale, double shift, size_t min_pa
         pass += r->verdict == AM_CHECK_PASS;
         cr_expect(isfinite(r->mdd) && r->mdd >= r->tolerance, "%s (%s): mdd %g tolerance %g",
                   r->name, r->params, r->mdd, r->tolerance);
-        if (w->predicted == r->predicted) continue; /* nothing to perturb (e.g. a zero) */
-        cr_expect_eq(w->measured, r->measured, "%s: the same run must measure the same", name);
-        cr_expect_neq(w->verdict, AM_CHECK_PASS,
-                      "%s (%s): PASS against the wrong prediction %g: measured %g +- %g, "
-                      "tolerance %g",
-                      w->name, w->params, w->predicted, w->measured, w->halfwidth, w->tolerance);
-        if (r->verdict == AM_CHECK_PASS)
-            cr_expect_eq(w->verdict, AM_CHECK_FAIL,
-                         "%s (%s): no power: right %g PASS, wrong %g %s; measured %g +- %g, "
-                         "tolerance %g, mdd %g",
-                         w->name, w->params, r->predicted, w->predicted,
-                         am_check_verdict_name(w->verdict), w->measured, w->halfwidth, w->tolerance,
-                         r->mdd);
+        int applied = 0, failed = 0;
+        for (size_t iv = 0; iv < nv; iv++) {
+            const am_check_result *w = &wrong[iv][i];
+            if (v[iv].row && strcmp(r->name, v[iv].row) != 0) continue;
+            if (w->predicted == r->predicted) continue; /* nothing to perturb (e.g. a zero) */
+            applied = 1;
+            cr_expect_eq(w->measured, r->measured, "%s: the same run must measure the same", name);
+            cr_expect_neq(w->verdict, AM_CHECK_PASS,
+                          "%s (%s): PASS against the wrong prediction %g: measured %g +- %g, "
+                          "tolerance %g",
+                          w->name, w->params, w->predicted, w->measured, w->halfwidth,
+                          w->tolerance);
+            failed |= w->verdict == AM_CHECK_FAIL;
+        }
+        if (applied && r->verdict == AM_CHECK_PASS)
+            cr_expect(failed,
+                      "%s (%s): no power: right %g PASS, no wrong prediction FAILs; measured %g "
+                      "+- %g, tolerance %g, mdd %g",
+                      r->name, r->params, r->predicted, r->measured, r->halfwidth, r->tolerance,
+                      r->mdd);
     }
     cr_expect_geq(pass, min_pass, "%s: %zu of %zu rows PASS at --quick, want >= %zu", name, pass,
                   nr, min_pass);
+}
+
+/* One wrong prediction for every row of the family. */
+static void vp_power(const char *name, double scale, double shift, size_t min_pass)
+{
+    vp_variant v = {scale, shift, NULL};
+    vp_power_v(name, &v, 1, min_pass);
 }
 
 /* order 0.5 instead of 1 */
@@ -160,26 +187,43 @@ Test(validate_power, ode_order, .timeout = 300)
     vp_power("ode-order", 1.0, -0.5, 12);
 }
 
-/* 20 % too small */
+/* 20 % too small; the delayed rows also against the undelayed OU prediction: the rows at the
+   mean lag 0.128 have the first-order factor 1 + 0.128 (12 + 4 x 2 + (4/3) x 3)/17.33 = 1.177,
+   so the scale 1/1.177 turns their prediction into the tau = 0 one (the rows inside the local
+   condition, factor 1.005, are then 15 % off and must not pass either) */
 Test(validate_power, stationary, .timeout = 300)
 {
-    vp_power("stationary", 0.8, 0.0, 6);
+    static const double lambda[4] = {4, 3, 2, 1};
+    am_dist dist = {AM_DIST_RADEMACHER, 0};
+    am_problem *p = am_problem_alloc(4, lambda, dist, 0, NULL, NULL, 0);
+    cr_assert_not_null(p);
+    double f =
+        am_delaycorr_stationary_error(p, 1e-3, 0, 128) / am_theory_stationary_error(p, 1e-3, 0);
+    am_problem_free(p);
+    cr_assert(fabs(f - 1.1772) < 1e-3, "first-order factor %g", f);
+    vp_variant v[2] = {{0.8, 0.0, NULL}, {1 / f, 0.0, "stationary-delay"}};
+    vp_power_v("stationary", v, 2, 10);
 }
 
+/* 20 % too small; the delayed rows also against the prediction 1/(1 - x) times the first-order
+   one, x = 0.24 of mode 4: the undelayed relaxation time for mode 4 (the modes 2 and 3 then
+   predict 1.21 and 1.105 times the undelayed time, which must not pass either) */
 Test(validate_power, relaxation, .timeout = 300)
 {
-    vp_power("relaxation", 0.8, 0.0, 3);
+    vp_variant v[2] = {{0.8, 0.0, NULL}, {1 / 0.76, 0.0, "relaxation-delay"}};
+    vp_power_v("relaxation", v, 2, 6);
 }
 
 Test(validate_power, escape, .timeout = 300)
 {
-    vp_power("escape", 0.8, 0.0, 4);
+    vp_power("escape", 0.8, 0.0, 8);
 }
 
-/* the SDE no closer to the chain than the ODE: a predicted gap equal to the gap to the ODE */
+/* the SDE no closer to the chain than the deterministic limit: a predicted gap equal to the gap
+   to the ODE (to the delay-differential limit for the sde-delay rows) */
 Test(validate_power, sde, .timeout = 300)
 {
-    vp_power("sde", 1.0, 1.0, 3);
+    vp_power("sde", 1.0, 1.0, 5);
 }
 
 /* paper scaling order 1 instead of 0.5; inverse scaling order 0.5 instead of 0 */
@@ -209,6 +253,69 @@ Test(validate_power, runtime, .timeout = 300)
 Test(validate_power, async_bound, .timeout = 300)
 {
     vp_power("async-bound", 0.0, 1.2, 2);
+}
+
+/* Dutta's K-async runtime bound, one-sided: the new-longer-than-used law (shiftexp) passes at
+   K = 6, 7 and Pareto at K = 6; Pareto at K = 7 exceeds the bound (finding F-R1). A bound 20 %
+   below the measured time FAILs every row; so does a law that violates the assumption more
+   strongly (Pareto 1.5), and the exponential law, where the bound is an equality, passes. */
+Test(validate_power, runtime_bound, .timeout = 120)
+{
+    const am_validate_check *c = am_validate_find("runtime-bound");
+    cr_assert_not_null(c);
+    am_check_result right[4], wrong[4];
+    size_t nr = 0, nw = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK);
+    cr_assert_eq(nr, 4);
+    for (size_t i = 0; i < nr; i++) {
+        const am_check_result *r = &right[i];
+        int finding = i == 3;
+        cr_expect_str_eq(r->rule, "one-sided");
+        cr_expect_eq(r->verdict, finding ? AM_CHECK_FAIL : AM_CHECK_PASS,
+                     "%s: measured %g +- %g against the bound %g (tolerance %g): %s", r->params,
+                     r->measured, r->halfwidth, r->predicted, r->tolerance,
+                     am_check_verdict_name(r->verdict));
+        cr_expect_eq(r->finding[0] != 0, finding, "%s: finding '%s'", r->params, r->finding);
+    }
+    /* the bound set 20 % below the measured time per update */
+    o.predict_scale = 0;
+    o.predict_shift = 0.8;
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK);
+    cr_assert_eq(nw, 4);
+    for (size_t i = 0; i < nw; i++) {
+        cr_expect_eq(wrong[i].measured, right[i].measured);
+        cr_expect_eq(wrong[i].verdict, AM_CHECK_FAIL,
+                     "%s: measured %g +- %g against a bound %g: %s", wrong[i].params,
+                     wrong[i].measured, wrong[i].halfwidth, wrong[i].predicted,
+                     am_check_verdict_name(wrong[i].verdict));
+    }
+    /* the true bound shrunk by 20 %: the rows sit at K = 6, 7, where the bound is within 8 %
+       of the measurement, so every row must FAIL */
+    o.predict_scale = 0.8;
+    o.predict_shift = 0;
+    cr_assert_eq(am_validate_run(c, &o, wrong, &nw), AM_OK);
+    for (size_t i = 0; i < nw; i++)
+        cr_expect_eq(wrong[i].verdict, AM_CHECK_FAIL, "%s: %g +- %g against 0.8 x %g: %s",
+                     wrong[i].params, wrong[i].measured, wrong[i].halfwidth, right[i].predicted,
+                     am_check_verdict_name(wrong[i].verdict));
+    /* a law further outside the assumption, and the law where the bound is an equality */
+    o = am_validate_opts_default();
+    o.threads = 2;
+    am_check_result row;
+    am_check_init(&row, "runtime-bound");
+    cr_assert_eq(am_vf_runtime_bound_row(c, &o, "pareto:1.5:1", 8, 6, &row), AM_OK);
+    cr_expect_eq(row.verdict, AM_CHECK_FAIL, "pareto:1.5:1 K = 6: %g +- %g against %g: %s",
+                 row.measured, row.halfwidth, row.predicted, am_check_verdict_name(row.verdict));
+    am_check_init(&row, "runtime-bound");
+    cr_assert_eq(am_vf_runtime_bound_row(c, &o, "exp:1", 8, 6, &row), AM_OK);
+    cr_expect_eq(row.verdict, AM_CHECK_PASS, "exp:1 K = 6: %g +- %g against %g: %s", row.measured,
+                 row.halfwidth, row.predicted, am_check_verdict_name(row.verdict));
+    cr_expect(fabs(row.measured - row.predicted) <= row.halfwidth,
+              "exponential: the bound is an equality, %g +- %g against %g", row.measured,
+              row.halfwidth, row.predicted);
+    cr_expect_eq(am_vf_runtime_bound_row(c, &o, "exp:1", 8, 9, &row), AM_EINVAL);
 }
 
 /* ---- the finest local slope and its Richardson bound (am_converge_local_slope) ---- */

@@ -132,9 +132,43 @@ am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uin
     return p;
 }
 
+am_problem *am_problem_alloc_data(am_datamoments *data, am_status *status, char *err, size_t errlen)
+{
+    size_t d = data->d;
+    if (!(data->lambda[0] > data->lambda[1])) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "the data's covariance needs an eigen-gap lambda_1 > lambda_2, got %g, %g",
+                 data->lambda[0], data->lambda[1]);
+        am_datamoments_free(data);
+        return alloc_fail(NULL, AM_EINVAL, status, err, errlen, why);
+    }
+    am_problem *p = calloc(1, sizeof *p);
+    if (!p) {
+        am_datamoments_free(data);
+        return alloc_fail(NULL, AM_ENOMEM, status, err, errlen, "out of memory");
+    }
+    p->dim = d;
+    p->dist.kind = AM_DIST_DATA;
+    p->data = data;
+    p->lambda = malloc(d * sizeof *p->lambda);
+    p->sqrt_lambda = malloc(d * sizeof *p->sqrt_lambda);
+    p->q = malloc(d * d * sizeof *p->q);
+    if (!p->lambda || !p->sqrt_lambda || !p->q)
+        return alloc_fail(p, AM_ENOMEM, status, err, errlen, "out of memory");
+    for (size_t i = 0; i < d; i++) {
+        p->lambda[i] = data->lambda[i];
+        p->sqrt_lambda[i] = sqrt(data->lambda[i]);
+    }
+    memcpy(p->q, data->q, d * d * sizeof *p->q);
+    if (status) *status = AM_OK;
+    return p;
+}
+
 void am_problem_free(am_problem *p)
 {
     if (!p) return;
+    am_datamoments_free(p->data);
     free(p->lambda);
     free(p->sqrt_lambda);
     free(p->q);
@@ -167,6 +201,8 @@ double am_problem_m4(const am_problem *p, size_t i, am_status *status)
         return 3.0 * l2 * (p->dist.nu - 2.0) / (p->dist.nu - 4.0);
     case AM_DIST_EXPECTED:
         return l2; /* Y Y^T replaced by its mean: no fluctuation */
+    case AM_DIST_DATA:
+        return p->data->alpha2[i * p->dim + i];
     }
     return NAN;
 }
@@ -175,11 +211,13 @@ double am_problem_alpha2(const am_problem *p, size_t i, size_t j, am_status *sta
 {
     if (i == j) return am_problem_m4(p, i, status);
     if (status) *status = AM_OK;
+    if (p->dist.kind == AM_DIST_DATA) return p->data->alpha2[i * p->dim + j];
     return p->lambda[i] * p->lambda[j];
 }
 
 double am_problem_bound(const am_problem *p)
 {
+    if (p->dist.kind == AM_DIST_DATA) return p->data->bound;
     double s = 0;
     for (size_t i = 0; i < p->dim; i++)
         s += p->lambda[i];
@@ -197,7 +235,8 @@ double am_problem_bound(const am_problem *p)
 
 const char *am_problem_dist_name(am_dist_kind kind)
 {
-    static const char *const names[] = {"gaussian", "rademacher", "uniform", "student", "expected"};
+    static const char *const names[] = {"gaussian", "rademacher", "uniform",
+                                        "student",  "expected",   "data"};
     return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "unknown";
 }
 

@@ -11,6 +11,9 @@
  *                                                   |X| <= sqrt(3 sum lambda)
  *   student:nu  Y_i = sqrt(lambda_i (nu-2)/nu) T_nu, E Y_i^4 = 3 lambda_i^2 (nu-2)/(nu-4), nu > 4
  *   expected    X X^T is replaced by Sigma (noise-free recursion).
+ *   data        X is a row of a data set drawn uniformly (am_datamoments.h): lambda and Q are
+ *               its covariance's, E Y_i^4 and alpha_ij^2 its empirical moments (the
+ *               coordinates are uncorrelated, not independent), |X| <= C_d = max_r |x_r|.
  * Fourth cross moments alpha_ij^2 = E[Y_i^2 Y_j^2] = lambda_i lambda_j for i != j.
  */
 // clang-format on
@@ -18,13 +21,15 @@
 #define AM_PROBLEM_H
 
 #include "../core/am_common.h"
+#include "am_datamoments.h"
 
 typedef enum {
     AM_DIST_GAUSSIAN = 0,
     AM_DIST_RADEMACHER,
     AM_DIST_UNIFORM,
     AM_DIST_STUDENT,
-    AM_DIST_EXPECTED
+    AM_DIST_EXPECTED,
+    AM_DIST_DATA
 } am_dist_kind;
 
 typedef struct {
@@ -40,6 +45,7 @@ typedef struct {
                              NULL when the eigenbasis is the standard basis */
     uint64_t rotate_seed; /* seed of q, 0 when q == NULL */
     am_dist dist;
+    am_datamoments *data; /* AM_DIST_DATA: the data set and its moments (owned), else NULL */
 } am_problem;
 
 /* The linear spectrum lambda_i = hi - (hi - lo) (i - 1) / (dim - 1), i = 1..dim (dim >= 2),
@@ -56,6 +62,12 @@ am_status am_problem_check_spectrum(size_t dim, const double *lambda);
 am_problem *am_problem_alloc(size_t dim, const double *lambda, am_dist dist, uint64_t rotate_seed,
                              am_status *status, char *err, size_t errlen);
 
+/* The problem of a data set's distribution (kind AM_DIST_DATA): dimension, spectrum and
+ * eigenbasis of data's covariance; the problem takes data (frees it, also on failure).
+ * AM_EINVAL when the covariance has no eigen-gap lambda_1 > lambda_2. */
+am_problem *am_problem_alloc_data(am_datamoments *data, am_status *status, char *err,
+                                  size_t errlen);
+
 /* Frees a problem; NULL is safe. */
 void am_problem_free(am_problem *p);
 
@@ -68,7 +80,7 @@ double am_problem_m4(const am_problem *p, size_t i, am_status *status);
 /* alpha_ij^2 = E[Y_i^2 Y_j^2]: lambda_i lambda_j for i != j, m4_i for i == j. */
 double am_problem_alpha2(const am_problem *p, size_t i, size_t j, am_status *status);
 
-/* Almost-sure bound C_d on |X| for bounded distributions; returns INFINITY otherwise
+/* Almost-sure bound C_d on |X| for bounded distributions (data: max_r |x_r|); INFINITY otherwise
  * (and 0 for expected, which has no data). */
 double am_problem_bound(const am_problem *p);
 

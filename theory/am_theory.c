@@ -37,6 +37,7 @@ double am_theory_noise_variance(const am_problem *p, size_t i, size_t j, am_stat
 
 am_status am_theory_sde_covariance(const am_problem *p, const double *v, double *c)
 {
+    if (p->dist.kind == AM_DIST_DATA) return AM_EDOM; /* needs independent coordinates */
     size_t d = p->dim;
     if (d > 1 && d * d * sizeof(double) > AM_MEMORY_LIMIT / 4) return AM_ENOMEM;
     memset(c, 0, d * d * sizeof *c);

@@ -39,7 +39,8 @@ double am_theory_noise_variance(const am_problem *p, size_t i, size_t j, am_stat
 
 /* Covariance C(V) = Cov[(I - V V^T) X X^T V] of the stochastic update direction at v
  * (original coordinates, any |v|), written row-major into c[dim*dim]; AM_EDOM if m4 is
- * infinite, AM_ENOMEM if dim*dim doubles exceed the memory limit. */
+ * infinite or the data are a data set (the formula needs independent coordinates), AM_ENOMEM if
+ * dim*dim doubles exceed the memory limit. */
 am_status am_theory_sde_covariance(const am_problem *p, const double *v, double *c);
 
 /* ---- deterministic (ODE) limit ----------------------------------------------------------- */
@@ -88,6 +89,20 @@ double am_theory_escape_time(const am_problem *p, double eta, double mu, double 
 double am_theory_traverse_time(const am_problem *p, double mu, double delta);
 
 /* ---- the paper's delay conditions ---------------------------------------------------------- */
+
+/* The one constant C and the one exponent gamma of the paper's delay conditions, used by every
+ * command that evaluates or draws them (theory, knee, phase; validate's paper-scaling row) and
+ * written into their JSON params (docs/theory.md section 6). The theorems give tau up to an
+ * unspecified constant (tau ≍ ...), so C = 1 is a unit, not a prediction: a bound's absolute
+ * value is never compared with a measurement, and every figure anchors the paper's law at one
+ * measured point so that only its slope in (1-mu) is compared. gamma = 1/2 is the largest
+ * value admissible in both conditions (ODE: (0, 1], local: (0, 1/2]), so one gamma serves
+ * both; the slope in (1-mu), 2, does not depend on gamma. */
+#define AM_THEORY_BOUND_C 1.0
+#define AM_THEORY_BOUND_GAMMA 0.5
+/* The same two numbers as strings, for option defaults and help texts. */
+#define AM_THEORY_BOUND_C_STR "1"
+#define AM_THEORY_BOUND_GAMMA_STR "0.5"
 
 /* ODE-limit delay scale C (1-mu)^2 / (lambda_1 eta^(1-gamma)), gamma in (0,1]; NAN if invalid. */
 double am_theory_tau_bound_ode(double lambda1, double eta, double mu, double gamma, double c);

@@ -25,12 +25,12 @@ const am_validate_check am_validate_checks[] = {
     {"ode-order", "weak error to the ODE limit is O(eta), mu in {0, 0.5, 0.9}, with/without delay",
      12, 0.25, am_vf_ode_order_run},
     {"stationary", "time-averaged error near v^1 equals the OU prediction (gaussian, rademacher)",
-     6, 0.10, am_vf_stationary_run},
-    {"relaxation", "autocorrelation time of h_i near v^1 equals (1-mu)/(lambda_1-lambda_i)", 6,
+     10, 0.10, am_vf_stationary_run},
+    {"relaxation", "autocorrelation time of h_i near v^1 equals (1-mu)/(lambda_1-lambda_i)", 12,
      0.10, am_vf_relaxation_run},
-    {"escape", "quartiles of the escape time from e_2 match the unstable OU", 6, 0.10,
+    {"escape", "quartiles of the escape time from e_2 match the unstable OU", 12, 0.10,
      am_vf_escape_run},
-    {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 3, 0.5,
+    {"sde", "discrete ensemble and global SDE have the same mean error trajectory", 5, 0.5,
      am_vf_sde_run},
     {"delay", "gap to the ODE vanishes under paper delay scaling, not under inverse scaling", 2,
      0.25, am_vf_delay_run},
@@ -46,6 +46,9 @@ const am_validate_check am_validate_checks[] = {
     {"async-bound",
      "async and K-async decay at least as fast as Dutta's 1 - eta c (1 - gamma + p0/2)", 2, 0.05,
      am_vf_async_bound_run},
+    {"runtime-bound",
+     "K-async time per update <= E[X_{K:P}] (Dutta, new-longer-than-used runtimes)", 4, 0.01,
+     am_vf_runtime_bound_run},
 };
 
 const size_t am_validate_checks_len = sizeof am_validate_checks / sizeof am_validate_checks[0];

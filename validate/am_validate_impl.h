@@ -44,6 +44,14 @@ am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *
                             am_check_result *rows, size_t *nrows);
 am_status am_vf_async_bound_run(const am_validate_check *c, const am_validate_opts *o,
                                 am_check_result *rows, size_t *nrows);
+am_status am_vf_runtime_bound_run(const am_validate_check *c, const am_validate_opts *o,
+                                  am_check_result *rows, size_t *nrows);
+/* One row of runtime-bound (am_vf_runtime.c): K-async with P workers and the runtime law
+ * `law` (an am_runtime_parse spec), time per update against Dutta's bound E[X_{K:P}],
+ * decided one-sidedly with the band c->margin of the bound; the power tests call it with a
+ * law outside the bound's assumption. */
+am_status am_vf_runtime_bound_row(const am_validate_check *c, const am_validate_opts *o,
+                                  const char *law, size_t workers, size_t k, am_check_result *row);
 
 /* ---- shared helpers (am_vf_util.c) ---- */
 

@@ -2,7 +2,9 @@
  * am_vf_escape.c -- the check family escape: quartiles of the first time h_1^2 >= delta^2 from e_2
  * against the first passage of the unstable OU U = h_1/sqrt(eta), dU = g U dt + sigma dB,  g = (l_1
  * - l_2)/(1-mu),  sigma = alpha_12/(1-mu), monitored at the same steps; order-statistic intervals
- * for both quantiles.
+ * for both quantiles. The rows escape-delay do the same with a constant or uniform delay on
+ * bounded data against the delay's first-order correction: the unstable OU with rate g (1 - y)
+ * and noise sigma (1 - y), y = g tau_mean eta (theory/am_delaycorr.h, docs/theory.md section 10).
  */
 #include "am_validate_impl.h"
 
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #include "../core/am_rng.h"
+#include "../theory/am_delaycorr.h"
 #include "../theory/am_theory.h"
 
 /* Growth rate per unit time of the unstable heavy-ball mode x_{k+1} = (1+mu+h) x_k - mu x_{k-1}. */
@@ -45,24 +48,52 @@ static void av_ou_first_passage(double g, double sigma, double D, double dt, siz
     }
 }
 
+/* A setting: momentum, data, delay law and parameter (none for the undelayed rows). */
+typedef struct {
+    double mu;
+    am_dist_kind dist;
+    am_delay_kind delay;
+    unsigned param;
+} av_eset;
+
+/* The undelayed rows, then escape-delay: mean delay 100 at eta/(1-mu) = 1e-3, y = g s = 0.1
+   (the radial mode at e_2, curvature 2 lambda_2 = 6, stays far inside its critical delay) */
+static const av_eset av_esets[4] = {
+    {0.0, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+    {0.9, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+    {0.0, AM_DIST_RADEMACHER, AM_DELAY_CONST, 100},
+    {0.9, AM_DIST_UNIFORM, AM_DELAY_UNIFORM, 200},
+};
+
 am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o,
                            am_check_result *rows, size_t *nrows)
 {
-    static const double mus[2] = {0, 0.9};
     static const double qs[3] = {0.25, 0.5, 0.75};
     int full = o->level == AM_VALIDATE_FULL;
     size_t R = full ? 4000 : 2000, R_ou = 4 * R;
     const double delta = 0.2;
-    am_problem *p = am_vf_util_problem(AM_DIST_GAUSSIAN);
-    am_status st = p ? AM_OK : AM_ENOMEM;
+    am_status st = AM_OK;
     size_t nr = 0;
     double *x = malloc(R * sizeof *x), *y = malloc(R_ou * sizeof *y);
     if (!x || !y) st = AM_ENOMEM;
-    for (size_t im = 0; im < 2 && !st; im++) {
-        double mu = mus[im], eta = 1e-3 * (1 - mu);
+    am_problem *p = NULL;
+    for (size_t is = 0; is < sizeof av_esets / sizeof av_esets[0] && !st; is++) {
+        const av_eset *es = &av_esets[is];
+        int delayed = es->delay != AM_DELAY_NONE;
+        am_problem_free(p);
+        p = am_vf_util_problem(es->dist);
+        if (!p) {
+            st = AM_ENOMEM;
+            break;
+        }
+        double mu = es->mu, eta = 1e-3 * (1 - mu);
         double g = (p->lambda[0] - p->lambda[1]) / (1 - mu);
+        double tmean = es->delay == AM_DELAY_CONST ? es->param : 0.5 * es->param;
+        /* the delay's first-order correction of the unstable mode: growth rate g (1 - y) and
+           noise amplitude sigma (1 - y), y = g tau_mean eta (theory.md section 10) */
+        double yy = g * tmean * eta, g1 = g * (1 - yy);
         /* horizon: 1.5 x the 99.9 % escape time; every step is saved */
-        double horizon = 1.5 * am_theory_escape_time(p, eta, mu, delta, 0.001, NULL);
+        double horizon = 1.5 * am_theory_escape_time(p, eta, mu, delta, 0.001, NULL) / (1 - yy);
         size_t n = (size_t)ceil(horizon / eta) + 1;
         uint64_t *k = malloc(n * sizeof *k);
         double *t = malloc(n * sizeof *t);
@@ -83,6 +114,12 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
         mp.init.kind = AM_INIT_EIGEN;
         mp.init.j = 2;
         mp.coords = 1;
+        st = am_delay_make(es->delay, (double)es->param, &mp.delay);
+        if (st) {
+            free(k);
+            free(t);
+            break;
+        }
         size_t col = 2; /* h_1^2 */
         am_ensemble_result *er = NULL;
         st = am_vf_util_run_wrapped(p, &mp, &col, 1, AM_VF_FIRST_PASSAGE, delta * delta, t, k, n, R,
@@ -97,21 +134,56 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             censored += isinf(x[r]);
         }
         double gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
+        double amp_err = 0, tloc = 0;
+        if (delayed) {
+            /* the exact growth rate of the linear delayed chain, and the amplitude's neglected
+               x^2 terms: exact 1/(1 + lambda_0 s), lambda_0 s = W0(y), first order 1 - y */
+            size_t npmf = (size_t)es->param + 1;
+            double *pmf = calloc(npmf, sizeof *pmf), z = NAN;
+            if (!pmf) {
+                am_ensemble_result_free(er);
+                st = AM_ENOMEM;
+                break;
+            }
+            for (size_t j = 0; j < npmf; j++)
+                pmf[j] = es->delay == AM_DELAY_UNIFORM ? 1.0 / (double)npmf : (j == es->param);
+            gd = am_delaycorr_linear_root(mu, -eta * (p->lambda[0] - p->lambda[1]), pmf, npmf,
+                                          &z) == AM_OK
+                     ? log(z) / eta
+                     : NAN;
+            free(pmf);
+            double w = yy * am_delaycorr_dde_growth_factor(yy);
+            amp_err = fabs(log((1 - yy) * (1 + w))) / g1;
+            tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
+                                             AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
+        }
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
            delta / sqrt(eta), sigma = alpha_12 / (1-mu), monitored at the same steps */
-        double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu);
-        av_ou_first_passage(g, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads, y);
+        double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu) * (1 - yy);
+        av_ou_first_passage(g1, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads, y);
         size_t ou_censored = 0;
         for (size_t r = 0; r < R_ou; r++)
             ou_censored += isinf(y[r]);
         for (size_t iq = 0; iq < 3; iq++) {
-            am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr, "escape");
+            am_check_result *row =
+                am_vf_util_row(rows, c->max_rows, &nr, delayed ? "escape-delay" : "escape");
             if (!row) {
                 st = AM_EINVAL; /* max_rows of the table too small */
                 break;
             }
-            am_check_set_params(row, "q=%g mu=%g eta=%g delta=%g start=e:2 R=%zu OU paths=%zu",
-                                qs[iq], mu, eta, delta, R, R_ou);
+            if (!delayed)
+                am_check_set_params(row, "q=%g mu=%g eta=%g delta=%g start=e:2 R=%zu OU paths=%zu",
+                                    qs[iq], mu, eta, delta, R, R_ou);
+            else
+                am_check_set_params(row,
+                                    "q=%g mu=%g dist=%s delay=%s:%u (mean %g) eta=%g delta=%g "
+                                    "start=e:2 R=%zu OU paths=%zu; local condition "
+                                    "tau_local(C=" AM_THEORY_BOUND_C_STR
+                                    ",gamma=" AM_THEORY_BOUND_GAMMA_STR
+                                    ")=%.3g, mean delay %.3g x that",
+                                    qs[iq], mu, am_problem_dist_name(es->dist),
+                                    es->delay == AM_DELAY_CONST ? "const" : "uniform", es->param,
+                                    tmean, eta, delta, R, R_ou, tloc, tmean / tloc);
             row->replicas_used = (double)R;
             am_check_interval ci, cp;
             if (am_check_quantile(x, R, qs[iq], am_vf_util_level(), &ci) != AM_OK ||
@@ -124,9 +196,20 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             row->predicted_sem = fabs(o->predict_scale) * (cp.hi - cp.lo) / (2 * AM_VF_Z);
             /* neglected: saturation of the drift (1 - h_1^2) up to h_1^2 = delta^2, and the
                discrete growth rate (relative |g_d - g| / g on the escape time) */
-            double em = -log(1 - delta * delta) / (2 * g) + cp.estimate * fabs(gd - g) / g;
+            double em =
+                -log(1 - delta * delta) / (2 * g1) + cp.estimate * fabs(gd - g1) / g1 + amp_err;
             am_check_decide_equiv(row, AM_VF_Z, 0, em, c->margin * fabs(row->predicted));
             double t1 = am_theory_escape_time(p, eta, mu, delta, 1 - qs[iq], NULL);
+            if (delayed) {
+                am_check_add_note(row,
+                                  "interval [%.4g, %.4g]; %zu + %zu censored; y = g s = %.3g: "
+                                  "unstable OU with rate %.4g = (1 - y) g and noise (1 - y) "
+                                  "sigma; exact growth rate of the linear delayed chain %.4g; "
+                                  "undelayed closed-form T1 %.4g, measured %+.1f%% from it",
+                                  ci.lo, ci.hi, censored, ou_censored, yy, g1, gd, t1,
+                                  100 * (ci.estimate / t1 - 1));
+                continue;
+            }
             am_check_add_note(row,
                               "interval [%.4g, %.4g]; %zu + %zu censored; closed-form T1 "
                               "(fixed-time law) %.4g, OU first passage %+.1f%% from it, "

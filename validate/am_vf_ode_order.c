@@ -46,14 +46,9 @@ am_status am_vf_ode_order_run(const am_validate_check *c, const am_validate_opts
             cp.fit.level = am_vf_util_level();
             cp.fit.margin = c->margin;
             cp.predicted_order = am_vf_util_predict(o, 1.0, 1.0);
-            double c_paper = 0;
-            if (delayed) {
-                /* tau = C (1-mu)^2 / lambda_1 (GAMMA = 1): the constant delay tau_delay */
-                c_paper = tau_delay * 4.0 / ((1 - mu) * (1 - mu));
-                cp.scaling.kind = AM_SCALING_PAPER;
-                cp.scaling.gamma = 1;
-                cp.scaling.c = c_paper;
-            }
+            /* a constant delay meets the theorem's condition tau lambda_1 eta/(1-mu)^2 -> 0
+               whatever the bound's constant: no C enters (theory/am_theory.h) */
+            if (delayed && (st = am_delay_make(AM_DELAY_CONST, tau_delay, &cp.msgd.delay))) break;
             /* stochastic (gaussian data) */
             am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr, "ode-order");
             if (!row) {
@@ -61,7 +56,7 @@ am_status am_vf_ode_order_run(const am_validate_check *c, const am_validate_opts
                 break;
             }
             am_check_set_params(row, "mu=%g delay=%s dist=gaussian etas=(1-mu)*[%g..%g] T=%g R=%zu",
-                                mu, delayed ? "paper:1:C(tau=8)" : "none", base[0], base[neta - 1],
+                                mu, delayed ? "const:8" : "none", base[0], base[neta - 1],
                                 cp.horizon, R);
             cp.ens.replicas = R;
             am_converge_result *res = NULL;
@@ -79,8 +74,7 @@ am_status am_vf_ode_order_run(const am_validate_check *c, const am_validate_opts
                 break;
             }
             am_check_set_params(row, "mu=%g delay=%s dist=expected etas=(1-mu)*[%g..%g] T=%g", mu,
-                                delayed ? "paper:1:C(tau=8)" : "none", base[0], base[neta - 1],
-                                cp.horizon);
+                                delayed ? "const:8" : "none", base[0], base[neta - 1], cp.horizon);
             st = am_vf_util_order_deterministic(&cp, pe, row);
         }
     }

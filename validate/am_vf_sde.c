@@ -1,7 +1,9 @@
 /*
  * am_vf_sde.c -- the check family sde: the discrete ensemble and the global SDE (solvers/am_sde.h)
  * have the same mean error on the grid, E err_MC(t) = E err_SDE(t), decided at the worst time of
- * the grid with a Bonferroni level and the heavy-ball start-up lag as model error.
+ * the grid with a Bonferroni level and the heavy-ball start-up lag as model error. The rows
+ * sde-delay run a constant or uniform delay on bounded data against the SDE plus the delay's
+ * deterministic effect, the delay-differential limit at the mean lag minus the ODE.
  */
 #include "am_validate_impl.h"
 
@@ -13,32 +15,72 @@
 #include <gsl/gsl_cdf.h>
 
 #include "../core/am_grid.h"
+#include "../solvers/am_dde.h"
 #include "../solvers/am_sde.h"
 #include "../theory/am_theory.h"
 
 am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
                         am_check_result *rows, size_t *nrows)
 {
-    static const double mus[3] = {0, 0.5, 0.9};
     int full = o->level == AM_VALIDATE_FULL;
     size_t R = full ? 40000 : 10000, ngrid = 41;
-    am_problem *p = am_vf_util_problem(AM_DIST_GAUSSIAN);
+    /* the undelayed rows, then sde-delay: mean lag s = 0.08 (1-mu), i.e. a mean delay of 40
+       steps at --quick (eta/(1-mu) = 2e-3) and 160 in full (5e-4), constant on rademacher data
+       and uniform on uniform data (radial mode: 2 lambda_1 s/(1-mu) = 0.64 < pi/2) */
+    unsigned tq = full ? 160 : 40;
+    const struct {
+        double mu;
+        am_dist_kind dist;
+        am_delay_kind delay;
+        unsigned param;
+    } sets[5] = {
+        {0.0, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+        {0.5, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+        {0.9, AM_DIST_GAUSSIAN, AM_DELAY_NONE, 0},
+        {0.0, AM_DIST_RADEMACHER, AM_DELAY_CONST, tq},
+        {0.9, AM_DIST_UNIFORM, AM_DELAY_UNIFORM, 2 * tq},
+    };
+    am_problem *p = NULL;
     double *sm = malloc(ngrid * sizeof *sm), *ss = malloc(ngrid * sizeof *ss);
-    am_status st = p && sm && ss ? AM_OK : AM_ENOMEM;
+    am_status st = sm && ss ? AM_OK : AM_ENOMEM;
     size_t nr = 0;
-    for (size_t im = 0; im < 3 && !st; im++) {
-        double mu = mus[im], eta = (full ? 5e-4 : 2e-3) * (1 - mu);
-        am_check_result *row = am_vf_util_row(rows, c->max_rows, &nr, "sde");
+    for (size_t im = 0; im < 5 && !st; im++) {
+        double mu = sets[im].mu, eta = (full ? 5e-4 : 2e-3) * (1 - mu);
+        int delayed = sets[im].delay != AM_DELAY_NONE;
+        double tmean = sets[im].delay == AM_DELAY_CONST ? sets[im].param : 0.5 * sets[im].param;
+        am_problem_free(p);
+        p = am_vf_util_problem(sets[im].dist);
+        if (!p) {
+            st = AM_ENOMEM;
+            break;
+        }
+        am_check_result *row =
+            am_vf_util_row(rows, c->max_rows, &nr, delayed ? "sde-delay" : "sde");
         if (!row) {
             st = AM_EINVAL; /* max_rows of the table too small */
             break;
         }
-        am_check_set_params(row, "mu=%g eta=%g dt=eta T=%g grid=%zu init=random R=%zu", mu, eta,
-                            2 * (1 - mu), ngrid, R);
+        double tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
+                                                AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
+        if (!delayed)
+            am_check_set_params(row, "mu=%g eta=%g dt=eta T=%g grid=%zu init=random R=%zu", mu, eta,
+                                2 * (1 - mu), ngrid, R);
+        else
+            am_check_set_params(
+                row,
+                "mu=%g dist=%s delay=%s:%u (mean lag %g) eta=%g dt=eta T=%g "
+                "grid=%zu init=random R=%zu; local condition "
+                "tau_local(C=" AM_THEORY_BOUND_C_STR ",gamma=" AM_THEORY_BOUND_GAMMA_STR
+                ")=%.3g, mean delay %.3g x that",
+                mu, am_problem_dist_name(sets[im].dist),
+                sets[im].delay == AM_DELAY_CONST ? "const" : "uniform", sets[im].param, tmean * eta,
+                eta, 2 * (1 - mu), ngrid, R, tloc, tmean / tloc);
         am_msgd_params mp = am_msgd_params_default();
         mp.eta = eta;
         mp.mu = mu;
         mp.seed = o->seed;
+        st = am_delay_make(sets[im].delay, (double)sets[im].param, &mp.delay);
+        if (st) break;
         am_ensemble_params ep = {R, o->threads, 0};
         double *v0 = malloc(p->dim * sizeof *v0), *h0 = malloc(p->dim * sizeof *h0);
         uint64_t *k = malloc(ngrid * sizeof *k);
@@ -61,17 +103,44 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
            (an integer for mu = 0, 0.5, 0.9, so t - lag is on the step grid). */
         uint64_t L = (uint64_t)floor(mu / (1 - mu) + 0.5);
         double lag = (double)L * eta;
-        double ode_gap = 0;
+        double ode_gap = 0, delay_gap = 0;
+        /* with a delay, the delay's deterministic effect, the delay-differential limit at the
+           mean lag minus the ODE (solvers/am_dde.h), is added to the SDE (first order in eta and
+           in the lag: theory.md section 10) */
+        double *dd = calloc(ngrid, sizeof *dd);
+        if (!st && !dd) st = AM_ENOMEM;
+        if (!st && delayed) {
+            double *tmp = malloc(2 * ngrid * sizeof *tmp);
+            am_dde_params dp = am_dde_params_default();
+            am_dde *dde = tmp ? am_dde_alloc(p, &dp, &st, NULL, 0) : NULL;
+            if (!tmp) st = AM_ENOMEM;
+            if (dde) {
+                for (size_t g = 0; g < ngrid; g++)
+                    tmp[g] = (double)(k[g] >= L ? k[g] - L : 0) * eta;
+                am_ode_output out = {dd, tmp + ngrid, NULL, NULL};
+                st = am_dde_solve(dde, mu, tmean * eta, v0, tmp, ngrid, &out, NULL, NULL, 0);
+                for (size_t g = 0; g < ngrid && !st; g++)
+                    dd[g] -= am_theory_ode_error(p, mu, h0, tmp[g]);
+            }
+            am_dde_free(dde);
+            free(tmp);
+        }
         if (!st) {
             for (size_t g = 0; g < ngrid; g++) {
                 tk[g] = (double)(k[g] >= L ? k[g] - L : 0) * eta;
                 mm[g] = er->alive[g] ? er->obs[g * er->nobs].mean : NAN;
                 ms[g] = am_stats_sem(&er->obs[g * er->nobs]);
-                ode_gap = fmax(ode_gap, fabs(mm[g] - am_theory_ode_error(p, mu, h0, tk[g])));
+                /* the gap to the lagged deterministic limit (the ODE, or the DDE with a delay) */
+                ode_gap =
+                    fmax(ode_gap, fabs(mm[g] - am_theory_ode_error(p, mu, h0, tk[g]) - dd[g]));
+                delay_gap = fmax(delay_gap, fabs(dd[g]));
             }
             st = am_sde_pca_global_error(p, mp.eta, mp.mu, mp.seed, mp.blowup, v0, tk, ngrid, &ep,
                                          sm, ss);
+            for (size_t g = 0; g < ngrid && !st; g++)
+                sm[g] += dd[g];
         }
+        free(dd);
         am_ensemble_result_free(er);
         am_msgd_free(m);
         free(v0);
@@ -109,6 +178,11 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
                           "SDE and ODE at t - lag, start-up lag %.3g in t (%llu steps); gap to "
                           "the lagged ODE at this eta %.4g",
                           ngrid - 1, zb, zmax, lag, (unsigned long long)L, ode_gap);
+        if (delayed)
+            am_check_add_note(row,
+                              "prediction SDE + (DDE at the mean lag - ODE); the gap above is "
+                              "to the lagged DDE; largest delay correction |DDE - ODE| %.4g",
+                              delay_gap);
         free(h0);
         free(tk);
         free(mm);

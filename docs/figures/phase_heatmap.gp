@@ -1,6 +1,12 @@
 # phase_heatmap.gp -- heat map of an `amsgd phase` CSV (metric over delay x momentum) with the
-# theory overlays: linear-stability boundary, delay-equation boundary, the paper's bound and,
+# theory overlays: linear-stability boundary, delay-equation boundary, the paper's law and,
 # for geometric staleness, the implicit momentum 1 - 1/(MEAN + 1).
+# The paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma)) has an unknown constant C, so its
+# curve is anchored at one measured point: the knee of the smallest momentum that has one on
+# the map, i.e. the first simulated delay whose metric reaches twice that momentum's value at
+# delay 0 or where more than 5 % of the replicas diverged (the rule of `amsgd knee`, on the
+# grid). Only its slope (1-mu)^2 is compared; without a knee on the map (or without delay 0
+# in the grid) it is not drawn, and a note says so.
 # One cell per simulated (momentum, delay) pair, whatever the grid's spacing: rows and columns
 # are the indices of the grid, labelled with their values, so no row is drawn that was not
 # simulated. Overlays are mapped onto the index axes by piecewise-linear interpolation between
@@ -74,10 +80,22 @@ count(cond) = int(system("awk -F, 'NR > 1 && (" . cond . ") { n++ } END { print 
 nall = count("$5 >= 1")
 npart = count("$5 > 0 && $5 < 1")
 has_implicit = (count("$9 == $9 + 0 && $9 != \"nan\"") > 0)
-# fine-grid closed forms: delay equation pi (1-mu) / (2 eta a) and the paper's C (1-mu)^2 /
-# (lambda_1 eta^(1-gamma)), their constants read from the first row (mu < 1)
+# fine-grid closed forms: delay equation pi (1-mu) / (2 eta a), its constant read from the
+# first row (mu < 1), and the paper's law k (1-mu)^2 through the anchor (mu_a, tau_a)
 kdde = real(system("awk -F, 'NR > 1 && $1 < 1 && $7 == $7 + 0 { print $7 / (1 - $1); exit }' '".in."'"))
-kpap = real(system("awk -F, 'NR > 1 && $1 < 1 && $8 == $8 + 0 { print $8 / (1 - $1) ^ 2; exit }' '".in."'"))
+# the anchor: per momentum the metric at delay 0 (B) and the first delay that is critical
+# (K); the smallest momentum with a critical delay; "-1 -1" when there is none
+anc = system("awk -F, 'NR > 1 { n++; M[n] = $1 + 0; T[n] = $2 + 0; V[n] = $3; D[n] = $5 + 0; " . \
+             "if ($2 + 0 == 0 && $3 != \"nan\") B[$1 + 0] = $3 + 0 } " . \
+             "END { for (i = 1; i <= n; i++) { m = M[i]; if (!(m in B) || T[i] <= 0) continue; " . \
+             "c = D[i] > 0.05 || (V[i] != \"nan\" && V[i] + 0 >= 2 * B[m]); " . \
+             "if (c && (!(m in K) || T[i] < K[m])) K[m] = T[i] } " . \
+             "f = 0; for (m in K) if (m + 0 < 1 && (!f || m + 0 < best + 0)) { best = m; f = 1 } " . \
+             "if (f) print best, K[best]; else print -1, -1 }' '".in."'")
+mua = real(word(anc, 1))
+taua = real(word(anc, 2))
+has_anchor = (mua >= 0 && mua < 1 && taua > 0)
+kpap = (has_anchor ? taua / (1 - mua) ** 2 : 0)
 # a curve is drawn (and in the key) only where it enters the map
 mlo = mv(1) - 0.5 * dy1; mhi = mv(ny) + 0.5 * dyn
 tlo = tv(1) - 0.5 * dx1; thi = tv(nx) + 0.5 * dxn
@@ -86,19 +104,20 @@ vis_dde = 0; vis_pap = 0; vis_lin = 0
 do for [i = 0:400] {
     m = mlo + (mhi - mlo) * i / 400.0
     if (m < 1 && inmap(kdde * (1 - m), m)) { vis_dde = 1 }
-    if (m < 1 && inmap(kpap * (1 - m) ** 2, m)) { vis_pap = 1 }
+    if (has_anchor && m < 1 && inmap(kpap * (1 - m) ** 2, m)) { vis_pap = 1 }
 }
 vis_lin = (count(sprintf("$6 >= %g && $6 <= %g", tlo, thi)) > 0)
 note = ""
 if (!vis_lin) { note = note . " linear-stability boundary beyond the map;" }
 if (!vis_dde) { note = note . " delay-equation boundary beyond the map;" }
-if (!vis_pap) { note = note . " paper bound beyond the map;" }
+if (!has_anchor) { note = note . " paper law not drawn: no measured knee on the map to anchor it;" }
+if (has_anchor && !vis_pap) { note = note . " paper law beyond the map;" }
 if (strlen(note) > 0) {
     set label 1 "(" . note[2:strlen(note) - 1] . ")" at graph 0.5, graph -0.15 center font ",9"
 }
 
-set key bmargin horizontal center box opaque samplen 4 spacing 1.1 font ",10" maxrows 2
-set bmargin 8
+set key bmargin horizontal center box opaque samplen 4 spacing 1.1 font ",10" maxrows 3
+set bmargin 9
 set xlabel offset 0, 0.3
 set style fill solid 1.0 noborder
 if (!(nall > 0 || npart > 0 || vis_lin || vis_dde || vis_pap || has_implicit)) { unset key }
@@ -129,7 +148,10 @@ plot @CELLS, \
          title (vis_dde ? "delay-equation boundary" : ""), \
      [t = 0:1] '+' using (vis_pap ? col(kpap * (1 - mf($1)) ** 2) : off):(row(mf($1))) \
          with lines lw 2 dt 4 lc rgb "#ff7f00" \
-         title (vis_pap ? "paper bound C (1-mu)^2 / (lambda_1 eta^(1-gamma))" : ""), \
+         title (vis_pap ? "paper law (1-mu)^2 through the square (slope only)" : ""), \
+     [t = 0:1] '+' using (has_anchor ? col(taua) : off):(has_anchor ? row(mua) : off) every ::0::0 \
+         with points pt 4 ps 2.2 lw 2.5 lc rgb "#ff7f00" \
+         title (has_anchor ? sprintf("knee at mu = %g: tau = %g (error x2 or > 5%% div.)", mua, taua) : ""), \
      [t = 0:1] '+' using (has_implicit ? col(t0 + (thi - t0) * $1) : off):(row(1 - 1 / (t0 + (thi - t0) * $1 + 1))) \
          with lines lw 2 lc rgb "magenta" \
          title (has_implicit ? "implicit momentum 1 - 1/(mean + 1)" : "")

@@ -1,0 +1,26 @@
+/*
+ * nn_cli.c -- the data and model flags shared by the network commands (nn_cli.h).
+ */
+#include "nn_cli.h"
+
+const cli_opt OPT_NN_DATA = {
+    "data", "SPEC", "fashion-mnist",
+    "fashion-mnist (package dataset-fashion-mnist), idx:DIR, FILE.csv or TRAIN.csv,TEST.csv"};
+
+void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_classset **test,
+                 am_nn **net)
+{
+    char err[1024];
+    const char *data = cli_str(a, "data");
+    am_status st = am_classset_open(data, train, test, err, sizeof err);
+    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
+    if (st) cli_usage_error("--data %s", err);
+    const am_classset *tr = *train;
+    *net = tr->rows
+               ? am_nn_alloc_image(model, tr->rows, tr->cols, tr->classes, &st, err, sizeof err)
+               : am_nn_alloc(model, tr->d, tr->classes, &st, err, sizeof err);
+    if (!*net) {
+        if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
+        cli_usage_error("--model %s", err);
+    }
+}

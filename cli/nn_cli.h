@@ -1,0 +1,21 @@
+/*
+ * nn_cli.h -- the flags of the commands that train networks on labelled data (`staleness
+ * --model`, `tradeoff`): the --data option and the opening of the data set and the model of
+ * --model, with the exit-2 messages naming the flag.
+ */
+#ifndef AM_CLI_NN_CLI_H
+#define AM_CLI_NN_CLI_H
+
+#include "../models/am_classset.h"
+#include "../models/am_nn.h"
+#include "args.h"
+
+/* --data SPEC: fashion-mnist, idx:DIR, FILE.csv or TRAIN.csv,TEST.csv. */
+extern const cli_opt OPT_NN_DATA;
+
+/* Opens the splits of --data and builds the model spec for them (an image model when the data
+ * are images); exits 2 naming --data or --model on bad input, 3 when out of memory. */
+void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_classset **test,
+                 am_nn **net);
+
+#endif
