@@ -35,8 +35,9 @@ static const cli_opt OPT_MAXSTEPS = {"max-steps", "N", "20000", "a run that need
 static const cli_opt OPT_REPLICAS_ST = {"replicas", "R", "20", "independent runs per cell"};
 static const cli_opt OPT_TUNE_ST = {
     "tune", NULL, NULL,
-    "tune each optimiser's step at s = 0 (grid lr0 10^(j/2), j = -4..4, lr0 its default; "
-    "fewest mean steps with every run reaching the target), then hold it for every s"};
+    "tune each optimiser's step at s = 0 on the grid lr0 10^(j/2), j = -4..4, lr0 its "
+    "usual step (--lr's list); fewest mean steps with every run reaching the target; then "
+    "hold it for every s"};
 
 static const cli_opt *const staleness_opts[] = {
     &OPT_OBJECTIVE, &OPT_OPTIMIZER, &OPT_SLIST,       &OPT_WORKERS_ST, &OPT_DATA,

@@ -36,7 +36,7 @@ static const cli_opt OPT_TSTEP = {
     "step-rule", "NAME", "fixed",
     "fixed: step eta for every mu (the paper's protocol; effective step eta/(1-mu)); "
     "effective: step eta (1-mu), the same effective step eta for every mu"};
-static const cli_opt OPT_TBATCH = {"batch", "B", "32", "rows per minibatch gradient"};
+static const cli_opt OPT_TBATCH = {"batch", "N", "32", "rows per minibatch gradient"};
 static const cli_opt OPT_TBUDGET = {"budget", "N", "5000",
                                     "updates (minibatch gradients applied) per run"};
 static const cli_opt OPT_TRUNTIME = {"runtime", "DIST", "exp:1",

@@ -339,7 +339,7 @@ static const cli_opt OPT_NN_TIME = {
     "time", "T", "500", "wall-clock budget, in the units of --runtime (exp:1: E[X] = 1)"};
 static const cli_opt OPT_NN_GRID = {"grid", "N", "26",
                                     "evaluation times T g / (N - 1), g = 0..N-1"};
-static const cli_opt OPT_NN_BATCH = {"batch", "B", "32", "rows per learner minibatch"};
+static const cli_opt OPT_NN_BATCH = {"batch", "N", "32", "rows per learner minibatch"};
 static const cli_opt OPT_NN_OPT = {
     "optimizer", "NAME", "sgd",
     "server step: sgd, momentum, nesterov, adam, rmsprop or adagrad (on the mean gradient)"};

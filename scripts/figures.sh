@@ -36,4 +36,5 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 )
 # the full theorem checks (exit 1 when a row fails: a finding, kept in the JSON)
 "$bin" validate --format json -o "$here/docs/validate_full.json" || [ $? -eq 1 ]
+python3 "$here/scripts/validate-table.py" "$here/docs/validate_full.json" "$here/docs/validate.md"
 echo "figures: written to $here/docs/figures" >&2
