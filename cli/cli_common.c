@@ -17,8 +17,9 @@
 #include "../studies/am_sweep.h"
 
 const cli_opt OPT_DIM = {"dim", "D", "4", "dimension d >= 2"};
-const cli_opt OPT_SPECTRUM = {"spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
-                              "eigenvalues: comma list (its length sets D when --dim is not given), or linear:HI:LO"};
+const cli_opt OPT_SPECTRUM = {
+    "spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
+    "eigenvalues: comma list (its length sets D when --dim is not given), or linear:HI:LO"};
 const cli_opt OPT_DIST = {"dist", "NAME", "gaussian",
                           "data: gaussian, rademacher, uniform, student:NU, expected"};
 const cli_opt OPT_ROTATE = {"rotate", "SEED", "0",
