@@ -17,8 +17,9 @@
 #include "../studies/am_sweep.h"
 
 const cli_opt OPT_DIM = {"dim", "D", "4", "dimension d >= 2"};
-const cli_opt OPT_SPECTRUM = {"spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
-                              "eigenvalues: comma list, or linear:HI:LO"};
+const cli_opt OPT_SPECTRUM = {
+    "spectrum", "L", "4,3,2,1 for D=4, else linear:4:1",
+    "eigenvalues: comma list (its length sets D when --dim is not given), or linear:HI:LO"};
 const cli_opt OPT_DIST = {"dist", "NAME", "gaussian",
                           "data: gaussian, rademacher, uniform, student:NU, expected"};
 const cli_opt OPT_ROTATE = {"rotate", "SEED", "0",
@@ -85,6 +86,17 @@ static double *parse_spectrum(const char *s, size_t dim)
 am_problem *cli_problem(const cli_args *a)
 {
     size_t dim = (size_t)cli_int(a, "dim", 2, CLI_MAX_DIM);
+    /* a comma list without --dim sets the dimension: --spectrum 4,3,2 means d = 3 */
+    if (cli_given(a, "spectrum") && !cli_given(a, "dim") &&
+        strncmp(cli_str(a, "spectrum"), "linear:", 7) != 0) {
+        size_t n = 1;
+        for (const char *q = cli_str(a, "spectrum"); *q; q++)
+            n += *q == ',';
+        if (n < 2)
+            cli_usage_error("--spectrum needs at least 2 values (d >= 2), got '%s'",
+                            cli_str(a, "spectrum"));
+        dim = n;
+    }
     const char *spec = cli_given(a, "spectrum") ? cli_str(a, "spectrum")
                        : dim == 4               ? "4,3,2,1"
                                                 : "linear:4:1";

@@ -36,24 +36,32 @@ static const fig_entry figures[] = {
      {{"@A mc --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --delay const:40 --time 8 --grid 161 "
        "--replicas 4000 --seed 1 -o mc_error.csv",
        0},
-      {"gnuplot -e \"data='mc_error.csv'; out='mc_error'; title='Async-MSGD, mu = 0.5, delay 40, "
-       "eta = 1e-3 (band: +-2 SE)'\" mc_error.gp",
+      /* pred: the eta -> 0 stationary error of the OU limit (amsgd theory) */
+      {"gnuplot -e \"data='mc_error.csv'; out='mc_error'; title='Async-MSGD, d = 4, Sigma = "
+       "diag(4,3,2,1), mu = 0.5, delay 40, eta = 1e-3, 4000 replicas (band: +-2 SE)'; pred=$(@A "
+       "theory --mu 0.5 --eta 1e-3 | sed -n 's/^stationary_error,,//p')\" mc_error.gp",
        0}}},
     {"compare",
      "mc, sde and ode on one grid (docs/compare.md)",
      {{"@A compare --dim 4 --spectrum 4,3,2,1 --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas "
        "4000 --seed 1 -o compare.csv",
        0},
-      {"gnuplot -e \"data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3, d = 4: mc, "
-       "sde, "
-       "ode (bands: +-2 SE)'\" compare.gp",
+      {"gnuplot -e \"data='compare.csv'; out='compare'; title='d = 4, Sigma = diag(4,3,2,1), mu "
+       "= 0.5, eta = 1e-3, no delay, 4000 replicas: mc, sde, ode'; pred=$(@A theory --mu 0.5 "
+       "--eta 1e-3 | sed -n 's/^stationary_error,,//p')\" compare.gp",
        0}}},
     {"converge",
      "weak error against the ODE and the SDE as eta -> 0 (docs/converge.md)",
      {{"@A converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 10000 --sde --seed 1 "
        "-o converge.csv",
        1},
-      {"gnuplot -e \"data='converge.csv'; out='converge'\" converge.gp", 0}}},
+      {"@A converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 10000 --sde --seed 1 "
+       "--format json -o converge.json",
+       1},
+      {"gnuplot -e \"data='converge.csv'; json='converge.json'; out='converge'; title='d = 4, "
+       "Sigma = diag(4,3,2,1), mu = 0.5, T = 1, R = 10000 replicas, seed 1 (bars: +-2 SE)'\" "
+       "converge.gp",
+       0}}},
     {"liu2018",
      "stationary error against delay and its heat map, --preset liu2018 (docs/phase.md)",
      {{"@A phase --preset liu2018 --quiet --checkpoint .liu2018.ckpt --format json -o liu2018.json",

@@ -199,7 +199,7 @@ int cmd_phase(int argc, char **argv)
         cli_out_json(f, root);
     } else {
         fputs("mu,tau,metric,metric_sem,diverged_fraction,boundary_linear,boundary_dde,"
-              "boundary_paper,implicit_momentum\n",
+              "boundary_paper,implicit_momentum,reached_fraction\n",
               f);
         for (size_t c = 0; c < r->ncells; c++) {
             size_t i = c / ntau, j = c % ntau;
@@ -211,7 +211,8 @@ int cmd_phase(int argc, char **argv)
                             r->boundary_linear[i],
                             r->boundary_dde[i],
                             r->boundary_paper[i],
-                            r->implicit_momentum[j]};
+                            r->implicit_momentum[j],
+                            r->reached_fraction[c]};
             for (size_t q = 0; q < sizeof row / sizeof *row; q++) {
                 if (q) fputc(',', f);
                 cli_csv_double(f, row[q]);

@@ -3,6 +3,7 @@
  * staleness of the six parameter-server variants (montecarlo/am_ps.h) for each K, next to
  * the closed forms of theory/am_runtime.h (order statistics, renewal formulas).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,23 @@ int cmd_runtime(int argc, char **argv)
     if (st) cli_runtime_error("runtime: %s", err);
     size_t nrows = res.nrows;
     const am_runtime_study_row *rows = res.rows;
+    {
+        /* an infinite-mean runtime: a row without closed form has a mean of an infinite-mean
+           time, which is finite on every run but does not settle as --updates grows */
+        double mrt;
+        size_t ninf = 0;
+        for (size_t r = 0; r < nrows; r++)
+            ninf += !isfinite(rows[r].theory);
+        if (ninf && am_runtime_mean(&rt, &mrt) != AM_OK) {
+            char rs[128];
+            am_runtime_format(&rt, rs, sizeof rs);
+            fprintf(stderr,
+                    "amsgd: warning: --runtime %s has an infinite mean; the time_per_iter of the "
+                    "%zu row(s) with theory nan estimates an infinite expectation and does not "
+                    "settle as --updates grows\n",
+                    rs, ninf);
+        }
+    }
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);

@@ -52,11 +52,12 @@ set +e
 "$bin" converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 4000 --sde \
     --format json -o "$out/converge.json"
 set -e
-(cd "$out" && gnuplot -e "data='converge.csv'; out='converge'" "$fig/converge.gp")
+(cd "$out" && gnuplot -e "data='converge.csv'; json='converge.json'; out='converge'; title='d = 4, Sigma = diag(4,3,2,1), mu = 0.5, T = 1, R = 4000 replicas (bars: +-2 SE)'" "$fig/converge.gp")
 
 log "4/4 the three engines on one grid (amsgd compare)"
 "$bin" compare --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas 4000 -o "$out/compare.csv"
-(cd "$out" && gnuplot -e "data='compare.csv'; out='compare'; title='mu = 0.5, eta = 1e-3: mc, sde, ode (bands: +-2 SE)'" "$fig/compare.gp")
+pred=$("$bin" theory --mu 0.5 --eta 1e-3 | sed -n 's/^stationary_error,,//p')
+(cd "$out" && gnuplot -e "data='compare.csv'; out='compare'; title='d = 4, Sigma = diag(4,3,2,1), mu = 0.5, eta = 1e-3, no delay, 4000 replicas: mc, sde, ode'; pred=$pred" "$fig/compare.gp")
 
 summary=$(tail -n 1 "$out/validate.txt")
 # top-level keys of the JSON are indented by one space (params are nested deeper)

@@ -31,7 +31,8 @@ Test(cli, bad_inputs_exit_2)
         {"--delay sometimes", "delay"},
         {"--delay const:100000000", "--delay"},
         {"--spectrum 1,2,3,4", "--spectrum"},
-        {"--spectrum 4,3,2", "--dim"},
+        {"--dim 4 --spectrum 4,3,2", "--dim"},
+        {"--spectrum 5", "at least 2"},
         {"--spectrum 4,4,2,1", "eigen-gap"},
         {"--spectrum 4,3,2,0", "> 0"},
         {"--spectrum 4,3,2,-1", "> 0"},
@@ -102,6 +103,32 @@ Test(cli, mc_json_keys_and_params)
     cr_assert_str_eq(json_string_value(json_object_get(params, "seed")), "7");
     cr_assert_eq(json_array_size(json_object_get(root, "t")), 5);
     cr_assert_eq(json_integer_value(json_array_get(json_object_get(root, "step"), 4)), 2000);
+    json_decref(root);
+    test_run_free(&r);
+}
+
+/* A comma-list spectrum without --dim sets the dimension; with --dim the lengths must agree
+ * (bad_inputs_exit_2), and linear:HI:LO still follows --dim. */
+Test(cli, spectrum_list_sets_dim)
+{
+    test_run r = test_amsgd("mc --spectrum 4,3,2 --replicas 2 --time 0.01 --grid 2 --format json");
+    cr_assert_eq(r.status, 0, "mc --spectrum 4,3,2 exited %d: %s", r.status, r.err);
+    json_error_t e;
+    json_t *root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "invalid JSON: %s", e.text);
+    json_t *params = json_object_get(root, "params");
+    cr_assert_eq(json_integer_value(json_object_get(params, "dim")), 3,
+                 "--spectrum 4,3,2 without --dim: dim %lld, expected 3",
+                 (long long)json_integer_value(json_object_get(params, "dim")));
+    cr_assert_eq(json_array_size(json_object_get(params, "spectrum")), 3);
+    json_decref(root);
+    test_run_free(&r);
+    r = test_amsgd("mc --spectrum linear:4:1 --replicas 2 --time 0.01 --grid 2 --format json");
+    cr_assert_eq(r.status, 0, "mc --spectrum linear:4:1 exited %d: %s", r.status, r.err);
+    root = json_loads(r.out, 0, &e);
+    cr_assert_not_null(root, "invalid JSON: %s", e.text);
+    cr_assert_eq(json_integer_value(json_object_get(json_object_get(root, "params"), "dim")), 4,
+                 "linear:HI:LO must keep the default --dim 4");
     json_decref(root);
     test_run_free(&r);
 }

@@ -75,6 +75,22 @@ Test(runtime_cli, csv_and_null_theory)
     test_run_free(&r);
 }
 
+/* An infinite-mean runtime warns on stderr (its sync mean does not settle); a row without a
+ * closed form under a finite-mean runtime (uniform, k-async K < P) does not. */
+Test(runtime_cli, infinite_mean_runtime_warns)
+{
+    test_run r = test_amsgd("runtime --workers 3 --runtime pareto:0.5:1 --K 2 --updates 50 "
+                            "--replicas 10");
+    cr_assert_eq(r.status, 0, "status %d, stderr: %s", r.status, r.err);
+    cr_assert_not_null(strstr(r.err, "warning: --runtime pareto:0.5:1 has an infinite mean"),
+                       "pareto:0.5:1 without warning, stderr: %s", r.err);
+    test_run_free(&r);
+    r = test_amsgd("runtime --workers 3 --runtime uniform:1:2 --K 2 --updates 50 --replicas 10");
+    cr_assert_eq(r.status, 0, "status %d, stderr: %s", r.status, r.err);
+    cr_assert_null(strstr(r.err, "warning"), "uniform:1:2 warned: %s", r.err);
+    test_run_free(&r);
+}
+
 Test(runtime_cli, bad_input)
 {
     const char *bad[] = {"runtime --workers 0",     "runtime --runtime exp:-1",

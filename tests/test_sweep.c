@@ -257,6 +257,47 @@ Test(sweep_cli, phase_json_keys)
     test_run_free(&r);
 }
 
+/* The CSV carries reached_fraction, the JSON's [nmu][ntau] array, as its last column (the
+ * time metric averages over the replicas that reached EPS). At T = 0.6 from the saddle e:2
+ * only part of the mu = 0.9 replicas reach err <= 0.05, and none at mu = 0.5. */
+Test(sweep_cli, phase_csv_has_reached_fraction)
+{
+    const char *base = "phase --mu-grid 0.5,0.9 --tau-grid 0,10 --replicas 20 --time 0.6 --grid 11 "
+                       "--metric time --eps 0.05 --init e:2 --quiet";
+    char args[512];
+    snprintf(args, sizeof args, "%s --format json", base);
+    test_run rj;
+    json_t *root = run_json(args, &rj);
+    json_t *jr = json_object_get(root, "reached_fraction");
+    cr_assert_not_null(jr, "phase JSON lacks reached_fraction");
+    test_run rc = test_amsgd(base);
+    cr_assert_eq(rc.status, 0, "phase CSV exited %d: %s", rc.status, rc.err);
+    const char *line = rc.out;
+    cr_assert(strncmp(line, "mu,tau,", 7) == 0, "header: %.80s", line);
+    const char *eol = strchr(line, '\n');
+    cr_assert_not_null(eol);
+    cr_assert(eol - line > 17 && strncmp(eol - 17, ",reached_fraction", 17) == 0,
+              "last CSV column is not reached_fraction: %.*s", (int)(eol - line), line);
+    int fractional = 0;
+    for (size_t c = 0; c < 4; c++) {
+        line = eol + 1;
+        eol = strchr(line, '\n');
+        cr_assert_not_null(eol, "CSV has fewer than 4 rows");
+        const char *last = eol;
+        while (last > line && last[-1] != ',')
+            last--;
+        double v = strtod(last, NULL);
+        double want = json_real_value(json_array_get(json_array_get(jr, c / 2), c % 2));
+        cr_assert_float_eq(v, want, 1e-9, "cell %zu: CSV reached_fraction %g, JSON %g", c, v, want);
+        fractional += want > 0 && want < 1;
+    }
+    cr_assert(fractional >= 1, "no cell with a fractional reached_fraction: the test cannot "
+                               "tell the column from a constant");
+    json_decref(root);
+    test_run_free(&rj);
+    test_run_free(&rc);
+}
+
 Test(sweep_cli, knee_json_keys)
 {
     const char *args = "knee --mus 0.8,0.9 --replicas 8 --time 2 --grid 11 --bootstrap 20 "
