@@ -36,7 +36,7 @@ present = system(strip . "awk -F, 'NR > 1 && !seen[$1]++ { printf \"%s \", $1 }'
 allmodels = "mlr mlp1 mlp2 mlp3 cnn"
 models = ""
 do for [i = 1:words(allmodels)] { if (strstrt(" " . present, " " . word(allmodels, i) . " ") > 0) { models = models . word(allmodels, i) . " " } }
-spec(m) = system("grep -h '^" . m . ",' " . files . " | head -1 | awk -F'\"' '{ print $2 }'")
+spec(m) = system("awk -F'\"' '$1 == \"" . m . ",\" { print $2; exit }' " . files)
 workers = system(strip . "awk -F, 'NR > 1 && !seen[$4]++ { print $4 }' | sort -n | tr '\\n' ' '")
 sv = system(strip . "awk -F, 'NR > 1 && !seen[$5]++ { print $5 }' | sort -n | tr '\\n' ' '")
 seeds = system(strip . "awk -F, 'NR == 2 { print $8 }'")
