@@ -115,7 +115,7 @@ static const fig_entry figures[] = {
       {"gnuplot staleness.gp", 0}}},
     {"dai2019",
      "Dai et al.'s grid on Fashion-MNIST: normalised batches to target against s "
-     "(docs/staleness.md; resumes the committed checkpoints, else about 11 CPU-minutes)",
+     "and P (docs/staleness.md; resumes the committed checkpoints, else about 25 CPU-minutes)",
      {{"@A staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer sgd,momentum,adam "
        "--workers 1,4 --quiet --checkpoint staleness_dai2019.ckpt --resume -o "
        "staleness_dai2019.csv",
@@ -124,7 +124,20 @@ static const fig_entry figures[] = {
        "--workers 1 --quiet --checkpoint staleness_dai2019_b.ckpt --resume -o "
        "staleness_dai2019_b.csv",
        0},
-      {"gnuplot staleness_dai2019.gp", 0}}},
+      {"@A staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam "
+       "--workers 2,8 --quiet --checkpoint staleness_dai2019_c.ckpt --resume -o "
+       "staleness_dai2019_c.csv",
+       0},
+      {"@A staleness --preset dai2019 --models mlp2 --optimizer sgd,momentum,adam "
+       "--workers 1,2,4,8 --quiet --checkpoint staleness_dai2019_d.ckpt --resume -o "
+       "staleness_dai2019_d.csv",
+       0},
+      {"@A staleness --preset dai2019 --models mlp3 --optimizer sgd,momentum,adam "
+       "--workers 2,8 --quiet --checkpoint staleness_dai2019_e.ckpt --resume -o "
+       "staleness_dai2019_e.csv",
+       0},
+      {"gnuplot staleness_dai2019.gp", 0},
+      {"gnuplot staleness_dai2019_workers.gp", 0}}},
     {"wallclock",
      "error against wall-clock time of the variants (docs/wallclock.md)",
      {{"@A wallclock --objective lsq --grid 201 -o wallclock_lsq.csv", 0},

@@ -7,25 +7,38 @@
 # normalized_lower (a miss counted as the whole budget). A cross at the top: no seed's s = 0
 # run reached the target, so there is no reference. The s axis is categorical; the
 # optimisers are shifted slightly sideways so that coinciding points stay visible.
-# Data: staleness_dai2019.csv and staleness_dai2019_b.csv beside this script (read as one
-# table; a cell absent from both is not drawn), made by (docs/staleness.md)
+# Data: staleness_dai2019.csv, staleness_dai2019_b.csv, _c.csv, _d.csv and _e.csv beside this
+# script (read as one table; a file that is absent is skipped, a cell absent from all is not
+# drawn; models and worker counts sorted), made by (docs/staleness.md)
 #   amsgd staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer sgd,momentum,adam \
 #       --workers 1,4 --checkpoint staleness_dai2019.ckpt --resume -o staleness_dai2019.csv
 #   amsgd staleness --preset dai2019 --models mlr,mlp1,mlp3 \
 #       --optimizer nesterov,rmsprop,adagrad --workers 1 \
 #       --checkpoint staleness_dai2019_b.ckpt --resume -o staleness_dai2019_b.csv
+#   amsgd staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam \
+#       --workers 2,8 --checkpoint staleness_dai2019_c.ckpt --resume -o staleness_dai2019_c.csv
+#   amsgd staleness --preset dai2019 --models mlp2 --optimizer sgd,momentum,adam \
+#       --workers 1,2,4,8 --checkpoint staleness_dai2019_d.ckpt --resume -o staleness_dai2019_d.csv
+#   amsgd staleness --preset dai2019 --models mlp3 --optimizer sgd,momentum,adam \
+#       --workers 2,8 --checkpoint staleness_dai2019_e.ckpt --resume -o staleness_dai2019_e.csv
+# The worker trend at fixed s is drawn by staleness_dai2019_workers.gp from the same files.
 # Render: cd docs/figures && gnuplot staleness_dai2019.gp   (writes staleness_dai2019.png)
-set terminal pngcairo size 1600,1100 font ",10"
+set terminal pngcairo size 1900,1900 font ",10"
 set output "staleness_dai2019.png"
 set datafile separator ","
 # the quoted network spec (it contains commas) is blanked before gnuplot splits the fields
-both = "awk 'FNR > 1 || NR == 1' staleness_dai2019.csv staleness_dai2019_b.csv | sed -e 's/\"[^\"]*\"//'"
+files = system("for f in staleness_dai2019.csv staleness_dai2019_b.csv staleness_dai2019_c.csv staleness_dai2019_d.csv staleness_dai2019_e.csv; do [ -f $f ] && printf '%s ' $f; done")
+both = "awk 'FNR > 1 || NR == 1' " . files . " | sed -e 's/\"[^\"]*\"//'"
 f = "< " . both
 strip = both . " | "
-models = system(strip . "awk -F, 'NR > 1 && !seen[$1]++ { printf \"%s \", $1 }'")
-specs = system("awk -F'\"' 'FNR > 1 && !seen[$2]++ { printf \"%s \", $2 }' staleness_dai2019.csv staleness_dai2019_b.csv")
-workers = system(strip . "awk -F, 'NR > 1 && !seen[$4]++ { printf \"%s \", $4 }'")
-sv = system(strip . "awk -F, 'NR > 1 && !seen[$5]++ { printf \"%s \", $5 }'")
+# models in the preset's order (mlr, mlp1, mlp2, mlp3, cnn), worker counts ascending
+present = system(strip . "awk -F, 'NR > 1 && !seen[$1]++ { printf \"%s \", $1 }'")
+allmodels = "mlr mlp1 mlp2 mlp3 cnn"
+models = ""
+do for [i = 1:words(allmodels)] { if (strstrt(" " . present, " " . word(allmodels, i) . " ") > 0) { models = models . word(allmodels, i) . " " } }
+spec(m) = system("awk -F'\"' '$1 == \"" . m . ",\" { print $2; exit }' " . files)
+workers = system(strip . "awk -F, 'NR > 1 && !seen[$4]++ { print $4 }' | sort -n | tr '\\n' ' '")
+sv = system(strip . "awk -F, 'NR > 1 && !seen[$5]++ { print $5 }' | sort -n | tr '\\n' ' '")
 seeds = system(strip . "awk -F, 'NR == 2 { print $8 }'")
 if (!exists("budget")) budget = "4000"
 nm = words(models)
@@ -65,7 +78,7 @@ none(m, o, p) = (sel(m, o, p) && strcol(22) eq "nan" ? 150 : NaN)
 set multiplot layout nw, nm margins 0.05, 0.99, 0.06, 0.94 spacing 0.04, 0.07 title sprintf("Fashion-MNIST, SSP, batch 32: batches to target / batches at s = 0 (mean +- SE over %s seeds; step tuned at s = 0 per model, optimiser and P; budget %s batches)", seeds, budget) font ",12"
 do for [w = 1:nw] {
     do for [m = 1:nm] {
-        set title sprintf("%s (%s), P = %s", word(models, m), word(specs, m), word(workers, w))
+        set title sprintf("%s (%s), P = %s", word(models, m), spec(word(models, m)), word(workers, w))
         set xlabel (w == nw ? "staleness bound s (iterations; categorical axis)" : "")
         set ylabel (m == 1 ? "normalised batches to target" : "")
         if (w == 1 && m == 1) {
