@@ -450,3 +450,22 @@ void cli_progress_end(void)
     if (cli_progress_line_open) fputc('\n', stderr);
     cli_progress_line_open = 0;
 }
+
+size_t cli_optimizer_list(const cli_args *a, am_optim_kind *out, size_t max)
+{
+    const char *olist = cli_str(a, "optimizer");
+    char err[512];
+    char *copy = strdup(olist), *save = NULL;
+    if (!copy) cli_runtime_error("out of memory");
+    size_t n = 0, commas = 1;
+    for (const char *p = olist; *p; p++)
+        commas += *p == ',';
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == max) cli_usage_error("--optimizer lists more than %zu entries", max);
+        if (am_optim_parse(tok, &out[n], err, sizeof err)) cli_usage_error("--optimizer %s", err);
+        n++;
+    }
+    free(copy);
+    if (n != commas || n == 0) cli_usage_error("--optimizer has an empty entry in '%s'", olist);
+    return n;
+}

@@ -13,6 +13,7 @@
 #include "../core/am_grid.h"
 #include "../core/am_ensemble.h"
 #include "../montecarlo/am_msgd.h"
+#include "../montecarlo/am_optim.h"
 #include "../theory/am_problem.h"
 #include "args.h"
 
@@ -117,5 +118,9 @@ void cli_work_check(const cli_args *a, double work, const char *how);
 
 /* Formats a double for CSV (%.10g; non-finite as nan). */
 void cli_csv_double(FILE *f, double x);
+
+/* The comma list of optimiser names of --optimizer into out[0..max-1]; returns their number.
+ * Exits 2 on an unknown name, an empty entry or more than max entries. */
+size_t cli_optimizer_list(const cli_args *a, am_optim_kind *out, size_t max);
 
 #endif

@@ -79,6 +79,16 @@ static size_t *int_list(const cli_args *a, const char *name, double lo, double h
 
 static int cmd_staleness_preset(int argc, char **argv);
 
+/* --semantics ssp|averaged (exit 2 otherwise). */
+static am_nnstale_semantics semantics_arg(const cli_args *a)
+{
+    const char *sem = cli_str(a, "semantics");
+    if (strcmp(sem, "ssp") == 0) return AM_NNSTALE_SSP;
+    if (strcmp(sem, "averaged") != 0)
+        cli_usage_error("--semantics must be ssp or averaged, got '%s'", sem);
+    return AM_NNSTALE_AVERAGED;
+}
+
 int cmd_staleness_model(int argc, char **argv)
 {
     /* --preset: Dai et al.'s grid as a checkpointed sweep (below) */
@@ -95,40 +105,17 @@ int cmd_staleness_model(int argc, char **argv)
               "normalised by s = 0, the final test accuracy and the gradient coherence, with\n"
               "their standard errors over --seeds.",
               nnstale_opts, argc, argv);
-    char err[1024];
     const char *model = cli_str(&a, "model");
     if (!model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
     /* optimisers */
-    const char *olist = cli_str(&a, "optimizer");
-    size_t nopt = 0;
     am_optim_kind kinds[64];
-    {
-        char *copy = strdup(olist), *save = NULL;
-        size_t commas = 1;
-        for (const char *p = olist; *p; p++)
-            commas += *p == ',';
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (nopt == 64) cli_usage_error("--optimizer lists more than 64 entries");
-            if (am_optim_parse(tok, &kinds[nopt], err, sizeof err))
-                cli_usage_error("--optimizer %s", err);
-            nopt++;
-        }
-        free(copy);
-        if (nopt != commas || nopt == 0)
-            cli_usage_error("--optimizer has an empty entry in '%s'", olist);
-    }
+    size_t nopt = cli_optimizer_list(&a, kinds, 64);
     size_t ns, nw;
     size_t *sl = int_list(&a, "s", 0, 100000, &ns);
     size_t *wl = int_list(&a, "workers", 1, 4096, &nw);
     am_nnstale_params bp = am_nnstale_params_default();
     bp.batch = (size_t)cli_int(&a, "batch", 1, 100000);
-    const char *sem = cli_str(&a, "semantics");
-    if (strcmp(sem, "ssp") == 0)
-        bp.semantics = AM_NNSTALE_SSP;
-    else if (strcmp(sem, "averaged") == 0)
-        bp.semantics = AM_NNSTALE_AVERAGED;
-    else
-        cli_usage_error("--semantics must be ssp or averaged, got '%s'", sem);
+    bp.semantics = semantics_arg(&a);
     bp.max_batches = (uint64_t)cli_int(&a, "max-batches", 1, 1000000000LL);
     bp.eval_every = (size_t)cli_int(&a, "eval-every", 1, 1000000000LL);
     bp.eval_rows = (size_t)cli_int(&a, "eval-rows", 0, 1000000000LL);
@@ -469,13 +456,7 @@ static int cmd_staleness_preset(int argc, char **argv)
                                                          : spec.grid_half;
     am_nnstale_params bp = am_nnstale_params_default();
     bp.batch = (size_t)cli_int(&a, "batch", 1, 100000);
-    const char *sem = cli_str(&a, "semantics");
-    if (strcmp(sem, "ssp") == 0)
-        bp.semantics = AM_NNSTALE_SSP;
-    else if (strcmp(sem, "averaged") == 0)
-        bp.semantics = AM_NNSTALE_AVERAGED;
-    else
-        cli_usage_error("--semantics must be ssp or averaged, got '%s'", sem);
+    bp.semantics = semantics_arg(&a);
     bp.max_batches = cli_given(&a, "max-batches") || !quick
                          ? (uint64_t)cli_int(&a, "max-batches", 1, 1000000000LL)
                          : spec.max_batches;

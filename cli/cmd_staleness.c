@@ -133,24 +133,8 @@ int cmd_staleness(int argc, char **argv)
     if (am_objective_parse(cli_str(&a, "objective"), &ok, err, sizeof err))
         cli_usage_error("--objective %s", err);
     /* optimisers */
-    const char *olist = cli_str(&a, "optimizer");
-    size_t nopt = 0;
     am_optim_kind opts[64];
-    {
-        char *copy = strdup(olist), *save = NULL;
-        size_t commas = 1;
-        for (const char *p = olist; *p; p++)
-            commas += *p == ',';
-        for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (nopt == 64) cli_usage_error("--optimizer lists more than 64 entries");
-            if (am_optim_parse(tok, &opts[nopt], err, sizeof err))
-                cli_usage_error("--optimizer %s", err);
-            nopt++;
-        }
-        free(copy);
-        if (nopt != commas || nopt == 0)
-            cli_usage_error("--optimizer has an empty entry in '%s'", olist);
-    }
+    size_t nopt = cli_optimizer_list(&a, opts, 64);
     size_t ns;
     double *sd = cli_double_list(&a, "s", &ns);
     size_t *sl = malloc((ns + 1) * sizeof *sl);
