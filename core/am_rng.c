@@ -321,54 +321,87 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
     }
 
 PHILOX8X_AVX512(philox32_avx512, 4)
+PHILOX8X_AVX512(philox24_avx512, 3)
 PHILOX8X_AVX512(philox16_avx512, 2)
+PHILOX8X_AVX512(philox8_avx512, 1)
 
+/* Whole groups of 32 blocks, then the rest (up to 31) in one call of as many interleaved
+ * register sets as it needs (through a scratch buffer when it is not a multiple of 8): a
+ * short chain on its own is latency-bound, so the rest costs about one set's latency. */
 AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
 {
     size_t b = 0;
     for (; b + 32 <= nb; b += 32)
         philox32_avx512(r, b0 + (uint32_t)b, out + 2 * b);
-    if (b + 16 <= nb) {
-        philox16_avx512(r, b0 + (uint32_t)b, out + 2 * b);
-        b += 16;
+    size_t rest = nb - b;
+    if (rest <= 4) {
+        blocks_avx2(r, b0 + (uint32_t)b, rest, out + 2 * b); /* AVX-512F implies AVX2 */
+        return;
     }
-    if (nb - b > 4) {
-        uint64_t tmp[32];
-        philox16_avx512(r, b0 + (uint32_t)b, tmp);
-        memcpy(out + 2 * b, tmp, 2 * (nb - b) * sizeof *tmp);
-    } else {
-        blocks_avx2(r, b0 + (uint32_t)b, nb - b, out + 2 * b); /* AVX-512F implies AVX2 */
+    uint64_t tmp[64];
+    uint64_t *dst = rest % 8 ? tmp : out + 2 * b;
+    uint32_t c = b0 + (uint32_t)b;
+    switch ((rest + 7) / 8) {
+    case 1:
+        philox8_avx512(r, c, dst);
+        break;
+    case 2:
+        philox16_avx512(r, c, dst);
+        break;
+    case 3:
+        philox24_avx512(r, c, dst);
+        break;
+    default:
+        philox32_avx512(r, c, dst);
+        break;
     }
-}
-/* Fast path of the ziggurat on words src[0..m-1] into dst, 8 at a time, stopping before
- * the first group of 8 that holds a rejection; returns how many were done. The conversion
- * of the 53 high bits is exact and every operation is the scalar one, so the normals are
- * bit-identical to am_rng_gaussian's. */
-__attribute__((target("avx512f,avx512dq"))) static size_t zig_fast_avx512(const uint64_t *src,
-                                                                          double *dst, size_t m)
-{
-    const __m512i low8 = _mm512_set1_epi64(0xff), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
-    const __m512d scale = _mm512_set1_pd(0x1.0p-63);
-    size_t t = 0;
-    for (; t + 8 <= m; t += 8) {
-        __m512i w = _mm512_loadu_si512(src + t);
-        __m512i i = _mm512_and_si512(w, low8);
-        __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), scale);
-        __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
-        unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
-        __m512d z = _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8));
-        if (ok != 0xff) {
-            /* the lanes before the first rejection */
-            unsigned f = (unsigned)__builtin_ctz(~ok);
-            _mm512_mask_storeu_pd(dst + t, (__mmask8)((1u << f) - 1), z);
-            return t + f;
-        }
-        _mm512_storeu_pd(dst + t, z);
-    }
-    return t;
+    if (dst == tmp) memcpy(out + 2 * b, tmp, 2 * rest * sizeof *tmp);
 }
 
-AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m);
+/* The fast test of the ziggurat on every word src[0..m-1] (m <= ZIG_PASS): dst[t] = the
+ * normal of word t if it passes (the value is meaningless otherwise) and bit t of rej set
+ * if it fails; rej (ZIG_PASS / 64 words) zeroed by the caller. The two table entries of a
+ * word are loaded from its low byte in memory (x86 is little-endian) instead of gathered
+ * (vgatherqpd is slow on these CPUs); every operation is the scalar one, so the normals are
+ * bit-identical to am_rng_gaussian's. */
+__attribute__((target("avx512f,avx512dq"))) static void
+zig_pass_avx512(const uint64_t *src, double *dst, size_t m, uint64_t *rej)
+{
+    const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    const __m512d scale = _mm512_set1_pd(0x1.0p-63);
+    const unsigned char *b = (const unsigned char *)src;
+    size_t t = 0;
+    for (; t + 8 <= m; t += 8) {
+        const unsigned char *g = b + 8 * t;
+        __m512d u = _mm512_mul_pd(
+            _mm512_cvtepi64_pd(_mm512_and_si512(_mm512_loadu_si512(src + t), high53)), scale);
+        __m128d r01 = _mm_loadh_pd(_mm_load_sd(am_zig_r + g[0]), am_zig_r + g[8]);
+        __m128d r23 = _mm_loadh_pd(_mm_load_sd(am_zig_r + g[16]), am_zig_r + g[24]);
+        __m128d r45 = _mm_loadh_pd(_mm_load_sd(am_zig_r + g[32]), am_zig_r + g[40]);
+        __m128d r67 = _mm_loadh_pd(_mm_load_sd(am_zig_r + g[48]), am_zig_r + g[56]);
+        __m128d x01 = _mm_loadh_pd(_mm_load_sd(am_zig_x + g[0]), am_zig_x + g[8]);
+        __m128d x23 = _mm_loadh_pd(_mm_load_sd(am_zig_x + g[16]), am_zig_x + g[24]);
+        __m128d x45 = _mm_loadh_pd(_mm_load_sd(am_zig_x + g[32]), am_zig_x + g[40]);
+        __m128d x67 = _mm_loadh_pd(_mm_load_sd(am_zig_x + g[48]), am_zig_x + g[56]);
+        __m512d r = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_set_m128d(r23, r01)),
+                                       _mm256_set_m128d(r67, r45), 1);
+        __m512d x = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_set_m128d(x23, x01)),
+                                       _mm256_set_m128d(x67, x45), 1);
+        unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
+        _mm512_storeu_pd(dst + t, _mm512_mul_pd(u, x));
+        rej[t / 64] |= (uint64_t)(~ok & 0xffu) << (t % 64);
+    }
+    for (; t < m; t++) {
+        uint64_t w = src[t];
+        unsigned i = (unsigned)(w & 0xff);
+        double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
+        rej[t / 64] |= (uint64_t) !(fabs(u) < am_zig_r[i]) << (t % 64);
+        dst[t] = u * am_zig_x[i];
+    }
+}
+
+AVX2 static void zig_pass_avx2(const uint64_t *src, double *dst, size_t m, uint64_t *rej);
+
 /* Blocks at arbitrary counters ctr[t][0..3] (t < nb, nb a multiple of 16), one block per
  * 128-bit lane with philox_block's scheme, four registers interleaved. */
 AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t (*ctr)[4],
@@ -443,6 +476,10 @@ void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n)
 /* Blocks buffered per refill of am_rng_fill_gaussian (one partial block + whole ones). */
 #define BUF_BLOCKS 129
 
+/* Blocks drawn beyond one word per normal by a refill of am_rng_fill_gaussian (about 1.5%
+ * of the words fail the fast test, and each such case takes one or more words more). */
+#define SPARE_BLOCKS 4
+
 /* Positions r at word j of buf, whose word 0 is word 0 of block b0. */
 static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, size_t j)
 {
@@ -457,44 +494,82 @@ static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, siz
     }
 }
 
+/* Words per fast pass of zig_from_buffer. */
+#define ZIG_PASS 256
+
+/* The fast test on src[0..m-1] (m <= ZIG_PASS) with instruction set zig_simd, as
+ * zig_pass_avx512. */
+static void zig_pass(const uint64_t *src, double *dst, size_t m, uint64_t *rej, int zig_simd)
+{
+    memset(rej, 0, ZIG_PASS / 8);
+#if AM_RNG_X86
+    if (zig_simd == 2) {
+        zig_pass_avx512(src, dst, m, rej);
+        return;
+    }
+    if (zig_simd == 1) {
+        zig_pass_avx2(src, dst, m, rej);
+        return;
+    }
+#endif
+    (void)zig_simd;
+    for (size_t t = 0; t < m; t++) {
+        uint64_t w = src[t];
+        unsigned i = (unsigned)(w & 0xff);
+        double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
+        rej[t / 64] |= (uint64_t) !(fabs(u) < am_zig_r[i]) << (t % 64);
+        dst[t] = u * am_zig_x[i];
+    }
+}
+
+/* First set bit of rej at or after p, or m if none before m. */
+static inline size_t next_reject(const uint64_t *rej, size_t p, size_t m)
+{
+    while (p < m) {
+        uint64_t v = rej[p / 64] >> (p % 64);
+        if (v) {
+            size_t q = p + (size_t)__builtin_ctzll(v);
+            return q < m ? q : m;
+        }
+        p = (p / 64 + 1) * 64;
+    }
+    return m;
+}
+
 /* The ziggurat on the words buf[j..2 nb) (buf[0] = word 0 of block b0 of r's step) into
- * out[0..n): returns how many normals were made; r is left after the last word used. */
+ * out[0..n): returns how many normals were made; r is left after the last word used.
+ * A pass writes the fast-path normals of the next words straight into out as if none were
+ * rejected; then, in stream order, each rejected word is replaced by its rare case (which
+ * may take the following words as its uniforms), and the normals after it are moved down
+ * over the words it took. */
 static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_t nb, size_t j,
                               double *out, size_t n, int zig_simd)
 {
     const size_t nw = 2 * nb;
+    uint64_t rej[ZIG_PASS / 64];
     size_t k = 0;
-    (void)zig_simd;
-    for (;;) {
-        /* fast path of the ziggurat on consecutive words */
-        size_t m = n - k < nw - j ? n - k : nw - j, t = 0;
-        const uint64_t *src = buf + j;
-        double *dst = out + k;
-#if AM_RNG_X86
-        if (zig_simd == 2)
-            t = zig_fast_avx512(src, dst, m);
-        else if (zig_simd == 1)
-            t = zig_fast_avx2(src, dst, m);
-#endif
-        for (; t < m; t++) {
-            uint64_t w = src[t];
-            unsigned i = (unsigned)(w & 0xff);
-            double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
-            if (!(fabs(u) < am_zig_r[i])) break;
-            dst[t] = u * am_zig_x[i];
+    while (k < n && j < nw) {
+        size_t m = n - k < nw - j ? n - k : nw - j;
+        if (m > ZIG_PASS) m = ZIG_PASS;
+        size_t js = j, ks = k, p = 0; /* the pass: words js.., normals ks..; p words done */
+        zig_pass(buf + js, out + ks, m, rej, zig_simd);
+        for (;;) {
+            size_t q = next_reject(rej, p, m);
+            if (k != ks + p) memmove(out + k, out + ks + p, (q - p) * sizeof *out);
+            k += q - p;
+            j = js + q;
+            if (q == m) break;
+            /* rare case: its words from the buffer, then (rarely) from the stream */
+            word_src s = {r, buf, j + 1, nw, b0};
+            out[k++] = zig_rare(&s, buf[j]);
+            if (s.j > nw) return k; /* left the buffer: r is positioned after the last word */
+            j = s.j;
+            p = j - js;
+            if (p >= m) break;
         }
-        j += t;
-        k += t;
-        if (t == m) {
-            set_position(r, buf, b0, j);
-            return k;
-        }
-        /* rare case: its words from the buffer, then (rarely) from the stream */
-        word_src s = {r, buf, j + 1, nw, b0};
-        out[k++] = zig_rare(&s, buf[j]);
-        if (s.j > nw) return k; /* left the buffer: r is positioned after the last word */
-        j = s.j;
     }
+    set_position(r, buf, b0, j);
+    return k;
 }
 
 /* Vector ziggurat of this CPU: 2 AVX-512F/DQ, 1 AVX2, 0 none. */
@@ -530,6 +605,9 @@ void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
             b0 = r->ctr.v[0];
             j = 0;
             need = (n - k + 1) / 2;
+            /* longer requests: a few blocks more for the words the rare cases take, in
+             * whole register sets of 8 blocks (cheaper than a second refill) */
+            if (need > 4) need = (need + SPARE_BLOCKS + 7) / 8 * 8;
             nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1; /* whole AVX-512 groups */
             am_rng_blocks(r, b0, nb, buf, 2);
         }
@@ -862,21 +940,19 @@ AVX2 static void zig_lanes_avx2(const uint64_t *words, size_t ns, size_t n, size
     }
 }
 
-/* zig_fast_avx512 with AVX2, 4 words at a time. */
-AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m)
+/* zig_pass_avx512 with AVX2, 4 words at a time (gathers). */
+AVX2 static void zig_pass_avx2(const uint64_t *src, double *dst, size_t m, uint64_t *rej)
 {
     size_t t = 0;
-    for (; t + 4 <= m; t += 4) {
-        double z[4];
-        unsigned ok = zig4_avx2(src + t, z);
-        if (ok != 0xf) {
-            unsigned f = (unsigned)__builtin_ctz(~ok);
-            memcpy(dst + t, z, f * sizeof *z);
-            return t + f;
-        }
-        memcpy(dst + t, z, sizeof z);
+    for (; t + 4 <= m; t += 4)
+        rej[t / 64] |= (uint64_t)(~zig4_avx2(src + t, dst + t) & 0xfu) << (t % 64);
+    for (; t < m; t++) {
+        uint64_t w = src[t];
+        unsigned i = (unsigned)(w & 0xff);
+        double u = (double)(int64_t)(w & ~(uint64_t)0x7ff) * 0x1.0p-63;
+        rej[t / 64] |= (uint64_t) !(fabs(u) < am_zig_r[i]) << (t % 64);
+        dst[t] = u * am_zig_x[i];
     }
-    return t;
 }
 #endif
 
