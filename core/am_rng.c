@@ -358,15 +358,27 @@ AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64
     if (dst == tmp) memcpy(out + 2 * b, tmp, 2 * rest * sizeof *tmp);
 }
 
+/* A sequential sum a = a + p[i] + p[i+1] + ... + p[n-1] carried along by the passes of
+ * am_rng_fill_gaussian_sum (so that its chain of additions overlaps the ziggurat). */
+typedef struct {
+    const double *p;
+    size_t i, n;
+    double a;
+} side_sum;
+
 /* The fast test of the ziggurat on every word src[0..m-1] (m <= ZIG_PASS): dst[t] = the
  * normal of word t if it passes (the value is meaningless otherwise) and bit t of rej set
  * if it fails; rej (ZIG_PASS / 64 words) zeroed by the caller. The two table entries of a
  * word are loaded from its low byte in memory (x86 is little-endian) instead of gathered
  * (vgatherqpd is slow on these CPUs); every operation is the scalar one, so the normals are
  * bit-identical to am_rng_gaussian's. */
-__attribute__((target("avx512f,avx512dq"))) static void
-zig_pass_avx512(const uint64_t *src, double *dst, size_t m, uint64_t *rej)
+#define ZIG512 __attribute__((target("avx512f,avx512dq")))
+ZIG512 static inline __attribute__((always_inline)) void
+zig_pass_avx512_impl(const uint64_t *src, double *dst, size_t m, uint64_t *rej, side_sum *ss)
 {
+    const double *sp = ss ? ss->p : NULL;
+    size_t si = ss ? ss->i : 0, sn = ss ? ss->n : 0;
+    double a = ss ? ss->a : 0.0;
     const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
     const __m512d scale = _mm512_set1_pd(0x1.0p-63);
     const unsigned char *b = (const unsigned char *)src;
@@ -390,6 +402,18 @@ zig_pass_avx512(const uint64_t *src, double *dst, size_t m, uint64_t *rej)
         unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
         _mm512_storeu_pd(dst + t, _mm512_mul_pd(u, x));
         rej[t / 64] |= (uint64_t)(~ok & 0xffu) << (t % 64);
+        if (ss && si + 8 <= sn) { /* eight terms of the side sum, in order */
+            const double *q = sp + si;
+            a += q[0];
+            a += q[1];
+            a += q[2];
+            a += q[3];
+            a += q[4];
+            a += q[5];
+            a += q[6];
+            a += q[7];
+            si += 8;
+        }
     }
     for (; t < m; t++) {
         uint64_t w = src[t];
@@ -398,6 +422,22 @@ zig_pass_avx512(const uint64_t *src, double *dst, size_t m, uint64_t *rej)
         rej[t / 64] |= (uint64_t) !(fabs(u) < am_zig_r[i]) << (t % 64);
         dst[t] = u * am_zig_x[i];
     }
+    if (ss) {
+        ss->i = si;
+        ss->a = a;
+    }
+}
+
+ZIG512 static void zig_pass_avx512(const uint64_t *src, double *dst, size_t m, uint64_t *rej)
+{
+    zig_pass_avx512_impl(src, dst, m, rej, NULL);
+}
+
+/* The same with eight terms of the side sum ss per eight words. */
+ZIG512 static void zig_pass_sum_avx512(const uint64_t *src, double *dst, size_t m, uint64_t *rej,
+                                       side_sum *ss)
+{
+    zig_pass_avx512_impl(src, dst, m, rej, ss);
 }
 
 AVX2 static void zig_pass_avx2(const uint64_t *src, double *dst, size_t m, uint64_t *rej);
@@ -499,12 +539,16 @@ static inline void set_position(am_rng *r, const uint64_t *buf, uint32_t b0, siz
 
 /* The fast test on src[0..m-1] (m <= ZIG_PASS) with instruction set zig_simd, as
  * zig_pass_avx512. */
-static void zig_pass(const uint64_t *src, double *dst, size_t m, uint64_t *rej, int zig_simd)
+static inline void zig_pass(const uint64_t *src, double *dst, size_t m, uint64_t *rej, int zig_simd,
+                            side_sum *ss)
 {
     memset(rej, 0, ZIG_PASS / 8);
 #if AM_RNG_X86
     if (zig_simd == 2) {
-        zig_pass_avx512(src, dst, m, rej);
+        if (ss)
+            zig_pass_sum_avx512(src, dst, m, rej, ss);
+        else
+            zig_pass_avx512(src, dst, m, rej);
         return;
     }
     if (zig_simd == 1) {
@@ -513,6 +557,7 @@ static void zig_pass(const uint64_t *src, double *dst, size_t m, uint64_t *rej, 
     }
 #endif
     (void)zig_simd;
+    (void)ss; /* the caller finishes the side sum */
     for (size_t t = 0; t < m; t++) {
         uint64_t w = src[t];
         unsigned i = (unsigned)(w & 0xff);
@@ -542,8 +587,9 @@ static inline size_t next_reject(const uint64_t *rej, size_t p, size_t m)
  * rejected; then, in stream order, each rejected word is replaced by its rare case (which
  * may take the following words as its uniforms), and the normals after it are moved down
  * over the words it took. */
-static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_t nb, size_t j,
-                              double *out, size_t n, int zig_simd)
+static inline size_t zig_from_buffer_sum(am_rng *r, const uint64_t *buf, uint32_t b0, size_t nb,
+                                         size_t j, double *out, size_t n, int zig_simd,
+                                         side_sum *ss)
 {
     const size_t nw = 2 * nb;
     uint64_t rej[ZIG_PASS / 64];
@@ -552,7 +598,7 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
         size_t m = n - k < nw - j ? n - k : nw - j;
         if (m > ZIG_PASS) m = ZIG_PASS;
         size_t js = j, ks = k, p = 0; /* the pass: words js.., normals ks..; p words done */
-        zig_pass(buf + js, out + ks, m, rej, zig_simd);
+        zig_pass(buf + js, out + ks, m, rej, zig_simd, ss);
         for (;;) {
             size_t q = next_reject(rej, p, m);
             if (k != ks + p) memmove(out + k, out + ks + p, (q - p) * sizeof *out);
@@ -572,6 +618,12 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
     return k;
 }
 
+static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_t nb, size_t j,
+                              double *out, size_t n, int zig_simd)
+{
+    return zig_from_buffer_sum(r, buf, b0, nb, j, out, n, zig_simd, NULL);
+}
+
 /* Vector ziggurat of this CPU: 2 AVX-512F/DQ, 1 AVX2, 0 none. */
 static int zig_simd_available(void)
 {
@@ -583,7 +635,7 @@ static int zig_simd_available(void)
 #endif
 }
 
-void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
+static inline void fill_gaussian_sum(am_rng *r, double *out, size_t n, side_sum *ss)
 {
     uint64_t buf[2 * BUF_BLOCKS];
     size_t k = 0;
@@ -611,8 +663,23 @@ void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
             nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1; /* whole AVX-512 groups */
             am_rng_blocks(r, b0, nb, buf, 2);
         }
-        k += zig_from_buffer(r, buf, b0, nb, j, out + k, n - k, zig_simd);
+        k += zig_from_buffer_sum(r, buf, b0, nb, j, out + k, n - k, zig_simd, ss);
     }
+}
+
+void am_rng_fill_gaussian(am_rng *r, double *out, size_t n)
+{
+    fill_gaussian_sum(r, out, n, NULL);
+}
+
+double am_rng_fill_gaussian_sum(am_rng *r, double *out, size_t n, const double *p, size_t np,
+                                double a)
+{
+    side_sum ss = {p, 0, np, a};
+    fill_gaussian_sum(r, out, n, &ss);
+    for (size_t i = ss.i; i < np; i++)
+        ss.a += p[i];
+    return ss.a;
 }
 
 /* Blocks per batch of am_rng_fill_gaussian_steps (a multiple of 16). */

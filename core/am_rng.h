@@ -146,6 +146,12 @@ void am_rng_fill_u64(am_rng *r, uint64_t *out, size_t n);
 /* Writes the next n standard normals to out, as n calls of am_rng_gaussian would. */
 void am_rng_fill_gaussian(am_rng *r, double *out, size_t n);
 
+/* am_rng_fill_gaussian(r, out, n), and returns a + p[0] + p[1] + ... + p[np-1] summed in
+ * this order (each sum rounded): the same bytes as the two loops, faster where the chain of
+ * additions overlaps the ziggurat (p must not overlap out). */
+double am_rng_fill_gaussian_sum(am_rng *r, double *out, size_t n, const double *p, size_t np,
+                                double a);
+
 /* The normals of steps step0 .. step0 + nsteps - 1, n per step, into out[s n + i]: the same
  * as am_rng_seek(r, step0 + s) and am_rng_fill_gaussian(r, out + s n, n) for s = 0, 1, ...,
  * and r ends where the last of these leaves it. Short steps are computed side by side. */

@@ -39,7 +39,8 @@ typedef struct {
     am_rng data, delay;
     double *ring;  /* L * d */
     double *x, *y; /* data in original and eigen coordinates */
-    double *z;     /* Gaussian fast path: normals of a batch of steps (BATCH_DOUBLES) */
+    double *z;     /* Gaussian fast path: normals of a batch of steps (BATCH_DOUBLES), or
+                      the products x_i w_i of a long step (d) */
 } work_t;
 
 /* Gaussian fast path: the normals of up to BATCH_DOUBLES / d steps are drawn at once. */
@@ -182,7 +183,7 @@ void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0)
 static size_t work_bytes(size_t d, size_t L)
 {
     size_t head = (sizeof(work_t) + 63) / 64 * 64;
-    return head + ((L + 2) * d + BATCH_DOUBLES) * sizeof(double) + 64;
+    return head + ((L + 2) * d + (d > BATCH_DOUBLES ? d : BATCH_DOUBLES)) * sizeof(double) + 64;
 }
 
 static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
@@ -269,6 +270,42 @@ __attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, 
 }
 #endif
 
+/* x_i *= sl_i and pr_i = x_i wv_i (each product rounded, as in gaussian_dot). */
+static inline void scale_products_body(size_t d, double *x, const double *sl, const double *wv,
+                                       double *pr)
+{
+    for (size_t i = 0; i < d; i++) {
+        x[i] *= sl[i];
+        pr[i] = x[i] * wv[i];
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void
+scale_products_avx2(size_t d, double *x, const double *sl, const double *wv, double *pr)
+{
+    size_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+        __m256d xi = _mm256_mul_pd(_mm256_loadu_pd(x + i), _mm256_loadu_pd(sl + i));
+        _mm256_storeu_pd(x + i, xi);
+        _mm256_storeu_pd(pr + i, _mm256_mul_pd(xi, _mm256_loadu_pd(wv + i)));
+    }
+    scale_products_body(d - i, x + i, sl + i, wv + i, pr + i);
+}
+#endif
+
+static inline void scale_products(size_t d, double *x, const double *sl, const double *wv,
+                                  double *pr)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (d >= 16 && __builtin_cpu_supports("avx2")) {
+        scale_products_avx2(d, x, sl, wv, pr);
+        return;
+    }
+#endif
+    scale_products_body(d, x, sl, wv, pr);
+}
+
 static inline void msgd_step(size_t d, double mu, double ea, double a, const double *v,
                              const double *vp, const double *x, const double *wv, double *vn)
 {
@@ -296,6 +333,14 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
      * so that their random numbers are computed side by side) */
     uint64_t kb = k0, nz = 0, per = d < BATCH_DOUBLES ? BATCH_DOUBLES / d : 1;
     double *z = d <= BATCH_DOUBLES ? w->z : w->x;
+    /* long steps (one per batch): the normals of step k in zc, the products x_i w_i in w->z,
+     * and their sum runs alongside the normals of step k + 1 (into zn) */
+    int pipe = fast_gauss && per == 1;
+    double *zc = w->x, *zn = w->y;
+    if (pipe) {
+        am_rng_seek(&w->data, k0);
+        am_rng_fill_gaussian(&w->data, zc, d);
+    }
     for (uint64_t k = k0; k < k1; k++) {
         size_t prev = cur == 0 ? L - 1 : cur - 1;
         size_t next = cur + 1 == L ? 0 : cur + 1;
@@ -328,7 +373,21 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
                 vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
         } else {
             double a, *x = w->x;
-            if (fast_gauss) {
+            if (pipe) {
+                double *pr = w->z;
+                x = zc;
+                scale_products(d, x, p->sqrt_lambda, wv, pr);
+                if (k + 1 < k1) {
+                    am_rng_seek(&w->data, k + 1);
+                    a = am_rng_fill_gaussian_sum(&w->data, zn, d, pr, d, 0.0);
+                } else {
+                    a = 0;
+                    for (size_t i = 0; i < d; i++)
+                        a += pr[i];
+                }
+                zc = zn;
+                zn = x;
+            } else if (fast_gauss) {
                 if (k >= kb + nz) {
                     kb = k;
                     nz = k1 - k < per ? k1 - k : per;
