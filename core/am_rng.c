@@ -274,13 +274,32 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
 
 #define AVX512 __attribute__((target("avx512f")))
 
+/* A sequential sum a = a + p[i] + p[i+1] + ... + p[n-1] carried along by the Philox rounds and
+ * ziggurat passes of am_rng_fill_gaussian_sum (so that its chain of additions overlaps the
+ * ziggurat). */
+typedef struct {
+    const double *p;
+    size_t i, n;
+    double a;
+} side_sum;
+
+/* One term of the side sum ss (if any) per call while terms are left. */
+#define SIDE_TERM(ss, a, sp, si, sn)                                                               \
+    do {                                                                                           \
+        if ((ss) && (si) < (sn)) (a) += (sp)[(si)++];                                              \
+    } while (0)
+
 /* Blocks b0 .. b0 + 8 NG - 1 into out[0 .. 16 NG - 1]: NG register sets of 8 consecutive
  * blocks, one block per 64-bit lane with the 32-bit state in the low half (one vpmuludq
  * gives the whole product; the high halves carry garbage that the multiplies ignore and the
  * final mask removes), then the words put in stream order. */
 #define PHILOX8X_AVX512(NAME, NG)                                                                  \
-    AVX512 static void NAME(const am_rng *r, uint32_t b0, uint64_t *out)                           \
+    AVX512 static inline __attribute__((always_inline)) void NAME##_impl(                          \
+        const am_rng *r, uint32_t b0, uint64_t *out, side_sum *ss)                                 \
     {                                                                                              \
+        const double *sp = ss ? ss->p : NULL;                                                      \
+        size_t si = ss ? ss->i : 0, sn = ss ? ss->n : 0;                                           \
+        double a = ss ? ss->a : 0.0;                                                               \
         const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0);                                      \
         const __m512i m1 = _mm512_set1_epi64(PHILOX_M4x32_1);                                      \
         const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);                            \
@@ -302,6 +321,7 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
                 x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);    \
                 x1[g] = p1;                                                                        \
                 x3[g] = p0;                                                                        \
+                SIDE_TERM(ss, a, sp, si, sn);                                                      \
             }                                                                                      \
             k0 += PHILOX_W32_0;                                                                    \
             k1 += PHILOX_W32_1;                                                                    \
@@ -318,6 +338,10 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
             _mm512_storeu_si512(out + 16 * g, _mm512_permutex2var_epi64(w0, lo_idx, w1));          \
             _mm512_storeu_si512(out + 16 * g + 8, _mm512_permutex2var_epi64(w0, hi_idx, w1));      \
         }                                                                                          \
+        if (ss) {                                                                                  \
+            ss->i = si;                                                                            \
+            ss->a = a;                                                                             \
+        }                                                                                          \
     }
 
 PHILOX8X_AVX512(philox32_avx512, 4)
@@ -328,11 +352,12 @@ PHILOX8X_AVX512(philox8_avx512, 1)
 /* Whole groups of 32 blocks, then the rest (up to 31) in one call of as many interleaved
  * register sets as it needs (through a scratch buffer when it is not a multiple of 8): a
  * short chain on its own is latency-bound, so the rest costs about one set's latency. */
-AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+AVX512 static inline __attribute__((always_inline)) void
+blocks_avx512_impl(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out, side_sum *ss)
 {
     size_t b = 0;
     for (; b + 32 <= nb; b += 32)
-        philox32_avx512(r, b0 + (uint32_t)b, out + 2 * b);
+        philox32_avx512_impl(r, b0 + (uint32_t)b, out + 2 * b, ss);
     size_t rest = nb - b;
     if (rest <= 4) {
         blocks_avx2(r, b0 + (uint32_t)b, rest, out + 2 * b); /* AVX-512F implies AVX2 */
@@ -343,28 +368,32 @@ AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64
     uint32_t c = b0 + (uint32_t)b;
     switch ((rest + 7) / 8) {
     case 1:
-        philox8_avx512(r, c, dst);
+        philox8_avx512_impl(r, c, dst, ss);
         break;
     case 2:
-        philox16_avx512(r, c, dst);
+        philox16_avx512_impl(r, c, dst, ss);
         break;
     case 3:
-        philox24_avx512(r, c, dst);
+        philox24_avx512_impl(r, c, dst, ss);
         break;
     default:
-        philox32_avx512(r, c, dst);
+        philox32_avx512_impl(r, c, dst, ss);
         break;
     }
     if (dst == tmp) memcpy(out + 2 * b, tmp, 2 * rest * sizeof *tmp);
 }
 
-/* A sequential sum a = a + p[i] + p[i+1] + ... + p[n-1] carried along by the passes of
- * am_rng_fill_gaussian_sum (so that its chain of additions overlaps the ziggurat). */
-typedef struct {
-    const double *p;
-    size_t i, n;
-    double a;
-} side_sum;
+AVX512 static void blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out)
+{
+    blocks_avx512_impl(r, b0, nb, out, NULL);
+}
+
+/* The same with one term of the side sum ss per register set and round. */
+AVX512 static void blocks_avx512_sum(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out,
+                                     side_sum *ss)
+{
+    blocks_avx512_impl(r, b0, nb, out, ss);
+}
 
 /* The fast test of the ziggurat on every word src[0..m-1] (m <= ZIG_PASS): dst[t] = the
  * normal of word t if it passes (the value is meaningless otherwise) and bit t of rej set
@@ -661,7 +690,12 @@ static inline void fill_gaussian_sum(am_rng *r, double *out, size_t n, side_sum 
              * whole register sets of 8 blocks (cheaper than a second refill) */
             if (need > 4) need = (need + SPARE_BLOCKS + 7) / 8 * 8;
             nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1; /* whole AVX-512 groups */
-            am_rng_blocks(r, b0, nb, buf, 2);
+#if AM_RNG_X86
+            if (ss && zig_simd == 2)
+                blocks_avx512_sum(r, b0, nb, buf, ss);
+            else
+#endif
+                am_rng_blocks(r, b0, nb, buf, 2);
         }
         k += zig_from_buffer_sum(r, buf, b0, nb, j, out + k, n - k, zig_simd, ss);
     }
