@@ -206,17 +206,17 @@ static am_status msgd_start(const void *ctx, uint64_t replica, void *work)
     return AM_OK;
 }
 
-/* Data for step k in original coordinates, into w->x. */
-static inline void draw_x(const am_msgd *m, work_t *w)
+/* Data for step k in original coordinates, into x (w->y is scratch). */
+static inline void draw_x_to(const am_msgd *m, work_t *w, double *x)
 {
     const am_problem *p = m->p;
     size_t d = p->dim;
     if (p->dist.kind == AM_DIST_DATA) { /* a row of the data set, in original coordinates */
-        am_datadist_draw(p, &w->data, w->x);
+        am_datadist_draw(p, &w->data, x);
         return;
     }
     if (!p->q) {
-        am_data_draw(p, &w->data, w->x);
+        am_data_draw(p, &w->data, x);
         return;
     }
     am_data_draw(p, &w->data, w->y);
@@ -225,8 +225,14 @@ static inline void draw_x(const am_msgd *m, work_t *w)
         double s = 0;
         for (size_t j = 0; j < d; j++)
             s += qi[j] * w->y[j];
-        w->x[i] = s;
+        x[i] = s;
     }
+}
+
+/* Data for step k in original coordinates, into w->x. */
+static inline void draw_x(const am_msgd *m, work_t *w)
+{
+    draw_x_to(m, w, w->x);
 }
 
 /* Fast path: Gaussian data, standard eigenbasis. Scales the standard normals in x to
@@ -318,6 +324,106 @@ static inline void msgd_step(size_t d, double mu, double ea, double a, const dou
     msgd_step_body(d, mu, ea, a, v, vp, x, wv, vn);
 }
 
+/* The update of one step (msgd_step) and, in the same pass, the sum of x1[i] w1[i] of the
+ * next step from 0 in index order (w1 may be vn: each vn[i] is written before w1[i] is
+ * read); returns that sum. The chain of additions runs alongside the update. */
+static inline double step_and_sum_body(size_t d, double mu, double ea, double a, const double *v,
+                                       const double *vp, const double *x, const double *wv,
+                                       double *vn, const double *x1, const double *w1, double s)
+{
+    for (size_t i = 0; i < d; i++) {
+        vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+        s += x1[i] * w1[i];
+    }
+    return s;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static double
+step_and_sum_avx2(size_t d, double mu, double ea, double a, const double *v, const double *vp,
+                  const double *x, const double *wv, double *vn, const double *x1, const double *w1)
+{
+    __m256d m = _mm256_set1_pd(mu), e = _mm256_set1_pd(ea), av = _mm256_set1_pd(a);
+    double s = 0;
+    size_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+        __m256d vi = _mm256_loadu_pd(v + i);
+        __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
+        __m256d g =
+            _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
+        _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
+        __m256d pr = _mm256_mul_pd(_mm256_loadu_pd(x1 + i), _mm256_loadu_pd(w1 + i));
+        __m128d lo = _mm256_castpd256_pd128(pr), hi = _mm256_extractf128_pd(pr, 1);
+        s += _mm_cvtsd_f64(lo);
+        s += _mm_cvtsd_f64(_mm_unpackhi_pd(lo, lo));
+        s += _mm_cvtsd_f64(hi);
+        s += _mm_cvtsd_f64(_mm_unpackhi_pd(hi, hi));
+    }
+    return step_and_sum_body(d - i, mu, ea, a, v + i, vp + i, x + i, wv + i, vn + i, x1 + i, w1 + i,
+                             s);
+}
+#endif
+
+static inline double step_and_sum(size_t d, double mu, double ea, double a, const double *v,
+                                  const double *vp, const double *x, const double *wv, double *vn,
+                                  const double *x1, const double *w1)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (d >= 16 && __builtin_cpu_supports("avx2"))
+        return step_and_sum_avx2(d, mu, ea, a, v, vp, x, wv, vn, x1, w1);
+#endif
+    return step_and_sum_body(d, mu, ea, a, v, vp, x, wv, vn, x1, w1, 0.0);
+}
+
+/* Slot of the stale iterate of the step whose current iterate is in slot cur. */
+static inline size_t stale_slot(const am_msgd *m, work_t *w, uint64_t k, size_t cur)
+{
+    if (m->par.delay.kind == AM_DELAY_NONE) return cur;
+    size_t L = m->ring_len;
+    am_rng_seek(&w->delay, k);
+    uint64_t tau = am_delay_draw(&m->par.delay, &w->delay);
+    return cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
+}
+
+/* msgd_advance for drawn data other than the Gaussian fast path, pipelined: the data and
+ * delay of step k + 1 are drawn before the update of step k, whose pass also sums the
+ * products x_i w_i of step k + 1 (same operations, same order, same bytes). */
+static void advance_drawn(const am_msgd *m, work_t *w, uint64_t k0, uint64_t k1)
+{
+    size_t d = m->p->dim, L = m->ring_len;
+    double eta = m->par.eta, mu = m->par.mu;
+    size_t cur = (size_t)(k0 % L);
+    double *xc = w->x, *xn = w->z;
+    size_t slot = stale_slot(m, w, k0, cur);
+    am_rng_seek(&w->data, k0);
+    draw_x_to(m, w, xc);
+    const double *wv = w->ring + slot * d;
+    double a = 0;
+    for (size_t i = 0; i < d; i++)
+        a += xc[i] * wv[i];
+    for (uint64_t k = k0; k < k1; k++) {
+        size_t prev = cur == 0 ? L - 1 : cur - 1;
+        size_t next = cur + 1 == L ? 0 : cur + 1;
+        const double *v = w->ring + cur * d, *vp = w->ring + prev * d;
+        double *vn = w->ring + next * d;
+        if (k + 1 < k1) {
+            size_t s1 = stale_slot(m, w, k + 1, next);
+            am_rng_seek(&w->data, k + 1);
+            draw_x_to(m, w, xn);
+            const double *w1 = w->ring + s1 * d;
+            double a1 = step_and_sum(d, mu, eta * a, a, v, vp, xc, wv, vn, xn, w1);
+            double *t = xc;
+            xc = xn;
+            xn = t;
+            wv = w1;
+            a = a1;
+        } else {
+            msgd_step(d, mu, eta * a, a, v, vp, xc, wv, vn);
+        }
+        cur = next;
+    }
+}
+
 static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
 {
     const am_msgd *m = ctx;
@@ -337,6 +443,11 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
      * and their sum runs alongside the normals of step k + 1 (into zn) */
     int pipe = fast_gauss && per == 1;
     double *zc = w->x, *zn = w->y;
+    if (!expected && !fast_gauss && k1 > k0) {
+        advance_drawn(m, w, k0, k1);
+        k0 = k1; /* the loop below has nothing left to do */
+        cur = (size_t)(k1 % L);
+    }
     if (pipe) {
         am_rng_seek(&w->data, k0);
         am_rng_fill_gaussian(&w->data, zc, d);
