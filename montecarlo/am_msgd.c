@@ -375,6 +375,58 @@ static inline double step_and_sum(size_t d, double mu, double ea, double a, cons
     return step_and_sum_body(d, mu, ea, a, v, vp, x, wv, vn, x1, w1, 0.0);
 }
 
+/* The update of one step (msgd_step) and, in the same pass, the next step's data scaled,
+ * x1[i] *= sl[i], and its products pr[i] = x1[i] w1[i] (w1 may be vn: each vn[i] is
+ * written before w1[i] is read). */
+static inline void step_and_products_body(size_t d, double mu, double ea, double a, const double *v,
+                                          const double *vp, const double *x, const double *wv,
+                                          double *vn, double *x1, const double *sl,
+                                          const double *w1, double *pr)
+{
+    for (size_t i = 0; i < d; i++) {
+        vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+        x1[i] *= sl[i];
+        pr[i] = x1[i] * w1[i];
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static void
+step_and_products_avx2(size_t d, double mu, double ea, double a, const double *v, const double *vp,
+                       const double *x, const double *wv, double *vn, double *x1, const double *sl,
+                       const double *w1, double *pr)
+{
+    __m256d m = _mm256_set1_pd(mu), e = _mm256_set1_pd(ea), av = _mm256_set1_pd(a);
+    size_t i = 0;
+    for (; i + 4 <= d; i += 4) {
+        __m256d vi = _mm256_loadu_pd(v + i);
+        __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
+        __m256d g =
+            _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
+        _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
+        __m256d xi = _mm256_mul_pd(_mm256_loadu_pd(x1 + i), _mm256_loadu_pd(sl + i));
+        _mm256_storeu_pd(x1 + i, xi);
+        _mm256_storeu_pd(pr + i, _mm256_mul_pd(xi, _mm256_loadu_pd(w1 + i)));
+    }
+    step_and_products_body(d - i, mu, ea, a, v + i, vp + i, x + i, wv + i, vn + i, x1 + i, sl + i,
+                           w1 + i, pr + i);
+}
+#endif
+
+static inline void step_and_products(size_t d, double mu, double ea, double a, const double *v,
+                                     const double *vp, const double *x, const double *wv,
+                                     double *vn, double *x1, const double *sl, const double *w1,
+                                     double *pr)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (d >= 16 && __builtin_cpu_supports("avx2")) {
+        step_and_products_avx2(d, mu, ea, a, v, vp, x, wv, vn, x1, sl, w1, pr);
+        return;
+    }
+#endif
+    step_and_products_body(d, mu, ea, a, v, vp, x, wv, vn, x1, sl, w1, pr);
+}
+
 /* Slot of the stale iterate of the step whose current iterate is in slot cur. */
 static inline size_t stale_slot(const am_msgd *m, work_t *w, uint64_t k, size_t cur)
 {
@@ -424,6 +476,48 @@ static void advance_drawn(const am_msgd *m, work_t *w, uint64_t k0, uint64_t k1)
     }
 }
 
+/* msgd_advance for the Gaussian fast path with long steps (one per batch), pipelined: the
+ * products x_i w_i of step k are summed alongside the normals of step k + 1
+ * (am_rng_fill_gaussian_sum), and the update of step k scales the normals of step k + 1 and
+ * forms their products (the delay of step k + 1 drawn before it). Same bytes as one step
+ * after the other. */
+static void advance_gauss_long(const am_msgd *m, work_t *w, uint64_t k0, uint64_t k1)
+{
+    const am_problem *p = m->p;
+    size_t d = p->dim, L = m->ring_len;
+    double eta = m->par.eta, mu = m->par.mu;
+    const double *sl = p->sqrt_lambda;
+    size_t cur = (size_t)(k0 % L);
+    double *xc = w->x, *xn = w->y, *pr = w->z;
+    const double *wv = w->ring + stale_slot(m, w, k0, cur) * d;
+    am_rng_seek(&w->data, k0);
+    am_rng_fill_gaussian(&w->data, xc, d);
+    scale_products(d, xc, sl, wv, pr);
+    for (uint64_t k = k0; k < k1; k++) {
+        size_t prev = cur == 0 ? L - 1 : cur - 1;
+        size_t next = cur + 1 == L ? 0 : cur + 1;
+        const double *v = w->ring + cur * d, *vp = w->ring + prev * d;
+        double *vn = w->ring + next * d;
+        double a;
+        if (k + 1 < k1) {
+            am_rng_seek(&w->data, k + 1);
+            a = am_rng_fill_gaussian_sum(&w->data, xn, d, pr, d, 0.0);
+            const double *w1 = w->ring + stale_slot(m, w, k + 1, next) * d;
+            step_and_products(d, mu, eta * a, a, v, vp, xc, wv, vn, xn, sl, w1, pr);
+            double *t = xc;
+            xc = xn;
+            xn = t;
+            wv = w1;
+        } else {
+            a = 0;
+            for (size_t i = 0; i < d; i++)
+                a += pr[i];
+            msgd_step(d, mu, eta * a, a, v, vp, xc, wv, vn);
+        }
+        cur = next;
+    }
+}
+
 static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
 {
     const am_msgd *m = ctx;
@@ -439,18 +533,14 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
      * so that their random numbers are computed side by side) */
     uint64_t kb = k0, nz = 0, per = d < BATCH_DOUBLES ? BATCH_DOUBLES / d : 1;
     double *z = d <= BATCH_DOUBLES ? w->z : w->x;
-    /* long steps (one per batch): the normals of step k in zc, the products x_i w_i in w->z,
-     * and their sum runs alongside the normals of step k + 1 (into zn) */
-    int pipe = fast_gauss && per == 1;
-    double *zc = w->x, *zn = w->y;
-    if (!expected && !fast_gauss && k1 > k0) {
-        advance_drawn(m, w, k0, k1);
+    /* drawn data and long Gaussian steps: pipelined (advance_drawn, advance_gauss_long) */
+    if (!expected && k1 > k0 && (!fast_gauss || per == 1)) {
+        if (fast_gauss)
+            advance_gauss_long(m, w, k0, k1);
+        else
+            advance_drawn(m, w, k0, k1);
         k0 = k1; /* the loop below has nothing left to do */
         cur = (size_t)(k1 % L);
-    }
-    if (pipe) {
-        am_rng_seek(&w->data, k0);
-        am_rng_fill_gaussian(&w->data, zc, d);
     }
     for (uint64_t k = k0; k < k1; k++) {
         size_t prev = cur == 0 ? L - 1 : cur - 1;
@@ -484,21 +574,7 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
                 vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
         } else {
             double a, *x = w->x;
-            if (pipe) {
-                double *pr = w->z;
-                x = zc;
-                scale_products(d, x, p->sqrt_lambda, wv, pr);
-                if (k + 1 < k1) {
-                    am_rng_seek(&w->data, k + 1);
-                    a = am_rng_fill_gaussian_sum(&w->data, zn, d, pr, d, 0.0);
-                } else {
-                    a = 0;
-                    for (size_t i = 0; i < d; i++)
-                        a += pr[i];
-                }
-                zc = zn;
-                zn = x;
-            } else if (fast_gauss) {
+            if (fast_gauss) {
                 if (k >= kb + nz) {
                     kb = k;
                     nz = k1 - k < per ? k1 - k : per;
