@@ -3,9 +3,12 @@
  * standard normal, for the scalar calls (am_rng_u64, am_rng_gaussian) and the bulk calls
  * (am_rng_fill_u64, am_rng_fill_gaussian), drawing n numbers per step as the Monte Carlo
  * kernel does; then normals of many steps at once (am_rng_fill_gaussian_steps) and of 8
- * streams side by side (am_rng_gaussian_lanes, as the replica-batched kernel draws them). Each figure is the minimum over repetitions (robust on a loaded machine).
+ * streams side by side (am_rng_gaussian_lanes, as the replica-batched kernel draws them), and
+ * bulk normals with a sum of n terms carried alongside (am_rng_fill_gaussian_sum, as the
+ * one-replica kernel draws long steps). Each figure is the minimum over repetitions (robust
+ * on a loaded machine).
  * Output: one row per case "name n ns_per_number".
- * Usage: bench_rng [numbers_per_repetition [repetitions [case 0..3]]]
+ * Usage: bench_rng [numbers_per_repetition [repetitions [case 0..6]]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +23,7 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-enum { SCALAR_U64, BULK_U64, SCALAR_GAUSS, BULK_GAUSS, STEPS_GAUSS, LANES_GAUSS, NKIND };
+enum { SCALAR_U64, BULK_U64, SCALAR_GAUSS, BULK_GAUSS, STEPS_GAUSS, LANES_GAUSS, SUM_GAUSS, NKIND };
 
 /* Seconds for `steps` steps of n draws of the given kind. */
 static double run(int kind, size_t n, uint64_t steps, void *buf, double *sink)
@@ -50,6 +53,9 @@ static double run(int kind, size_t n, uint64_t steps, void *buf, double *sink)
         case BULK_GAUSS:
             am_rng_fill_gaussian(&r, g, n);
             acc += g[k % n];
+            break;
+        case SUM_GAUSS: /* with the sum of n given terms alongside (the kernel's x . w) */
+            acc += am_rng_fill_gaussian_sum(&r, g, n, g + 1000, n, 0.0);
             break;
         default:
             break;
@@ -86,12 +92,12 @@ int main(int argc, char **argv)
 {
     double budget = argc > 1 ? atof(argv[1]) : 2e6; /* numbers per repetition */
     int reps = argc > 2 ? atoi(argv[2]) : 15;
-    int only = argc > 3 ? atoi(argv[3]) : -1; /* run one case only (0..5), e.g. under callgrind */
+    int only = argc > 3 ? atoi(argv[3]) : -1; /* run one case only (0..6), e.g. under callgrind */
     const size_t ns[] = {4, 100, 1000};
-    const char *names[] = {"u64_scalar", "u64_bulk",  "gauss_scalar",
-                           "gauss_bulk", "gauss_steps", "gauss_lanes"};
+    const char *names[] = {"u64_scalar",  "u64_bulk",    "gauss_scalar", "gauss_bulk",
+                           "gauss_steps", "gauss_lanes", "gauss_sum"};
     double sink = 0;
-    void *buf = malloc(100 * 1000 * sizeof(double)); /* lanes: 8 x n x steps */
+    double *buf = calloc(100 * 1000, sizeof(double)); /* lanes: 8 x n x steps */
     printf("# case n ns_per_number (min of %d repetitions of %.3g numbers)\n", reps, budget);
     for (int kind = 0; kind < NKIND; kind++)
         for (size_t ni = 0; ni < 3; ni++) {

@@ -9,9 +9,12 @@
  *    the key bumped by (W0, W1) between rounds. The AVX2 (AVX-512) code keeps word j of 8
  *    (16) consecutive blocks in the lanes of one register, two such groups interleaved,
  *    and forms the 32 x 32 -> 64-bit products of even and odd lanes with vpmuludq; a
- *    transpose writes the words in stream order. A normal whose ziggurat fast test fails is
- *    finished by the rare case on the words already generated (then the stream), and the
- *    bulk loop continues after the words it used, so the result equals the scalar calls.
+ *    transpose writes the words in stream order. The ziggurat's fast test runs over all
+ *    words of a pass without branches; then, in stream order, a normal whose fast test
+ *    failed is finished by the rare case on the words already generated (then the stream),
+ *    and the normals after it move down over the words it used, so the result equals the
+ *    scalar calls. am_rng_fill_gaussian_sum carries a sequential sum along the Philox rounds
+ *    and the passes (the consumer's dot product overlaps the normals).
  * 3. Streams side by side (am_rng_words_lanes, am_rng_gaussian_lanes): 8 streams, one per
  *    lane, for the replica-batched kernel.
  */

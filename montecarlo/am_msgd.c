@@ -4,6 +4,9 @@
  * Each replica keeps a ring of the last L = max_delay + 2 iterates, so v_k, v_{k-1} and
  * the stale w = v_{k-tau} are read from the ring and v_{k+1} written to a slot none of
  * them occupies. The ring starts filled with v_0, which realises v_{-i} = v_0.
+ * One replica at a time, drawn data and long Gaussian steps are software-pipelined: the data
+ * and delay of step k + 1 are drawn before the update of step k, so that the sequential sum
+ * x . w of one step (its rounding order is part of the output) runs alongside other work.
  */
 #include "am_msgd.h"
 
