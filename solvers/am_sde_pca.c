@@ -20,30 +20,15 @@
  *
  * Local OU model near the optimum: U_i (i = 2..d), b_i = -(lambda_1 - lambda_i) c U_i,
  * noise alpha_i1 c sqrt(dt) z_i, alpha_i1^2 = E[Y_i^2 Y_1^2] = lambda_i lambda_1.
+ *
+ * For d <= AM_SDE_BATCH_MAXDIM every model also advances 8 replicas side by side
+ * (am_sde_batch.c, the system's advance_lanes), with the same bytes as these callbacks.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "am_sde.h"
-
-struct am_sde_pca {
-    const am_problem *p;
-    am_sde_pca_params par;
-    size_t d;      /* problem dimension */
-    int ou;        /* 1: local OU model */
-    double c;      /* 1/(1-mu) */
-    double sig;    /* sqrt(eta)/(1-mu) */
-    double *k4;    /* [d] m4_i - 3 lambda_i^2 (global) */
-    int has_neg;   /* some k4_i < 0: the diagonal D may have one negative entry */
-    int gauss;     /* every k4_i == 0 (Gaussian data): D_i = lambda_i q */
-    int noiseless; /* expected data: no fluctuation */
-    double *rate;  /* [d-1] OU decay rates */
-    double *amp;   /* [d-1] OU noise amplitudes */
-    double state_blowup;
-    am_sde_system sys;
-    am_sde_observer obs;
-};
+#include "am_sde_pca_impl.h"
 
 am_sde_pca_params am_sde_pca_params_default(void)
 {
@@ -379,6 +364,7 @@ static am_sde_pca *pca_alloc(const am_problem *p, const am_sde_pca_params *par, 
         m->obs.observe = ou_observe;
         m->state_blowup = par->blowup / sqrt(par->eta);
     }
+    am_sde_pca_set_simd(m, (int)am_sde_batch_path());
     *status = AM_OK;
     return m;
 nomem:
@@ -421,6 +407,19 @@ const am_sde_observer *am_sde_pca_observer(const am_sde_pca *m)
 double am_sde_pca_state_blowup(const am_sde_pca *m)
 {
     return m->state_blowup;
+}
+
+void am_sde_pca_set_simd(am_sde_pca *m, int simd)
+{
+    am_sde_simd best = am_sde_batch_best();
+    m->simd = simd < AM_SDE_SIMD_SCALAR || simd > (int)best ? best : (am_sde_simd)simd;
+    if (m->d > AM_SDE_BATCH_MAXDIM) m->simd = AM_SDE_SIMD_SCALAR;
+    m->sys.advance_lanes = m->simd != AM_SDE_SIMD_SCALAR ? am_sde_batch_advance : NULL;
+}
+
+int am_sde_pca_simd(const am_sde_pca *m)
+{
+    return (int)m->simd;
 }
 
 /* ---- the global SDE as a weak-error reference (used by converge and validate) ---- */
