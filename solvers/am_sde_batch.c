@@ -109,13 +109,16 @@ static inline __attribute__((always_inline)) void vsqrt(vd *o, const vd *x, int 
         vsqrt_portable(o, x);
 }
 
-/* 1 if every lane of m is set. */
-static inline __attribute__((always_inline)) int all_set(const vl *m)
+/* How many lanes of a comparison result *m are set (read through memory, so that the
+ * compiler keeps the mask in a vector register). */
+static inline __attribute__((always_inline)) int lanes_set(const vl *m)
 {
-    int all = 1;
+    int64_t t[NL];
+    memcpy(t, m, sizeof t);
+    int n = 0;
     for (int l = 0; l < NL; l++)
-        all &= (*m)[l] != 0;
-    return all;
+        n += t[l] != 0;
+    return n;
 }
 
 /* What a step draws and computes, fixed for a model. */
@@ -161,12 +164,12 @@ static size_t normals_of(lane_mode mode, size_t d)
 /* The global model's noise y (before the projection) of one step, from the step's normals
  * z (zeta first for the fast sampler); h the state, lh[i] = l_i h_i, q as in the drift. */
 static inline __attribute__((always_inline)) void global_y(const am_sde_pca *m, lane_mode mode,
-                                                           const vd *h, const vd *lh, vd q,
+                                                           const vd *h, const vd *lh, const vd *qp,
                                                            const vd *z, vd *y, vd *L, int simd)
 {
     const size_t d = m->d;
     const double *l = m->p->lambda, *k4 = m->k4;
-    const vd zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    const vd zero = {0, 0, 0, 0, 0, 0, 0, 0}, q = *qp;
     if (mode == MODE_GAUSS) {
         /* y_i = ((sqrt(q) sqrt(l_i)) z_i) + (l_i h_i) zeta */
         const double *sl = m->p->sqrt_lambda;
@@ -219,14 +222,15 @@ static inline __attribute__((always_inline)) void global_y(const am_sde_pca *m, 
         }
         return;
     }
-    /* MODE_NEG: j = the index of the least negative D_i (first of equals), d if none */
-    const vl izero = {0, 0, 0, 0, 0, 0, 0, 0}, none = izero + (int64_t)d;
-    vl j = none;
-    vd dmin = zero;
+    /* MODE_NEG: j = the index of the least negative D_i (first of equals), d if none; the
+     * index is held as a double so that every mask below comes from one comparison of
+     * doubles */
+    const vd none = zero + (double)d;
+    vd j = none, dmin = zero;
     for (size_t i = 0; i < d; i++) {
         vl lt = D[i] < dmin;
         dmin = SEL(lt, D[i], dmin);
-        j = SELI(lt, izero + (int64_t)i, j);
+        j = SEL(lt, zero + (double)i, j);
     }
     /* y_i for i != j (and for every i without a negative entry) */
     for (size_t i = 0; i < d; i++) {
@@ -235,32 +239,27 @@ static inline __attribute__((always_inline)) void global_y(const am_sde_pca *m, 
         y[i] = sd[i] * z[1 + i] + lh[i] * zeta;
     }
     vl has = j != none;
-    int any = 0;
-    for (int t = 0; t < NL; t++)
-        any |= has[t] != 0;
-    if (!any) return;
-    /* one negative entry D_j: condition y_j on the others (Schur complement) */
+    if (!lanes_set(&has)) return;
+    /* one negative entry D_j: condition y_j on the others (Schur complement). The sums
+     * over i != j need no test of i against j: D_j < 0 and sd_j = 0 fail the tests of D_i
+     * and sd_i that the one-replica code makes for i != j. */
     vd sj = zero, dj = zero, zj = zero, A = zero;
     for (size_t i = 0; i < d; i++) {
-        vl at = j == izero + (int64_t)i;
+        vl at = j == zero + (double)i;
         sj = SEL(at, lh[i], sj);
         dj = SEL(at, D[i], dj);
         zj = SEL(at, z[1 + i], zj);
-        A = SEL(~at & (D[i] > zero), A + lh[i] * lh[i] / D[i], A);
+        A = SEL(D[i] > zero, A + lh[i] * lh[i] / D[i], A);
     }
     vd tt = sj / (1.0 + A), g2 = dj + sj * sj / (1.0 + A);
     vd yj = (sj - tt) * zeta;
-    for (size_t i = 0; i < d; i++) {
-        vl at = j == izero + (int64_t)i;
-        yj = SEL(~at & (sd[i] > zero), yj + tt * lh[i] / sd[i] * z[1 + i], yj);
-    }
+    for (size_t i = 0; i < d; i++)
+        yj = SEL(sd[i] > zero, yj + tt * lh[i] / sd[i] * z[1 + i], yj);
     vd g = SEL(g2 > zero, g2, zero), rg;
     vsqrt(&rg, &g, simd);
     yj = yj + rg * zj;
-    for (size_t i = 0; i < d; i++) {
-        vl at = j == izero + (int64_t)i;
-        y[i] = SEL(at, yj, y[i]);
-    }
+    for (size_t i = 0; i < d; i++)
+        y[i] = SEL(j == zero + (double)i, yj, y[i]);
 }
 
 /* The whole advance of one lane group from k0 to k1; the state in x (n vectors). Inlined
@@ -287,7 +286,7 @@ lanes_body(const am_sde_pca *m, const am_sde_params *par, const uint64_t *rep, u
     vl dead = (vl)zero;
     uint64_t kb = k0, nb = 0, per = nz ? ZBUF / nz : 0;
     for (uint64_t k = k0; k < k1; k++) {
-        if ((k - k0) % 64 == 0 && all_set(&dead)) break;
+        if ((k - k0) % 64 == 0 && lanes_set(&dead) == NL) break;
         const vd *z = zs;
         if (nz) {
             if (k >= kb + nb) {
@@ -325,7 +324,7 @@ lanes_body(const am_sde_pca *m, const am_sde_params *par, const uint64_t *rep, u
                     nn = nn + x[i] * x[i];
                 }
             } else {
-                global_y(m, mode, x, lh, q, z, y, L, simd);
+                global_y(m, mode, x, lh, &q, z, y, L, simd);
                 vd hy = zero;
                 for (size_t i = 0; i < d; i++)
                     hy = hy + x[i] * y[i];
@@ -339,8 +338,10 @@ lanes_body(const am_sde_pca *m, const am_sde_params *par, const uint64_t *rep, u
         }
         dead |= ~(nn <= vbb);
     }
+    int64_t dd[NL];
+    memcpy(dd, &dead, sizeof dd);
     for (int t = 0; t < NL; t++)
-        diverged[t] = dead[t] != 0;
+        diverged[t] = dd[t] != 0;
 }
 
 static void body_portable(const am_sde_pca *m, const am_sde_params *par, const uint64_t *rep,
