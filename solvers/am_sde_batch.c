@@ -82,8 +82,10 @@ am_sde_simd am_sde_batch_path(void)
  * its constant `simd` removes. */
 static void vsqrt_portable(vd *o, const vd *x)
 {
+    double t[NL];
     for (int l = 0; l < NL; l++)
-        (*o)[l] = sqrt((*x)[l]);
+        t[l] = sqrt((*x)[l]);
+    memcpy(o, t, sizeof t);
 }
 
 #if AM_SDEB_X86
