@@ -6,10 +6,10 @@
  * path this CPU has (portable C, AVX2, AVX-512), comparing the ensemble's statistics,
  * alive counts and divergence count with memcmp. Initial points alternate between near
  * v^1 and spread out, so a lane group mixes the branches of the fast sampler (a negative
- * diagonal entry or none). Also: rotated eigenbases, replicas that diverge at different
- * times, the comparison catching a 1-ulp change of eta or dt on one side, the path
- * selection (AMSGD_SIMD, d > 16), and `amsgd sde` with AMSGD_SIMD=scalar printing the same
- * bytes as the default.
+ * diagonal entry or none). Also: a data set's distribution, rotated eigenbases, replicas
+ * that diverge at different times, the comparison catching a 1-ulp change of mu or dt on
+ * one side, the path selection (AMSGD_SIMD, d > 16), and `amsgd sde` with AMSGD_SIMD=scalar
+ * printing the same bytes as the default.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +19,8 @@
 #include <criterion/criterion.h>
 
 #include "../core/am_ensemble.h"
+#include "../core/am_rng.h"
+#include "../theory/am_datamoments.h"
 #include "../solvers/am_sde.h"
 #include "test_util.h"
 
@@ -198,6 +200,44 @@ Test(sde_batch, rotated_basis_and_momentum)
             }
             am_problem_free(p);
         }
+}
+
+/* A data set's empirical distribution (kind AM_DIST_DATA, a dense eigenbasis): signs on even
+ * features (fourth cumulants < 0), normals on odd ones, so k4 has both signs. */
+static am_problem *data_problem(size_t d)
+{
+    enum { N = 400 };
+    double *x = malloc(N * d * sizeof *x);
+    cr_assert_not_null(x);
+    am_rng r;
+    am_rng_init(&r, 31, 0, AM_STREAM_TEST_FIRST, 0);
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < d; j++) {
+            double scale = 2.0 - 1.5 * (double)j / (double)d;
+            double v = j % 2 ? am_rng_gaussian(&r) : (am_rng_u64(&r) >> 63 ? 1.0 : -1.0);
+            x[i * d + j] = scale * v + (j ? 0.3 * x[i * d] : 0.0);
+        }
+    am_datamoments *dm = NULL;
+    char err[256] = "";
+    cr_assert_eq(am_datamoments_build(N, d, NULL, x, 0, &dm, err, sizeof err), AM_OK, "%s", err);
+    am_status st;
+    am_problem *p = am_problem_alloc_data(dm, &st, err, sizeof err);
+    cr_assert_not_null(p, "data problem d=%zu: %s", d, err);
+    return p;
+}
+
+Test(sde_batch, data_set_distribution)
+{
+    int ran = 0;
+    for (size_t ni = 0; ni < sizeof dims / sizeof dims[0]; ni++) {
+        am_problem *p = data_problem(dims[ni]);
+        for (int model = M_FAST; model <= M_OU; model++) {
+            run_case c = base_case((model_case)model, 1);
+            ran += compare_paths(p, &c, grid, NGRID, 13, "data set");
+        }
+        am_problem_free(p);
+    }
+    cr_assert_geq(ran, 5 * 3, "only %d batched runs compared", ran);
 }
 
 /* Large noise: replicas diverge at different saved times and leave their lane group. */
