@@ -38,17 +38,18 @@
 
 /* ---- generic engine ---------------------------------------------------------------- */
 
-/* Paths advanced side by side by am_sde_system.advance_lanes, and the largest dimension d of
- * the streaming-PCA models that do so. */
-#define AM_SDE_LANES 8
-#define AM_SDE_BATCH_MAXDIM 16
-
 typedef struct {
     double dt;     /* fixed step > 0 */
     int noise;     /* 1: Euler–Maruyama; 0: drift only (explicit Euler for the ODE) */
     double blowup; /* |x| above this (or non-finite) marks the path diverged */
     uint64_t seed; /* Philox key */
 } am_sde_params;
+
+/* A system: its drift and noise callbacks, and optionally advance_lanes, which advances
+ * AM_SDE_LANES (8) paths side by side (the streaming-PCA models do for d <=
+ * AM_SDE_BATCH_MAXDIM, 16). */
+#define AM_SDE_LANES 8
+#define AM_SDE_BATCH_MAXDIM 16
 
 typedef struct {
     size_t dim;           /* state dimension n >= 1 */
