@@ -620,6 +620,35 @@ static void lanes_words_portable(const am_rng *r, uint64_t step0, size_t ns, siz
     }
 }
 
+/* The fast path of the ziggurat on every word of ns steps (n normals of nw words each,
+ * layout of am_rng_words_lanes), normals to out, by ZIG8(w, z) (8 lanes, returns the mask of
+ * passed tests). Each (step t, lane l) with a failed test gives one event
+ * ev[] = t 2^32 + f 2^8 + l, f its first failed normal (in the order of t, then l); returns
+ * their number. ev has room for AM_RNG_LANES more than that. */
+#define ZIG_LANES(NAME, ATTR, ZIG8)                                                                \
+    ATTR static size_t NAME(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,    \
+                            uint64_t *ev)                                                          \
+    {                                                                                              \
+        size_t nev = 0;                                                                            \
+        for (size_t t = 0; t < ns; t++) {                                                          \
+            const uint64_t *w = words + t * nw * AM_RNG_LANES;                                     \
+            double *z = out + t * n * AM_RNG_LANES;                                                \
+            unsigned bad = 0;                                                                      \
+            size_t f[AM_RNG_LANES];                                                                \
+            for (size_t i = 0; i < n; i++) {                                                       \
+                unsigned fresh = ~ZIG8(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;  \
+                bad |= fresh;                                                                      \
+                for (; fresh; fresh &= fresh - 1)                                                  \
+                    f[__builtin_ctz(fresh)] = i;                                                   \
+            }                                                                                      \
+            for (; bad; bad &= bad - 1) {                                                          \
+                unsigned l = (unsigned)__builtin_ctz(bad);                                         \
+                ev[nev++] = (uint64_t)t << 32 | (uint64_t)f[l] << 8 | l;                           \
+            }                                                                                      \
+        }                                                                                          \
+        return nev;                                                                                \
+    }
+
 #if AM_RNG_X86
 /* Counter words c0, c2, c3 of pair t (step step0 + t / nb, block t % nb). */
 static inline void pair_ctr(uint64_t step0, size_t nb, size_t t, uint32_t *c0, uint32_t *c2,
@@ -783,19 +812,32 @@ AVX2 static void lanes_words_avx2(const am_rng *r, uint64_t step0, size_t ns, si
     }
 }
 
+/* tab[w[l] & 0xff] for the 8 lanes by scalar loads put together with inserts: cheaper than
+ * an 8-element gather on some CPUs (AMD Zen 4: 0.6 against 0.3 ns per element). */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512d lookup8_avx512(const double *tab,
+                                                                                 const uint64_t *w)
+{
+    __m128d p0 = _mm_loadh_pd(_mm_load_sd(tab + (w[0] & 0xff)), tab + (w[1] & 0xff));
+    __m128d p1 = _mm_loadh_pd(_mm_load_sd(tab + (w[2] & 0xff)), tab + (w[3] & 0xff));
+    __m128d p2 = _mm_loadh_pd(_mm_load_sd(tab + (w[4] & 0xff)), tab + (w[5] & 0xff));
+    __m128d p3 = _mm_loadh_pd(_mm_load_sd(tab + (w[6] & 0xff)), tab + (w[7] & 0xff));
+    __m256d q0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(p0), p1, 1);
+    __m256d q1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(p2), p3, 1);
+    return _mm512_insertf64x4(_mm512_castpd256_pd512(q0), q1, 1);
+}
+
 /* Ziggurat fast path on 8 lanes' words w: normals to z, returns the mask of the lanes whose
  * fast test passed (the others need the rare case). Same operations as am_rng_gaussian. */
 __attribute__((target("avx512f,avx512dq"))) static inline unsigned zig8_avx512(const uint64_t *w,
                                                                                double *z)
 {
-    const __m512i low8 = _mm512_set1_epi64(0xff), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
     __m512i x = _mm512_loadu_si512(w);
-    __m512i i = _mm512_and_si512(x, low8);
     __m512d u =
         _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)), _mm512_set1_pd(0x1.0p-63));
-    __m512d r = _mm512_i64gather_pd(i, am_zig_r, 8);
+    __m512d r = lookup8_avx512(am_zig_r, w), xi = lookup8_avx512(am_zig_x, w);
     unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
-    _mm512_storeu_pd(z, _mm512_mul_pd(u, _mm512_i64gather_pd(i, am_zig_x, 8)));
+    _mm512_storeu_pd(z, _mm512_mul_pd(u, xi));
     return ok;
 }
 
@@ -828,39 +870,37 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
     return ok;
 }
 
-/* The fast path on every word of ns steps (n normals of nw words each, layout of
- * am_rng_words_lanes): normals to out, lane masks of passed tests to ok[t n + i]. */
-__attribute__((target("avx512f,avx512dq"))) static void
-zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
-                 unsigned char *ok, unsigned char *okstep)
+/* ZIG_LANES with zig8_avx512, the events collected without a branch. */
+__attribute__((target("avx512f,avx512dq"))) static size_t
+zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out, uint64_t *ev)
 {
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    size_t nev = 0;
     for (size_t t = 0; t < ns; t++) {
-        unsigned all = 0xff;
+        const uint64_t *w = words + t * nw * AM_RNG_LANES;
+        double *z = out + t * n * AM_RNG_LANES;
+        unsigned bad = 0;
+        __m512i f = _mm512_setzero_si512();
         for (size_t i = 0; i < n; i++) {
-            unsigned m =
-                zig8_avx512(words + (t * nw + i) * AM_RNG_LANES, out + (t * n + i) * AM_RNG_LANES);
-            ok[t * n + i] = (unsigned char)m;
-            all &= m;
+            unsigned fresh = ~zig8_avx512(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;
+            bad |= fresh;
+            f = _mm512_mask_mov_epi64(f, (__mmask8)fresh, _mm512_set1_epi64((long long)(i << 8)));
         }
-        okstep[t] = (unsigned char)all;
+        /* the events of this step, without a branch: compressed in a register, then stored */
+        __m512i e = _mm512_ternarylogic_epi64(f, lane, _mm512_set1_epi64((long long)((uint64_t)t << 32)), 0xFE);
+        _mm512_storeu_si512(ev + nev, _mm512_maskz_compress_epi64((__mmask8)bad, e));
+        nev += (size_t)__builtin_popcount(bad);
     }
+    return nev;
 }
 
-AVX2 static void zig_lanes_avx2(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out,
-                                unsigned char *ok, unsigned char *okstep)
+/* 8 lanes by two zig4_avx2. */
+AVX2 static inline unsigned zig8_avx2(const uint64_t *w, double *z)
 {
-    for (size_t t = 0; t < ns; t++) {
-        unsigned all = 0xff;
-        for (size_t i = 0; i < n; i++) {
-            const uint64_t *w = words + (t * nw + i) * AM_RNG_LANES;
-            double *z = out + (t * n + i) * AM_RNG_LANES;
-            unsigned m = zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4;
-            ok[t * n + i] = (unsigned char)m;
-            all &= m;
-        }
-        okstep[t] = (unsigned char)all;
-    }
+    return zig4_avx2(w, z) | zig4_avx2(w + 4, z + 4) << 4;
 }
+
+ZIG_LANES(zig_lanes_avx2, AVX2, zig8_avx2)
 
 /* zig_fast_avx512 with AVX2, 4 words at a time. */
 AVX2 static size_t zig_fast_avx2(const uint64_t *src, double *dst, size_t m)
@@ -893,6 +933,8 @@ static unsigned zig8_portable(const uint64_t *w, double *z)
     return ok;
 }
 
+ZIG_LANES(zig_lanes_portable, , zig8_portable)
+
 static int lanes_simd(int simd)
 {
 #if AM_RNG_X86
@@ -921,66 +963,93 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
     lanes_words_portable(r, step0, nsteps, nblocks, out);
 }
 
-/* Steps per batch of am_rng_gaussian_lanes: words of at most LANE_WORDS per lane. */
-#define LANE_WORDS 256
+/* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): the words
+ * and the normals of a batch stay in the first-level cache. Longer steps go lane by lane. */
+#define CHUNK_WORDS 64
+
+/* Most rare cases of one batch (one per step and lane), and room for a last full store. */
+#define CHUNK_EVENTS (CHUNK_WORDS / 2 * AM_RNG_LANES)
+#define EVENT_ROOM (CHUNK_EVENTS + AM_RNG_LANES)
 
 /* Extra blocks per rare case of am_rng_gaussian_lanes, computed together for all of them. */
 #define RARE_BLOCKS 2
 
-/* A rare case: lane l's normal f of step t failed the fast test. */
-typedef struct {
-    size_t t, f;
-    int l;
-} lane_event;
-
-/* The rare cases of one batch: for each event (step t, lane l, first failed normal f), that
- * lane's normals f .. n-1 of step step0 + t, from the step's words already drawn, then
- * RARE_BLOCKS more blocks of the step (computed for all events at once), then the stream. */
+/* The rare cases of one batch: for each event (step t, lane l, first failed normal f; see
+ * ZIG_LANES), that lane's normals f .. n-1 of step step0 + t, from the step's words already
+ * drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once), then
+ * the stream. */
 static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
-                       double *out, const lane_event *ev, size_t nev, int zig_simd)
+                       double *out, const uint64_t *ev, size_t nev)
 {
     enum { NLANE = AM_RNG_LANES };
     size_t nw = 2 * nb;
     /* counters of the extra blocks, padded to a multiple of 16 */
     size_t nx = nev * RARE_BLOCKS, nx16 = (nx + 15) / 16 * 16;
-    uint32_t(*ctr)[4] = malloc(nx16 * sizeof *ctr);
-    uint64_t *extra = malloc(2 * nx16 * sizeof *extra);
-    if (ctr && extra) {
-        for (size_t e = 0; e < nx16; e++) {
-            size_t j = e < nx ? e : 0;
-            const am_rng *q = &r[ev[j / RARE_BLOCKS].l];
-            uint64_t step = step0 + ev[j / RARE_BLOCKS].t;
-            ctr[e][0] = (uint32_t)(nb + j % RARE_BLOCKS);
-            ctr[e][1] = q->ctr.v[1];
-            ctr[e][2] = (q->ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
-            ctr[e][3] = (uint32_t)(step >> 16);
-        }
-#if AM_RNG_X86
-        if (__builtin_cpu_supports("avx512f"))
-            blocks_at_avx512(&r[0].key, (const uint32_t(*)[4])ctr, nx16, extra);
-        else
-#endif
-            blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
-    }
-    uint64_t buf[LANE_WORDS + 2 * RARE_BLOCKS];
-    double tmp[LANE_WORDS];
+    uint32_t ctr[CHUNK_EVENTS * RARE_BLOCKS][4];
+    uint64_t extra[2 * CHUNK_EVENTS * RARE_BLOCKS];
     for (size_t e = 0; e < nev; e++) {
-        size_t t = ev[e].t, f = ev[e].f, l = (size_t)ev[e].l, nbb = nb;
+        const am_rng *q = &r[ev[e] & 0xff];
+        uint64_t step = step0 + (ev[e] >> 32);
+        for (size_t j = 0; j < RARE_BLOCKS; j++) {
+            uint32_t *c = ctr[e * RARE_BLOCKS + j];
+            c[0] = (uint32_t)(nb + j);
+            c[1] = q->ctr.v[1];
+            c[2] = (q->ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
+            c[3] = (uint32_t)(step >> 16);
+        }
+    }
+    for (size_t e = nx; e < nx16; e++)
+        memcpy(ctr[e], ctr[0], sizeof ctr[0]);
+#if AM_RNG_X86
+    if (__builtin_cpu_supports("avx512f"))
+        blocks_at_avx512(&r[0].key, (const uint32_t(*)[4])ctr, nx16, extra);
+    else
+#endif
+        blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
+    uint64_t buf[CHUNK_WORDS + 2 * RARE_BLOCKS];
+    double tmp[CHUNK_WORDS];
+    for (size_t e = 0; e < nev; e++) {
+        size_t t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
+        size_t l = (size_t)(ev[e] & 0xff);
         for (size_t j = 0; j < nw; j++)
             buf[j] = words[(t * nw + j) * NLANE + l];
-        if (ctr && extra) {
-            memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
-            nbb += RARE_BLOCKS;
-        }
+        memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
         am_rng q;
         lane_at(&r[l], step0 + t, &q);
-        size_t k = zig_from_buffer(&q, buf, 0, nbb, f, tmp, n - f, zig_simd);
+        size_t k = zig_from_buffer(&q, buf, 0, nb + RARE_BLOCKS, f, tmp, n - f, 0);
         if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
         for (size_t i = f; i < n; i++)
             out[(t * n + i) * NLANE + l] = tmp[i - f];
     }
-    free(ctr);
-    free(extra);
+}
+
+/* Steps of more than CHUNK_WORDS words: one lane at a time. */
+static void gaussian_lanes_long(const am_rng *r, uint64_t step0, size_t nsteps, size_t n,
+                                double *out)
+{
+    enum { NLANE = AM_RNG_LANES };
+    double *tmp = malloc(n * sizeof *tmp);
+    for (int l = 0; l < NLANE && tmp; l++) {
+        am_rng q;
+        for (size_t t = 0; t < nsteps; t++) {
+            lane_at(&r[l], step0 + t, &q);
+            am_rng_fill_gaussian(&q, tmp, n);
+            for (size_t i = 0; i < n; i++)
+                out[(t * n + i) * NLANE + (size_t)l] = tmp[i];
+        }
+    }
+    if (tmp) {
+        free(tmp);
+        return;
+    }
+    for (int l = 0; l < NLANE; l++) { /* no memory for tmp: normal by normal */
+        am_rng q;
+        for (size_t t = 0; t < nsteps; t++) {
+            lane_at(&r[l], step0 + t, &q);
+            for (size_t i = 0; i < n; i++)
+                out[(t * n + i) * NLANE + (size_t)l] = am_rng_gaussian(&q);
+        }
+    }
 }
 
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
@@ -989,77 +1058,27 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
     enum { NLANE = AM_RNG_LANES };
     size_t nb = (n + 1) / 2, nw = 2 * nb;
     if (n == 0) return;
-    int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
-    if (nw > LANE_WORDS) {
-        /* long steps: one lane at a time */
-        double *tmp = malloc(n * sizeof *tmp);
-        for (int l = 0; l < NLANE && tmp; l++) {
-            am_rng q;
-            for (size_t t = 0; t < nsteps; t++) {
-                lane_at(&r[l], step0 + t, &q);
-                am_rng_fill_gaussian(&q, tmp, n);
-                for (size_t i = 0; i < n; i++)
-                    out[(t * n + i) * NLANE + (size_t)l] = tmp[i];
-            }
-        }
-        if (tmp) {
-            free(tmp);
-            return;
-        }
-        for (int l = 0; l < NLANE; l++) { /* no memory for tmp: normal by normal */
-            am_rng q;
-            for (size_t t = 0; t < nsteps; t++) {
-                lane_at(&r[l], step0 + t, &q);
-                for (size_t i = 0; i < n; i++)
-                    out[(t * n + i) * NLANE + (size_t)l] = am_rng_gaussian(&q);
-            }
-        }
+    if (nw > CHUNK_WORDS) {
+        gaussian_lanes_long(r, step0, nsteps, n, out);
         return;
     }
-    uint64_t words[LANE_WORDS * NLANE];
-    unsigned char ok[LANE_WORDS], okstep[LANE_WORDS];
-    size_t per = LANE_WORDS / nw;
-    int zig_simd = zig_simd_available();
+    int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
+    uint64_t words[CHUNK_WORDS * NLANE];
+    uint64_t ev[EVENT_ROOM];
+    size_t per = CHUNK_WORDS / nw;
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
-        size_t ns = nsteps - t0 < per ? nsteps - t0 : per;
+        size_t ns = nsteps - t0 < per ? nsteps - t0 : per, nev;
         double *o = out + t0 * n * NLANE;
         am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
 #if AM_RNG_X86
         if (s == 2)
-            zig_lanes_avx512(words, ns, n, nw, o, ok, okstep);
+            nev = zig_lanes_avx512(words, ns, n, nw, o, ev);
         else if (s == 1)
-            zig_lanes_avx2(words, ns, n, nw, o, ok, okstep);
+            nev = zig_lanes_avx2(words, ns, n, nw, o, ev);
         else
 #endif
-            for (size_t t = 0; t < ns; t++) {
-                unsigned all = 0xff;
-                for (size_t i = 0; i < n; i++) {
-                    unsigned m =
-                        zig8_portable(words + (t * nw + i) * NLANE, o + (t * n + i) * NLANE);
-                    ok[t * n + i] = (unsigned char)m;
-                    all &= m;
-                }
-                okstep[t] = (unsigned char)all;
-            }
-        /* the rare cases: (step, lane) pairs with a failed fast test */
-        lane_event ev[LANE_WORDS];
-        size_t nev = 0;
-        for (size_t t = 0; t < ns; t++) {
-            unsigned all = okstep[t];
-            if (all == 0xff) continue;
-            for (unsigned m = ~all & 0xffu; m; m &= m - 1) {
-                int l = __builtin_ctz(m);
-                size_t f = 0;
-                while (ok[t * n + f] >> l & 1)
-                    f++;
-                if (nev < LANE_WORDS) {
-                    ev[nev].t = t;
-                    ev[nev].f = f;
-                    ev[nev++].l = l;
-                }
-            }
-        }
-        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, zig_simd);
+            nev = zig_lanes_portable(words, ns, n, nw, o, ev);
+        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev);
     }
 }
 
