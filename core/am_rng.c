@@ -677,7 +677,7 @@ AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m1
  * the 32-bit state in the low half of each 64-bit lane (one lane per stream), so that one
  * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
  * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
-AVX512 static inline void lanes_words4_avx512(const am_rng *r, __m512i c1, __m512i c2lo,
+AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo,
                                               const uint32_t (*ctr)[3], uint64_t *out)
 {
     const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
@@ -689,9 +689,11 @@ AVX512 static inline void lanes_words4_avx512(const am_rng *r, __m512i c1, __m51
         x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64(ctr[g][1]));
         x3[g] = _mm512_set1_epi64(ctr[g][2]);
     }
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+#pragma GCC unroll 1
     for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
+        /* the round keys broadcast from memory */
+        __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
+        __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
 #pragma GCC unroll 4
         for (int g = 0; g < 4; g++) {
             __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
@@ -700,8 +702,6 @@ AVX512 static inline void lanes_words4_avx512(const am_rng *r, __m512i c1, __m51
             x1[g] = p1;
             x3[g] = p0;
         }
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
     }
     const __m512i low = _mm512_set1_epi64(0xffffffffLL);
 #pragma GCC unroll 4
@@ -724,6 +724,14 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
         c2[l] = r[l].ctr.v[2] & 0xffffu;
     }
     __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    uint64_t ks[10][2]; /* round keys */
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        ks[round][0] = k0;
+        ks[round][1] = k1;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
     size_t np = ns * nb;
     uint64_t step = step0;
     uint32_t b = 0;
@@ -740,10 +748,10 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
             }
         }
         if (t + 4 <= np) {
-            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, out + 2 * t * AM_RNG_LANES);
+            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr, out + 2 * t * AM_RNG_LANES);
         } else {
             uint64_t tmp[4 * 2 * AM_RNG_LANES];
-            lanes_words4_avx512(r, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
+            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
             memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
         }
     }
