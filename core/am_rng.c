@@ -982,12 +982,71 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 /* Extra blocks per rare case of am_rng_gaussian_lanes, computed together for all of them. */
 #define RARE_BLOCKS 2
 
+#if AM_RNG_X86
+/* Margin of wedge8_avx512: a decision within it of the boundary is left to zig_rare. */
+#define LANE_WEDGE_MARGIN 1e-9
+
+/* The wedge test of zig_rare for 8 failed fast tests at once: words wf (i = wf & 0xff > 0)
+ * and the uniform's words wu. The test is f1 + U (f0 - f1) < 1 with f0 = exp(a),
+ * a = -(x[i]^2 - x^2)/2 in [-0.73, 0] for every layer, f1 = f0 c[i]. Here exp is the
+ * Taylor polynomial of degree 13 about -0.375 (relative error below 1e-15 on [-0.75, 0.01],
+ * with the rounding), so t is within 1e-14 of zig_rare's; where t is farther than
+ * LANE_WEDGE_MARGIN from 1 (and a in that range, i > 0) the decision is zig_rare's. Returns
+ * the mask of such lanes, their decisions (1 = accept x = u x[i]) in *accept. */
+__attribute__((target("avx512f,avx512dq"))) static unsigned wedge8_avx512(const uint64_t *wf,
+                                                                          const uint64_t *wu,
+                                                                          unsigned *accept)
+{
+    const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    __m512i w = _mm512_loadu_si512(wf);
+    __m512d u =
+        _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), _mm512_set1_pd(0x1.0p-63));
+    __m512d xi = lookup8_avx512(am_zig_x, wf), ci = lookup8_avx512(am_zig_c, wf);
+    __m512d x = _mm512_mul_pd(u, xi);
+    __m512d a = _mm512_mul_pd(_mm512_set1_pd(-0.5),
+                              _mm512_sub_pd(_mm512_mul_pd(xi, xi), _mm512_mul_pd(x, x)));
+    __m512d y = _mm512_sub_pd(a, _mm512_set1_pd(-0.375));
+    static const double inv_fact[14] = {1.0,
+                                        1.0,
+                                        1.0 / 2,
+                                        1.0 / 6,
+                                        1.0 / 24,
+                                        1.0 / 120,
+                                        1.0 / 720,
+                                        1.0 / 5040,
+                                        1.0 / 40320,
+                                        1.0 / 362880,
+                                        1.0 / 3628800,
+                                        1.0 / 39916800,
+                                        1.0 / 479001600,
+                                        1.0 / 6227020800.0};
+    __m512d p = _mm512_set1_pd(inv_fact[13]);
+    for (int k = 12; k >= 0; k--)
+        p = _mm512_fmadd_pd(p, y, _mm512_set1_pd(inv_fact[k]));
+    __m512d f0 = _mm512_mul_pd(p, _mm512_set1_pd(0.6872892787909722)); /* exp(-0.375) */
+    __m512d f1 = _mm512_mul_pd(f0, ci);
+    __m512d U = _mm512_mul_pd(
+        _mm512_add_pd(_mm512_cvtepu64_pd(_mm512_srli_epi64(_mm512_loadu_si512(wu), 11)),
+                      _mm512_set1_pd(0.5)),
+        _mm512_set1_pd(0x1.0p-53));
+    __m512d t = _mm512_add_pd(f1, _mm512_mul_pd(U, _mm512_sub_pd(f0, f1)));
+    __mmask8 ok = _mm512_test_epi64_mask(w, _mm512_set1_epi64(0xff));
+    ok &= _mm512_cmp_pd_mask(a, _mm512_set1_pd(-0.75), _CMP_GE_OQ);
+    ok &= _mm512_cmp_pd_mask(a, _mm512_set1_pd(0.01), _CMP_LE_OQ);
+    __mmask8 acc = _mm512_cmp_pd_mask(t, _mm512_set1_pd(1.0 - LANE_WEDGE_MARGIN), _CMP_LT_OQ);
+    __mmask8 rej = _mm512_cmp_pd_mask(t, _mm512_set1_pd(1.0 + LANE_WEDGE_MARGIN), _CMP_GT_OQ);
+    ok &= acc | rej;
+    *accept = (unsigned)(acc & ok);
+    return (unsigned)ok;
+}
+#endif
+
 /* The rare cases of one batch: for each event (step t, lane l, first failed normal f; see
  * ZIG_LANES), that lane's normals f .. n-1 of step step0 + t, from the step's words already
  * drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once), then
  * the stream. */
 static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
-                       double *out, const uint64_t *ev, size_t nev)
+                       double *out, const uint64_t *ev, size_t nev, int wedge_simd)
 {
     enum { NLANE = AM_RNG_LANES };
     size_t nw = 2 * nb;
@@ -1014,20 +1073,52 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     else
 #endif
         blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
-    uint64_t buf[CHUNK_WORDS + 2 * RARE_BLOCKS];
-    double tmp[CHUNK_WORDS];
-    for (size_t e = 0; e < nev; e++) {
-        size_t t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
-        size_t l = (size_t)(ev[e] & 0xff);
-        for (size_t j = 0; j < nw; j++)
-            buf[j] = words[(t * nw + j) * NLANE + l];
-        memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
-        am_rng q;
-        lane_at(&r[l], step0 + t, &q);
-        size_t k = zig_from_buffer(&q, buf, 0, nb + RARE_BLOCKS, f, tmp, n - f, 0);
-        if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
-        for (size_t i = f; i < n; i++)
-            out[(t * n + i) * NLANE + l] = tmp[i - f];
+    /* events in groups of 8: the step's words and extra words of each in a row of buf, the
+     * wedge test of the first failed normal decided 8 at a time where it can be */
+    uint64_t buf[AM_RNG_LANES][CHUNK_WORDS + 2 * RARE_BLOCKS];
+    for (size_t e0 = 0; e0 < nev; e0 += AM_RNG_LANES) {
+        size_t m = nev - e0 < AM_RNG_LANES ? nev - e0 : AM_RNG_LANES;
+        uint64_t wf[AM_RNG_LANES], wu[AM_RNG_LANES];
+        for (size_t g = 0; g < m; g++) {
+            size_t e = e0 + g, t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
+            size_t l = (size_t)(ev[e] & 0xff);
+            for (size_t j = 0; j < nw; j++)
+                buf[g][j] = words[(t * nw + j) * NLANE + l];
+            memcpy(buf[g] + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof **buf);
+            wf[g] = buf[g][f];
+            wu[g] = buf[g][f + 1];
+        }
+        for (size_t g = m; g < AM_RNG_LANES; g++) {
+            wf[g] = wf[0];
+            wu[g] = wu[0];
+        }
+        unsigned clear = 0, accept = 0;
+#if AM_RNG_X86
+        if (wedge_simd) clear = wedge8_avx512(wf, wu, &accept);
+#endif
+        for (size_t g = 0; g < m; g++) {
+            size_t e = e0 + g, t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
+            size_t l = (size_t)(ev[e] & 0xff);
+            double tmp[CHUNK_WORDS];
+            size_t k = f, j = f; /* normal k of the step comes next, from word j on */
+            if (clear >> g & 1) {
+                /* the wedge test of normal f took words f and f + 1 */
+                j = f + 2;
+                if (accept >> g & 1) {
+                    unsigned i = (unsigned)(wf[g] & 0xff);
+                    tmp[0] = (double)(int64_t)(wf[g] & ~(uint64_t)0x7ff) * 0x1.0p-63 * am_zig_x[i];
+                    k = f + 1;
+                }
+            }
+            if (k < n) {
+                am_rng q;
+                lane_at(&r[l], step0 + t, &q);
+                size_t c = zig_from_buffer(&q, buf[g], 0, nb + RARE_BLOCKS, j, tmp + (k - f), n - k, 0);
+                if (c < n - k) am_rng_fill_gaussian(&q, tmp + (k - f) + c, n - k - c);
+            }
+            for (size_t i = f; i < n; i++)
+                out[(t * n + i) * NLANE + l] = tmp[i - f];
+        }
     }
 }
 
@@ -1086,7 +1177,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         else
 #endif
             nev = zig_lanes_portable(words, ns, n, nw, o, ev);
-        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev);
+        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, s == 2);
     }
 }
 
