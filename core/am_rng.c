@@ -1122,6 +1122,153 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     }
 }
 
+#if AM_RNG_X86
+/* Blocks b0 .. b0 + RARE_BLOCKS - 1 of 8 streams at once, stream g with counter words
+ * (c1[g], c2[g], c3[g]) (lanes_words4_avx512's scheme): the words 2 (b - b0) and
+ * 2 (b - b0) + 1 of the 8 streams to x[0 .. 2 RARE_BLOCKS). */
+AVX512 static void event_blocks_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2, __m512i c3,
+                                       uint32_t b0, __m512i *x)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i x0[RARE_BLOCKS], x1[RARE_BLOCKS], x2[RARE_BLOCKS], x3[RARE_BLOCKS];
+    for (int g = 0; g < RARE_BLOCKS; g++) {
+        x0[g] = _mm512_set1_epi64(b0 + (uint32_t)g);
+        x1[g] = c1;
+        x2[g] = c2;
+        x3[g] = c3;
+    }
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
+        __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
+        for (int g = 0; g < RARE_BLOCKS; g++) {
+            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+            x1[g] = p1;
+            x3[g] = p0;
+        }
+    }
+    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+    for (int g = 0; g < RARE_BLOCKS; g++) {
+        x[2 * g] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8);
+        x[2 * g + 1] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8);
+    }
+}
+
+/* rare_lanes with AVX-512, 8 events at a time, one per 64-bit lane: their words side by side
+ * (wt[j] = word j of each event's step, the RARE_BLOCKS extra blocks computed in the lanes),
+ * the wedge test of the first failed normal by wedge8_avx512, and the normals after it by
+ * the fast path in the lanes while it passes; what is left (tails, decisions within the
+ * margin, a second failure) goes to zig_from_buffer from where the lane stopped. */
+__attribute__((target("avx512f,avx512dq"))) static void
+rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
+                  double *out, const uint64_t *ev, size_t nev)
+{
+    enum { NLANE = AM_RNG_LANES, NX = 2 * RARE_BLOCKS };
+    const size_t nw = 2 * nb;
+    uint64_t ks[10][2];
+    uint32_t k0 = r[0].key.v[0], k1 = r[0].key.v[1];
+    for (int round = 0; round < 10; round++) {
+        ks[round][0] = k0;
+        ks[round][1] = k1;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    /* words (and normals) of the 8 events side by side */
+    uint64_t wt[CHUNK_WORDS + NX][NLANE] __attribute__((aligned(64)));
+    double zt[CHUNK_WORDS][NLANE] __attribute__((aligned(64)));
+    for (size_t e0 = 0; e0 < nev; e0 += NLANE) {
+        size_t m = nev - e0 < NLANE ? nev - e0 : NLANE;
+        size_t t[NLANE], f[NLANE], l[NLANE];
+        uint64_t c1[NLANE], c2[NLANE], c3[NLANE], wf[NLANE], wu[NLANE];
+        for (size_t g = 0; g < NLANE; g++) {
+            size_t e = e0 + (g < m ? g : 0);
+            t[g] = (size_t)(ev[e] >> 32);
+            f[g] = (size_t)(ev[e] >> 8 & 0xffffff);
+            l[g] = (size_t)(ev[e] & 0xff);
+            uint64_t step = step0 + t[g];
+            c1[g] = r[l[g]].ctr.v[1];
+            c2[g] = (r[l[g]].ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
+            c3[g] = (uint32_t)(step >> 16);
+            for (size_t j = 0; j < nw; j++)
+                wt[j][g] = words[(t[g] * nw + j) * NLANE + l[g]];
+        }
+        __m512i x[NX];
+        event_blocks_avx512((const uint64_t(*)[2])ks, _mm512_loadu_si512(c1),
+                            _mm512_loadu_si512(c2), _mm512_loadu_si512(c3), (uint32_t)nb, x);
+        for (int j = 0; j < NX; j++)
+            _mm512_store_si512(wt[nw + (size_t)j], x[j]);
+        for (size_t g = 0; g < NLANE; g++) {
+            wf[g] = wt[f[g]][g];
+            wu[g] = wt[f[g] + 1][g];
+        }
+        unsigned accept, clear = wedge8_avx512(wf, wu, &accept);
+        if (m < NLANE) clear &= (1u << m) - 1;
+        /* lane g: normal k0[g] next, from word k0[g] + off[g] (off = 1 after an accepted
+         * wedge, 2 after a rejected one) */
+        size_t stop[NLANE];
+        uint64_t k0v[NLANE], offv[NLANE];
+        for (size_t g = 0; g < NLANE; g++) {
+            unsigned acc = accept >> g & 1;
+            k0v[g] = f[g] + acc;
+            offv[g] = 2 - acc;
+            stop[g] = f[g]; /* normals f .. stop - 1 of lane g are in zt */
+            if (clear >> g & 1) {
+                if (acc) {
+                    unsigned i = (unsigned)(wf[g] & 0xff);
+                    zt[f[g]][g] = (double)(int64_t)(wf[g] & ~(uint64_t)0x7ff) * 0x1.0p-63 * am_zig_x[i];
+                }
+                stop[g] = n;
+            }
+        }
+        __m512i vk0 = _mm512_loadu_si512(k0v);
+        __mmask8 two = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(offv), _mm512_set1_epi64(2));
+        __mmask8 live = (__mmask8)clear;
+        size_t kmin = n;
+        for (size_t g = 0; g < NLANE; g++)
+            if ((clear >> g & 1) && k0v[g] < kmin) kmin = k0v[g];
+        const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+        for (size_t k = kmin; k < n && live; k++) {
+            __mmask8 act = live & _mm512_cmp_epu64_mask(vk0, _mm512_set1_epi64((long long)k),
+                                                        _MM_CMPINT_LE);
+            uint64_t wk[NLANE] __attribute__((aligned(64)));
+            __m512i w = _mm512_mask_blend_epi64(two, _mm512_load_si512(wt[k + 1]),
+                                                _mm512_load_si512(wt[k + 2]));
+            _mm512_store_si512(wk, w);
+            __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)),
+                                      _mm512_set1_pd(0x1.0p-63));
+            __m512d rr = lookup8_avx512(am_zig_r, wk), xi = lookup8_avx512(am_zig_x, wk);
+            __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(u), rr, _CMP_LT_OQ);
+            _mm512_mask_store_pd(zt[k], act & pass, _mm512_mul_pd(u, xi));
+            unsigned failed = (unsigned)(act & ~pass);
+            for (; failed; failed &= failed - 1) {
+                unsigned g = (unsigned)__builtin_ctz(failed);
+                stop[g] = k;
+            }
+            live &= (__mmask8)~(act & ~pass);
+        }
+        for (size_t g = 0; g < m; g++) {
+            double *o = out + t[g] * n * NLANE + l[g];
+            for (size_t k = f[g]; k < stop[g]; k++)
+                o[k * NLANE] = zt[k][g];
+            if (stop[g] == n) continue;
+            /* the rest by the scalar ziggurat, from normal stop[g] at word j */
+            size_t k = stop[g], j = (clear >> g & 1) ? k + (size_t)offv[g] : k;
+            uint64_t buf[CHUNK_WORDS + NX];
+            double tmp[CHUNK_WORDS];
+            for (size_t i = 0; i < nw + NX; i++)
+                buf[i] = wt[i][g];
+            am_rng q;
+            lane_at(&r[l[g]], step0 + t[g], &q);
+            size_t c = zig_from_buffer(&q, buf, 0, nb + RARE_BLOCKS, j, tmp, n - k, 0);
+            if (c < n - k) am_rng_fill_gaussian(&q, tmp + c, n - k - c);
+            for (size_t i = k; i < n; i++)
+                o[i * NLANE] = tmp[i - k];
+        }
+    }
+}
+#endif
+
 /* Steps of more than CHUNK_WORDS words: one lane at a time. */
 static void gaussian_lanes_long(const am_rng *r, uint64_t step0, size_t nsteps, size_t n,
                                 double *out)
@@ -1177,7 +1324,14 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         else
 #endif
             nev = zig_lanes_portable(words, ns, n, nw, o, ev);
-        if (nev) rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, s == 2);
+        if (!nev) continue;
+#if AM_RNG_X86
+        if (s == 2) {
+            rare_lanes_avx512(r, step0 + t0, n, nb, words, o, ev, nev);
+            continue;
+        }
+#endif
+        rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, 0);
     }
 }
 
