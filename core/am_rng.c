@@ -992,10 +992,9 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
  * Taylor polynomial of degree 13 about -0.375 (relative error below 1e-15 on [-0.75, 0.01],
  * with the rounding), so t is within 1e-14 of zig_rare's; where t is farther than
  * LANE_WEDGE_MARGIN from 1 (and a in that range, i > 0) the decision is zig_rare's. Returns
- * the mask of such lanes, their decisions (1 = accept x = u x[i]) in *accept. */
-__attribute__((target("avx512f,avx512dq"))) static unsigned wedge8_avx512(const uint64_t *wf,
-                                                                          const uint64_t *wu,
-                                                                          unsigned *accept)
+ * the mask of such lanes, their decisions (1 = accept x = u x[i]) in *accept, x in *xo. */
+__attribute__((target("avx512f,avx512dq"))) static unsigned
+wedge8_avx512(const uint64_t *wf, const uint64_t *wu, unsigned *accept, __m512d *xo)
 {
     const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
     __m512i w = _mm512_loadu_si512(wf);
@@ -1037,6 +1036,7 @@ __attribute__((target("avx512f,avx512dq"))) static unsigned wedge8_avx512(const 
     __mmask8 rej = _mm512_cmp_pd_mask(t, _mm512_set1_pd(1.0 + LANE_WEDGE_MARGIN), _CMP_GT_OQ);
     ok &= acc | rej;
     *accept = (unsigned)(acc & ok);
+    *xo = x;
     return (unsigned)ok;
 }
 #endif
@@ -1046,7 +1046,7 @@ __attribute__((target("avx512f,avx512dq"))) static unsigned wedge8_avx512(const 
  * drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once), then
  * the stream. */
 static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
-                       double *out, const uint64_t *ev, size_t nev, int wedge_simd)
+                       double *out, const uint64_t *ev, size_t nev)
 {
     enum { NLANE = AM_RNG_LANES };
     size_t nw = 2 * nb;
@@ -1073,100 +1073,58 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     else
 #endif
         blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
-    /* events in groups of 8: the step's words and extra words of each in a row of buf, the
-     * wedge test of the first failed normal decided 8 at a time where it can be */
-    uint64_t buf[AM_RNG_LANES][CHUNK_WORDS + 2 * RARE_BLOCKS];
-    for (size_t e0 = 0; e0 < nev; e0 += AM_RNG_LANES) {
-        size_t m = nev - e0 < AM_RNG_LANES ? nev - e0 : AM_RNG_LANES;
-        uint64_t wf[AM_RNG_LANES], wu[AM_RNG_LANES];
-        for (size_t g = 0; g < m; g++) {
-            size_t e = e0 + g, t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
-            size_t l = (size_t)(ev[e] & 0xff);
-            for (size_t j = 0; j < nw; j++)
-                buf[g][j] = words[(t * nw + j) * NLANE + l];
-            memcpy(buf[g] + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof **buf);
-            wf[g] = buf[g][f];
-            wu[g] = buf[g][f + 1];
-        }
-        for (size_t g = m; g < AM_RNG_LANES; g++) {
-            wf[g] = wf[0];
-            wu[g] = wu[0];
-        }
-        unsigned clear = 0, accept = 0;
-#if AM_RNG_X86
-        if (wedge_simd) clear = wedge8_avx512(wf, wu, &accept);
-#endif
-        for (size_t g = 0; g < m; g++) {
-            size_t e = e0 + g, t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
-            size_t l = (size_t)(ev[e] & 0xff);
-            double tmp[CHUNK_WORDS];
-            size_t k = f, j = f; /* normal k of the step comes next, from word j on */
-            if (clear >> g & 1) {
-                /* the wedge test of normal f took words f and f + 1 */
-                j = f + 2;
-                if (accept >> g & 1) {
-                    unsigned i = (unsigned)(wf[g] & 0xff);
-                    tmp[0] = (double)(int64_t)(wf[g] & ~(uint64_t)0x7ff) * 0x1.0p-63 * am_zig_x[i];
-                    k = f + 1;
-                }
-            }
-            if (k < n) {
-                am_rng q;
-                lane_at(&r[l], step0 + t, &q);
-                size_t c = zig_from_buffer(&q, buf[g], 0, nb + RARE_BLOCKS, j, tmp + (k - f), n - k, 0);
-                if (c < n - k) am_rng_fill_gaussian(&q, tmp + (k - f) + c, n - k - c);
-            }
-            for (size_t i = f; i < n; i++)
-                out[(t * n + i) * NLANE + l] = tmp[i - f];
-        }
+    uint64_t buf[CHUNK_WORDS + 2 * RARE_BLOCKS];
+    double tmp[CHUNK_WORDS];
+    for (size_t e = 0; e < nev; e++) {
+        size_t t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
+        size_t l = (size_t)(ev[e] & 0xff);
+        for (size_t j = 0; j < nw; j++)
+            buf[j] = words[(t * nw + j) * NLANE + l];
+        memcpy(buf + nw, extra + 2 * RARE_BLOCKS * e, 2 * RARE_BLOCKS * sizeof *buf);
+        am_rng q;
+        lane_at(&r[l], step0 + t, &q);
+        size_t k = zig_from_buffer(&q, buf, 0, nb + RARE_BLOCKS, f, tmp, n - f, 0);
+        if (k < n - f) am_rng_fill_gaussian(&q, tmp + k, n - f - k);
+        for (size_t i = f; i < n; i++)
+            out[(t * n + i) * NLANE + l] = tmp[i - f];
     }
 }
 
 #if AM_RNG_X86
-/* Blocks b0 .. b0 + RARE_BLOCKS - 1 of 8 streams at once, stream g with counter words
- * (c1[g], c2[g], c3[g]) (lanes_words4_avx512's scheme): the words 2 (b - b0) and
- * 2 (b - b0) + 1 of the 8 streams to x[0 .. 2 RARE_BLOCKS). */
-AVX512 static void event_blocks_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2, __m512i c3,
-                                       uint32_t b0, __m512i *x)
+/* Block b of 8 streams at once, stream g with counter words (c1[g], c2[g], c3[g])
+ * (lanes_words4_avx512's scheme): its words 2 b and 2 b + 1 to x[0], x[1]. */
+AVX512 static void event_block_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2, __m512i c3,
+                                      uint32_t b, __m512i *x)
 {
     const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i x0[RARE_BLOCKS], x1[RARE_BLOCKS], x2[RARE_BLOCKS], x3[RARE_BLOCKS];
-    for (int g = 0; g < RARE_BLOCKS; g++) {
-        x0[g] = _mm512_set1_epi64(b0 + (uint32_t)g);
-        x1[g] = c1;
-        x2[g] = c2;
-        x3[g] = c3;
-    }
+    __m512i x0 = _mm512_set1_epi64(b), x1 = c1, x2 = c2, x3 = c3;
     for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
-        __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
-        for (int g = 0; g < RARE_BLOCKS; g++) {
-            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
-            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
-            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
-            x1[g] = p1;
-            x3[g] = p0;
-        }
+        __m512i p0 = _mm512_mul_epu32(x0, m0), p1 = _mm512_mul_epu32(x2, m1);
+        x0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1,
+                                       _mm512_set1_epi64((long long)ks[round][0]), 0x96);
+        x2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3,
+                                       _mm512_set1_epi64((long long)ks[round][1]), 0x96);
+        x1 = p1;
+        x3 = p0;
     }
     const __m512i low = _mm512_set1_epi64(0xffffffffLL);
-    for (int g = 0; g < RARE_BLOCKS; g++) {
-        x[2 * g] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8);
-        x[2 * g + 1] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8);
-    }
+    x[0] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1, 32), x0, low, 0xF8);
+    x[1] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3, 32), x2, low, 0xF8);
 }
 
-/* rare_lanes with AVX-512, 8 events at a time, one per 64-bit lane: their words side by side
- * (wt[j] = word j of each event's step, the RARE_BLOCKS extra blocks computed in the lanes),
- * the wedge test of the first failed normal by wedge8_avx512, and the normals after it by
- * the fast path in the lanes while it passes; what is left (tails, decisions within the
+/* rare_lanes with AVX-512, 8 events at a time, one per 64-bit lane: block nb of each
+ * event's step computed in the lanes, the wedge test of the first failed normal by
+ * wedge8_avx512, the normals after it by the fast path in the lanes while it passes (their
+ * words gathered from the step's words and that block: after one wedge test a lane is at
+ * most 2 words ahead, so it never needs more); what is left (tails, decisions within the
  * margin, a second failure) goes to zig_from_buffer from where the lane stopped. */
 __attribute__((target("avx512f,avx512dq"))) static void
 rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
                   double *out, const uint64_t *ev, size_t nev)
 {
-    enum { NLANE = AM_RNG_LANES, NX = 2 * RARE_BLOCKS };
+    enum { NLANE = AM_RNG_LANES };
     const size_t nw = 2 * nb;
-    uint64_t ks[10][2];
+    uint64_t ks[10][2], c1a[NLANE], c2a[NLANE];
     uint32_t k0 = r[0].key.v[0], k1 = r[0].key.v[1];
     for (int round = 0; round < 10; round++) {
         ks[round][0] = k0;
@@ -1174,96 +1132,101 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
         k0 += PHILOX_W32_0;
         k1 += PHILOX_W32_1;
     }
-    /* words (and normals) of the 8 events side by side */
-    uint64_t wt[CHUNK_WORDS + NX][NLANE] __attribute__((aligned(64)));
-    double zt[CHUNK_WORDS][NLANE] __attribute__((aligned(64)));
+    for (int l = 0; l < NLANE; l++) {
+        c1a[l] = r[l].ctr.v[1];
+        c2a[l] = r[l].ctr.v[2] & 0xffffu;
+    }
+    const __m512i C1 = _mm512_loadu_si512(c1a), C2 = _mm512_loadu_si512(c2a);
+    const __m512i low = _mm512_set1_epi64(0xffffffffLL), one = _mm512_set1_epi64(1);
+    const __m512i vnw = _mm512_set1_epi64((long long)nw), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
     for (size_t e0 = 0; e0 < nev; e0 += NLANE) {
-        size_t m = nev - e0 < NLANE ? nev - e0 : NLANE;
-        size_t t[NLANE], f[NLANE], l[NLANE];
-        uint64_t c1[NLANE], c2[NLANE], c3[NLANE], wf[NLANE], wu[NLANE];
-        for (size_t g = 0; g < NLANE; g++) {
-            size_t e = e0 + (g < m ? g : 0);
-            t[g] = (size_t)(ev[e] >> 32);
-            f[g] = (size_t)(ev[e] >> 8 & 0xffffff);
-            l[g] = (size_t)(ev[e] & 0xff);
-            uint64_t step = step0 + t[g];
-            c1[g] = r[l[g]].ctr.v[1];
-            c2[g] = (r[l[g]].ctr.v[2] & 0xffffu) | (uint32_t)(step << 16);
-            c3[g] = (uint32_t)(step >> 16);
-            for (size_t j = 0; j < nw; j++)
-                wt[j][g] = words[(t[g] * nw + j) * NLANE + l[g]];
-        }
-        __m512i x[NX];
-        event_blocks_avx512((const uint64_t(*)[2])ks, _mm512_loadu_si512(c1),
-                            _mm512_loadu_si512(c2), _mm512_loadu_si512(c3), (uint32_t)nb, x);
-        for (int j = 0; j < NX; j++)
-            _mm512_store_si512(wt[nw + (size_t)j], x[j]);
-        for (size_t g = 0; g < NLANE; g++) {
-            wf[g] = wt[f[g]][g];
-            wu[g] = wt[f[g] + 1][g];
-        }
-        unsigned accept, clear = wedge8_avx512(wf, wu, &accept);
-        if (m < NLANE) clear &= (1u << m) - 1;
-        /* lane g: normal k0[g] next, from word k0[g] + off[g] (off = 1 after an accepted
-         * wedge, 2 after a rejected one) */
-        size_t stop[NLANE];
-        uint64_t k0v[NLANE], offv[NLANE];
-        for (size_t g = 0; g < NLANE; g++) {
-            unsigned acc = accept >> g & 1;
-            k0v[g] = f[g] + acc;
-            offv[g] = 2 - acc;
-            stop[g] = f[g]; /* normals f .. stop - 1 of lane g are in zt */
-            if (clear >> g & 1) {
-                if (acc) {
-                    unsigned i = (unsigned)(wf[g] & 0xff);
-                    zt[f[g]][g] = (double)(int64_t)(wf[g] & ~(uint64_t)0x7ff) * 0x1.0p-63 * am_zig_x[i];
-                }
-                stop[g] = n;
-            }
-        }
-        __m512i vk0 = _mm512_loadu_si512(k0v);
-        __mmask8 two = _mm512_cmpeq_epi64_mask(_mm512_loadu_si512(offv), _mm512_set1_epi64(2));
-        __mmask8 live = (__mmask8)clear;
-        size_t kmin = n;
-        for (size_t g = 0; g < NLANE; g++)
-            if ((clear >> g & 1) && k0v[g] < kmin) kmin = k0v[g];
-        const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
-        for (size_t k = kmin; k < n && live; k++) {
-            __mmask8 act = live & _mm512_cmp_epu64_mask(vk0, _mm512_set1_epi64((long long)k),
-                                                        _MM_CMPINT_LE);
+        __mmask8 valid = (__mmask8)(nev - e0 < NLANE ? (1u << (nev - e0)) - 1 : 0xffu);
+        __m512i E = _mm512_maskz_loadu_epi64(valid, ev + e0);
+        __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
+        __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
+        __m512i step = _mm512_add_epi64(_mm512_set1_epi64((long long)step0), T);
+        __m512i c2 = _mm512_or_si512(_mm512_permutexvar_epi64(L, C2),
+                                     _mm512_and_si512(_mm512_slli_epi64(step, 16), low));
+        __m512i c3 = _mm512_and_si512(_mm512_srli_epi64(step, 16), low);
+        __m512i x[2];
+        event_block_avx512((const uint64_t(*)[2])ks, _mm512_permutexvar_epi64(L, C1), c2, c3,
+                           (uint32_t)nb, x);
+        /* word j of lane g at words[wbase[g] + 8 j] (j < nw), else x[j - nw]; normal k of
+         * lane g at out[obase[g] + 8 k] */
+        __m512i wbase = _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
+        __m512i obase = _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
+        uint64_t wf[NLANE] __attribute__((aligned(64))), wu[NLANE] __attribute__((aligned(64)));
+        __m512i wfv = _mm512_i64gather_epi64(_mm512_add_epi64(wbase, _mm512_slli_epi64(F, 3)),
+                                             (const void *)words, 8);
+        __m512i F1 = _mm512_add_epi64(F, one);
+        __m512i wuv = _mm512_mask_i64gather_epi64(
+            x[0], _mm512_cmplt_epu64_mask(F1, vnw), _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)),
+            (const void *)words, 8);
+        _mm512_store_si512(wf, wfv);
+        _mm512_store_si512(wu, wuv);
+        unsigned accept;
+        __m512d xacc;
+        __mmask8 clear = (__mmask8)wedge8_avx512(wf, wu, &accept, &xacc) & valid;
+        __mmask8 acc = (__mmask8)accept & clear;
+        _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)), xacc, 8);
+        /* lane g: normal K[g] next, from word K[g] + OFF[g] (1 after an accepted wedge,
+         * 2 after a rejected one) */
+        __m512i K = _mm512_mask_add_epi64(F, acc, F, one);
+        __m512i OFF = _mm512_mask_sub_epi64(_mm512_set1_epi64(2), acc, _mm512_set1_epi64(2), one);
+        __m512i stopk = _mm512_set1_epi64((long long)n);
+        __mmask8 live = clear & _mm512_cmplt_epu64_mask(K, _mm512_set1_epi64((long long)n));
+        size_t k = live ? (size_t)_mm512_mask_reduce_min_epu64(live, K) : n;
+        for (; k < n && live; k++) {
+            __m512i kv = _mm512_set1_epi64((long long)k);
+            __mmask8 act = live & _mm512_cmple_epu64_mask(K, kv);
+            __m512i J = _mm512_add_epi64(kv, OFF);
+            __mmask8 inb = act & _mm512_cmplt_epu64_mask(J, vnw);
+            __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
+            __m512i w = _mm512_mask_i64gather_epi64(wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)),
+                                                    (const void *)words, 8);
             uint64_t wk[NLANE] __attribute__((aligned(64)));
-            __m512i w = _mm512_mask_blend_epi64(two, _mm512_load_si512(wt[k + 1]),
-                                                _mm512_load_si512(wt[k + 2]));
             _mm512_store_si512(wk, w);
             __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)),
                                       _mm512_set1_pd(0x1.0p-63));
             __m512d rr = lookup8_avx512(am_zig_r, wk), xi = lookup8_avx512(am_zig_x, wk);
             __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(u), rr, _CMP_LT_OQ);
-            _mm512_mask_store_pd(zt[k], act & pass, _mm512_mul_pd(u, xi));
-            unsigned failed = (unsigned)(act & ~pass);
-            for (; failed; failed &= failed - 1) {
-                unsigned g = (unsigned)__builtin_ctz(failed);
-                stop[g] = k;
-            }
-            live &= (__mmask8)~(act & ~pass);
+            _mm512_mask_i64scatter_pd(out, act & pass, _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
+                                      _mm512_mul_pd(u, xi), 8);
+            __mmask8 failed = act & ~pass;
+            stopk = _mm512_mask_mov_epi64(stopk, failed, kv);
+            live &= ~failed;
         }
-        for (size_t g = 0; g < m; g++) {
-            double *o = out + t[g] * n * NLANE + l[g];
-            for (size_t k = f[g]; k < stop[g]; k++)
-                o[k * NLANE] = zt[k][g];
-            if (stop[g] == n) continue;
-            /* the rest by the scalar ziggurat, from normal stop[g] at word j */
-            size_t k = stop[g], j = (clear >> g & 1) ? k + (size_t)offv[g] : k;
-            uint64_t buf[CHUNK_WORDS + NX];
+        /* the rest by the scalar ziggurat: lanes without a clear decision from normal f at
+         * word f, lanes whose fast test failed again from there */
+        unsigned rest = (unsigned)(valid & ~clear) | (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
+        if (!rest) continue;
+        uint64_t ta[NLANE], fa[NLANE], la[NLANE], ka[NLANE], offa[NLANE], xa[2][NLANE];
+        _mm512_storeu_si512(ta, T);
+        _mm512_storeu_si512(fa, F);
+        _mm512_storeu_si512(la, L);
+        _mm512_storeu_si512(ka, stopk);
+        _mm512_storeu_si512(offa, OFF);
+        _mm512_storeu_si512(xa[0], x[0]);
+        _mm512_storeu_si512(xa[1], x[1]);
+        for (; rest; rest &= rest - 1) {
+            unsigned g = (unsigned)__builtin_ctz(rest);
+            size_t t = (size_t)ta[g], l = (size_t)la[g], kk = (size_t)fa[g], j = kk;
+            if (clear >> g & 1) {
+                kk = (size_t)ka[g];
+                j = kk + (size_t)offa[g];
+            }
+            uint64_t buf[CHUNK_WORDS + 2];
             double tmp[CHUNK_WORDS];
-            for (size_t i = 0; i < nw + NX; i++)
-                buf[i] = wt[i][g];
+            for (size_t i = 0; i < nw; i++)
+                buf[i] = words[(t * nw + i) * NLANE + l];
+            buf[nw] = xa[0][g];
+            buf[nw + 1] = xa[1][g];
             am_rng q;
-            lane_at(&r[l[g]], step0 + t[g], &q);
-            size_t c = zig_from_buffer(&q, buf, 0, nb + RARE_BLOCKS, j, tmp, n - k, 0);
-            if (c < n - k) am_rng_fill_gaussian(&q, tmp + c, n - k - c);
-            for (size_t i = k; i < n; i++)
-                o[i * NLANE] = tmp[i - k];
+            lane_at(&r[l], step0 + t, &q);
+            size_t c = zig_from_buffer(&q, buf, 0, nb + 1, j, tmp, n - kk, 0);
+            if (c < n - kk) am_rng_fill_gaussian(&q, tmp + c, n - kk - c);
+            for (size_t i = kk; i < n; i++)
+                out[(t * n + i) * NLANE + l] = tmp[i - kk];
         }
     }
 }
@@ -1331,7 +1294,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
             continue;
         }
 #endif
-        rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev, 0);
+        rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev);
     }
 }
 
