@@ -636,7 +636,7 @@ static void lanes_words_portable(const am_rng *r, uint64_t step0, size_t ns, siz
             unsigned bad = 0;                                                                      \
             size_t f[AM_RNG_LANES];                                                                \
             for (size_t i = 0; i < n; i++) {                                                       \
-                unsigned fresh = ~ZIG8(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;  \
+                unsigned fresh = ~ZIG8(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu; \
                 bad |= fresh;                                                                      \
                 for (; fresh; fresh &= fresh - 1)                                                  \
                     f[__builtin_ctz(fresh)] = i;                                                   \
@@ -748,7 +748,8 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
             }
         }
         if (t + 4 <= np) {
-            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr, out + 2 * t * AM_RNG_LANES);
+            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr,
+                                out + 2 * t * AM_RNG_LANES);
         } else {
             uint64_t tmp[4 * 2 * AM_RNG_LANES];
             lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
@@ -890,12 +891,14 @@ zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *
         unsigned bad = 0;
         __m512i f = _mm512_setzero_si512();
         for (size_t i = 0; i < n; i++) {
-            unsigned fresh = ~zig8_avx512(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;
+            unsigned fresh =
+                ~zig8_avx512(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;
             bad |= fresh;
             f = _mm512_mask_mov_epi64(f, (__mmask8)fresh, _mm512_set1_epi64((long long)(i << 8)));
         }
         /* the events of this step, without a branch: compressed in a register, then stored */
-        __m512i e = _mm512_ternarylogic_epi64(f, lane, _mm512_set1_epi64((long long)((uint64_t)t << 32)), 0xFE);
+        __m512i e = _mm512_ternarylogic_epi64(
+            f, lane, _mm512_set1_epi64((long long)((uint64_t)t << 32)), 0xFE);
         _mm512_storeu_si512(ev + nev, _mm512_maskz_compress_epi64((__mmask8)bad, e));
         nev += (size_t)__builtin_popcount(bad);
     }
@@ -1138,7 +1141,8 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
     }
     const __m512i C1 = _mm512_loadu_si512(c1a), C2 = _mm512_loadu_si512(c2a);
     const __m512i low = _mm512_set1_epi64(0xffffffffLL), one = _mm512_set1_epi64(1);
-    const __m512i vnw = _mm512_set1_epi64((long long)nw), high53 = _mm512_set1_epi64((long long)~0x7ffULL);
+    const __m512i vnw = _mm512_set1_epi64((long long)nw),
+                  high53 = _mm512_set1_epi64((long long)~0x7ffULL);
     for (size_t e0 = 0; e0 < nev; e0 += NLANE) {
         __mmask8 valid = (__mmask8)(nev - e0 < NLANE ? (1u << (nev - e0)) - 1 : 0xffu);
         __m512i E = _mm512_maskz_loadu_epi64(valid, ev + e0);
@@ -1153,22 +1157,25 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
                            (uint32_t)nb, x);
         /* word j of lane g at words[wbase[g] + 8 j] (j < nw), else x[j - nw]; normal k of
          * lane g at out[obase[g] + 8 k] */
-        __m512i wbase = _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
-        __m512i obase = _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
+        __m512i wbase =
+            _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
+        __m512i obase =
+            _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
         uint64_t wf[NLANE] __attribute__((aligned(64))), wu[NLANE] __attribute__((aligned(64)));
         __m512i wfv = _mm512_i64gather_epi64(_mm512_add_epi64(wbase, _mm512_slli_epi64(F, 3)),
                                              (const void *)words, 8);
         __m512i F1 = _mm512_add_epi64(F, one);
-        __m512i wuv = _mm512_mask_i64gather_epi64(
-            x[0], _mm512_cmplt_epu64_mask(F1, vnw), _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)),
-            (const void *)words, 8);
+        __m512i wuv = _mm512_mask_i64gather_epi64(x[0], _mm512_cmplt_epu64_mask(F1, vnw),
+                                                  _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)),
+                                                  (const void *)words, 8);
         _mm512_store_si512(wf, wfv);
         _mm512_store_si512(wu, wuv);
         unsigned accept;
         __m512d xacc;
         __mmask8 clear = (__mmask8)wedge8_avx512(wf, wu, &accept, &xacc) & valid;
         __mmask8 acc = (__mmask8)accept & clear;
-        _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)), xacc, 8);
+        _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)), xacc,
+                                  8);
         /* lane g: normal K[g] next, from word K[g] + OFF[g] (1 after an accepted wedge,
          * 2 after a rejected one) */
         __m512i K = _mm512_mask_add_epi64(F, acc, F, one);
@@ -1182,15 +1189,16 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
             __m512i J = _mm512_add_epi64(kv, OFF);
             __mmask8 inb = act & _mm512_cmplt_epu64_mask(J, vnw);
             __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
-            __m512i w = _mm512_mask_i64gather_epi64(wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)),
-                                                    (const void *)words, 8);
+            __m512i w = _mm512_mask_i64gather_epi64(
+                wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)), (const void *)words, 8);
             uint64_t wk[NLANE] __attribute__((aligned(64)));
             _mm512_store_si512(wk, w);
             __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)),
                                       _mm512_set1_pd(0x1.0p-63));
             __m512d rr = lookup8_avx512(am_zig_r, wk), xi = lookup8_avx512(am_zig_x, wk);
             __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(u), rr, _CMP_LT_OQ);
-            _mm512_mask_i64scatter_pd(out, act & pass, _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
+            _mm512_mask_i64scatter_pd(out, act & pass,
+                                      _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
                                       _mm512_mul_pd(u, xi), 8);
             __mmask8 failed = act & ~pass;
             stopk = _mm512_mask_mov_epi64(stopk, failed, kv);
@@ -1198,7 +1206,8 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
         }
         /* the rest by the scalar ziggurat: lanes without a clear decision from normal f at
          * word f, lanes whose fast test failed again from there */
-        unsigned rest = (unsigned)(valid & ~clear) | (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
+        unsigned rest = (unsigned)(valid & ~clear) |
+                        (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
         if (!rest) continue;
         uint64_t ta[NLANE], fa[NLANE], la[NLANE], ka[NLANE], offa[NLANE], xa[2][NLANE];
         _mm512_storeu_si512(ta, T);
@@ -1296,6 +1305,20 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
 #endif
         rare_lanes(r, step0 + t0, n, nb, words, o, ev, nev);
     }
+}
+
+unsigned am_rng_lanes_wedge(const uint64_t *wf, const uint64_t *wu, unsigned *accept)
+{
+    *accept = 0;
+#if AM_RNG_X86
+    if (lanes_simd(2) == 2) {
+        __m512d x;
+        return wedge8_avx512(wf, wu, accept, &x);
+    }
+#endif
+    (void)wf;
+    (void)wu;
+    return 0;
 }
 
 void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n, int simd)

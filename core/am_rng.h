@@ -173,6 +173,12 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
                            int simd);
 
+/* For tests: the wedge test of am_rng_gaussian_lanes' AVX-512 rare path on 8 failed fast
+ * tests at once (words wf with i = wf & 0xff > 0, the uniforms' words wu): the mask of the
+ * lanes it decides (the others are left to the scalar ziggurat), their decisions in *accept
+ * (1 = accept u x[i]). 0 without AVX-512F/DQ. */
+unsigned am_rng_lanes_wedge(const uint64_t *wf, const uint64_t *wu, unsigned *accept);
+
 /* The ziggurat of am_rng_fill_gaussian on given words, for tests of the transform: the next
  * n normals of r (positioned at the start of a block) as if the stream's next nw words
  * (nw even) were w[0..nw-1], later words from the stream after them; the fast path with at
