@@ -169,7 +169,8 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 
 /* The normals of am_rng_fill_gaussian_steps(r + l, step0, nsteps, n, ...) for every lane,
  * side by side: out[(s n + i) AM_RNG_LANES + l] = normal i of step step0 + s of stream r[l]
- * (ziggurat 8 lanes at a time, the rare case lane by lane from the words already drawn). */
+ * (ziggurat 8 lanes at a time; the rare cases from the words already drawn, with AVX-512
+ * 8 at a time in the lanes, else lane by lane). */
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
                            int simd);
 
