@@ -974,8 +974,11 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
     lanes_words_portable(r, step0, nsteps, nblocks, out);
 }
 
+/* Words per lane of am_rng_gaussian_lanes' steps at most: longer steps go lane by lane. */
+#define LANE_WORDS 256
+
 /* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): the words
- * and the normals of a batch stay in the first-level cache. Longer steps go lane by lane. */
+ * and the normals of a batch stay in the first-level cache. */
 #define CHUNK_WORDS 64
 
 /* Most rare cases of one batch (one per step and lane), and room for a last full store. */
@@ -1076,8 +1079,8 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     else
 #endif
         blocks_at_portable(&r[0].key, (const uint32_t(*)[4])ctr, nx, extra);
-    uint64_t buf[CHUNK_WORDS + 2 * RARE_BLOCKS];
-    double tmp[CHUNK_WORDS];
+    uint64_t buf[LANE_WORDS + 2 * RARE_BLOCKS];
+    double tmp[LANE_WORDS];
     for (size_t e = 0; e < nev; e++) {
         size_t t = (size_t)(ev[e] >> 32), f = (size_t)(ev[e] >> 8 & 0xffffff);
         size_t l = (size_t)(ev[e] & 0xff);
@@ -1224,8 +1227,8 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
                 kk = (size_t)ka[g];
                 j = kk + (size_t)offa[g];
             }
-            uint64_t buf[CHUNK_WORDS + 2];
-            double tmp[CHUNK_WORDS];
+            uint64_t buf[LANE_WORDS + 2];
+            double tmp[LANE_WORDS];
             for (size_t i = 0; i < nw; i++)
                 buf[i] = words[(t * nw + i) * NLANE + l];
             buf[nw] = xa[0][g];
@@ -1241,7 +1244,7 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
 }
 #endif
 
-/* Steps of more than CHUNK_WORDS words: one lane at a time. */
+/* Steps of more than LANE_WORDS words: one lane at a time. */
 static void gaussian_lanes_long(const am_rng *r, uint64_t step0, size_t nsteps, size_t n,
                                 double *out)
 {
@@ -1276,14 +1279,14 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
     enum { NLANE = AM_RNG_LANES };
     size_t nb = (n + 1) / 2, nw = 2 * nb;
     if (n == 0) return;
-    if (nw > CHUNK_WORDS) {
+    if (nw > LANE_WORDS) {
         gaussian_lanes_long(r, step0, nsteps, n, out);
         return;
     }
     int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
-    uint64_t words[CHUNK_WORDS * NLANE];
+    uint64_t words[LANE_WORDS * NLANE];
     uint64_t ev[EVENT_ROOM];
-    size_t per = CHUNK_WORDS / nw;
+    size_t per = nw <= CHUNK_WORDS ? CHUNK_WORDS / nw : 1;
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
         size_t ns = nsteps - t0 < per ? nsteps - t0 : per, nev;
         double *o = out + t0 * n * NLANE;
