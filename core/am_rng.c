@@ -678,16 +678,16 @@ AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m1
  * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
  * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
 AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo,
-                                              const uint32_t (*ctr)[3], uint64_t *out)
+                                              const uint64_t (*ctr)[3], uint64_t *out)
 {
     const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
     __m512i x0[4], x1[4], x2[4], x3[4];
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
-        x0[g] = _mm512_set1_epi64(ctr[g][0]);
+        x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
         x1[g] = c1;
-        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64(ctr[g][1]));
-        x3[g] = _mm512_set1_epi64(ctr[g][2]);
+        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64((long long)ctr[g][1]));
+        x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
     }
 #pragma GCC unroll 1
     for (int round = 0; round < 10; round++) {
@@ -737,7 +737,7 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
     uint32_t b = 0;
     for (size_t t = 0; t < np; t += 4) {
         /* counter words (c0, high part of c2, c3) of the next four pairs (step, block) */
-        uint32_t ctr[4][3];
+        uint64_t ctr[4][3]; /* 64-bit: broadcast straight from memory */
         for (int g = 0; g < 4; g++) {
             ctr[g][0] = b;
             ctr[g][1] = (uint32_t)(step << 16);
@@ -748,11 +748,11 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
             }
         }
         if (t + 4 <= np) {
-            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr,
+            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr,
                                 out + 2 * t * AM_RNG_LANES);
         } else {
             uint64_t tmp[4 * 2 * AM_RNG_LANES];
-            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint32_t(*)[3])ctr, tmp);
+            lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr, tmp);
             memcpy(out + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
         }
     }
