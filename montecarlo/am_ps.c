@@ -5,6 +5,12 @@
  * finishing time; a binary min-heap of the running learners keyed by (finish, learner); the
  * batch of the pending update (staleness j - v and learner of each gradient). Each event pops
  * the earliest learner, O(log P).
+ *
+ * Runtimes: job n of learner i is word 0 of step n P + i of AM_STREAM_WORKERS. For P <=
+ * AM_PS_BUFFER_WORKERS the words of jobs n .. n + 7 of a learner (eight steps) are computed
+ * side by side when job n (n mod 8 = 0) is drawn, by a Philox4x32-10 on eight lanes written
+ * with GCC vector types (integer arithmetic: the words are those of am_rng_u64), and their
+ * quantiles kept in a per-learner buffer; the runtimes, hence the events, are unchanged.
  */
 #include "am_ps_impl.h"
 
@@ -13,6 +19,17 @@
 
 #include "../core/am_rng.h"
 #include "../core/am_ensemble.h"
+#include "am_msgd_batch.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AM_PS_X86 1
+#else
+#define AM_PS_X86 0
+#endif
+
+/* Jobs per learner whose runtimes are computed together, and the largest P that buffers. */
+enum { RB = 8 };
+#define AM_PS_BUFFER_WORKERS 4096
 
 struct am_ps {
     am_ps_params prm;
@@ -29,6 +46,8 @@ struct am_ps {
     uint64_t *stale;
     size_t *from;
     size_t nbuf;
+    double *rt; /* [p RB] runtimes of jobs RB (jobs[i] / RB) .. of learner i, or NULL */
+    int path;   /* am_msgd_path: SCALAR draws one job at a time */
 };
 
 am_ps_params am_ps_params_default(void)
@@ -60,7 +79,13 @@ size_t am_ps_bytes(const am_ps_params *params)
         return 0;
     size_t p = params->workers, batch = am_runtime_variant_batch(params->variant, p, params->k);
     if (batch > AM_PS_MAX_BATCH) return 0;
-    return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8);
+    return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8) +
+           am_ps_buffer_bytes(params);
+}
+
+size_t am_ps_buffer_bytes(const am_ps_params *params)
+{
+    return params->workers <= AM_PS_BUFFER_WORKERS ? round64(params->workers * RB * 8) : 0;
 }
 
 am_ps *am_ps_place(void *mem, const am_ps_params *params)
@@ -81,9 +106,12 @@ am_ps *am_ps_place(void *mem, const am_ps_params *params)
     ps->stale = (uint64_t *)c;
     c += round64(batch * 8);
     ps->from = (size_t *)c;
+    c += round64(batch * 8);
+    ps->rt = am_ps_buffer_bytes(params) ? (double *)c : NULL;
     ps->prm = *params;
     ps->p = p;
     ps->batch = batch;
+    ps->path = (int)am_msgd_batch_path();
     am_ps_reset(ps, 0);
     return ps;
 }
@@ -155,9 +183,94 @@ static size_t heap_pop(am_ps *ps)
     return top;
 }
 
+void am_ps_set_path(am_ps *ps, int path)
+{
+    ps->path = path;
+}
+
+typedef uint32_t v8u __attribute__((vector_size(8 * sizeof(uint32_t))));
+typedef uint64_t v8q __attribute__((vector_size(8 * sizeof(uint64_t))));
+
+/* Word 0 of block 0 of the eight streams whose counter words 1..3 are c1 (shared), c2, c3:
+ * Philox4x32-10 as in Random123's philox4x32, eight lanes at a time. */
+static inline __attribute__((always_inline)) void philox8_body(const am_rng *r, const uint32_t *c2,
+                                                               const uint32_t *c3, uint64_t *out)
+{
+    const uint64_t m0 = PHILOX_M4x32_0, m1 = PHILOX_M4x32_1;
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    v8u x0 = {0}, x1 = x0 + r->ctr.v[1], x2, x3;
+    memcpy(&x2, c2, sizeof x2);
+    memcpy(&x3, c3, sizeof x3);
+    for (int round = 0; round < 10; round++) {
+        v8q p0 = __builtin_convertvector(x0, v8q) * m0, p1 = __builtin_convertvector(x2, v8q) * m1;
+        v8u hi0 = __builtin_convertvector(p0 >> 32, v8u), lo0 = __builtin_convertvector(p0, v8u);
+        v8u hi1 = __builtin_convertvector(p1 >> 32, v8u), lo1 = __builtin_convertvector(p1, v8u);
+        x0 = hi1 ^ x1 ^ k0;
+        x1 = lo1;
+        x2 = hi0 ^ x3 ^ k1;
+        x3 = lo0;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    v8q w = __builtin_convertvector(x1, v8q) << 32 | __builtin_convertvector(x0, v8q);
+    memcpy(out, &w, sizeof w);
+}
+
+static void philox8_portable(const am_rng *r, const uint32_t *c2, const uint32_t *c3, uint64_t *out)
+{
+    philox8_body(r, c2, c3, out);
+}
+
+#if AM_PS_X86
+__attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const uint32_t *c2,
+                                                         const uint32_t *c3, uint64_t *out)
+{
+    philox8_body(r, c2, c3, out);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl"))) static void
+philox8_avx512(const am_rng *r, const uint32_t *c2, const uint32_t *c3, uint64_t *out)
+{
+    philox8_body(r, c2, c3, out);
+}
+#endif
+
+void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, uint64_t job,
+                 int path, uint64_t out[8])
+{
+    uint32_t c2[8], c3[8];
+    am_rng r;
+    for (size_t b = 0; b < 8; b++) {
+        am_rng_init(&r, params->seed, replica, AM_STREAM_WORKERS,
+                    (job + b) * params->workers + learner);
+        c2[b] = r.ctr.v[2];
+        c3[b] = r.ctr.v[3];
+    }
+#if AM_PS_X86
+    if (path == AM_MSGD_PATH_AVX512)
+        philox8_avx512(&r, c2, c3, out);
+    else if (path == AM_MSGD_PATH_AVX2)
+        philox8_avx2(&r, c2, c3, out);
+    else
+#endif
+        philox8_portable(&r, c2, c3, out);
+}
+
+/* Runtime of learner i's job (the next one, jobs[i], when buffered). */
 static double draw(const am_ps *ps, size_t i, uint64_t job)
 {
     if (ps->prm.fn) return ps->prm.fn(ps->prm.fn_ctx, i, job);
+    if (ps->rt && ps->path != AM_MSGD_PATH_SCALAR) {
+        double *rt = ps->rt + i * RB;
+        if (job % RB == 0) {
+            uint64_t w[8];
+            am_ps_words(&ps->prm, ps->replica, i, job, ps->path, w);
+            for (size_t b = 0; b < RB; b++)
+                rt[b] =
+                    am_runtime_quantile(&ps->prm.runtime, ((double)(w[b] >> 11) + 0.5) * 0x1.0p-53);
+        }
+        return rt[job % RB];
+    }
     am_rng r;
     am_rng_init(&r, ps->prm.seed, ps->replica, AM_STREAM_WORKERS, job * ps->p + i);
     return am_runtime_quantile(&ps->prm.runtime, am_rng_uniform(&r));

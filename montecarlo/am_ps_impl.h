@@ -16,4 +16,19 @@ size_t am_ps_bytes(const am_ps_params *params);
  * Lets an engine keep a simulator in its per-replica workspace. */
 am_ps *am_ps_place(void *mem, const am_ps_params *params);
 
+/* The part of am_ps_bytes that holds runtimes computed ahead (0 for large P), so an engine's
+ * memory bound can leave it out. */
+size_t am_ps_buffer_bytes(const am_ps_params *params);
+
+/* How the simulator draws its runtimes (am_msgd_path): AM_MSGD_PATH_SCALAR one job at a time,
+ * the others eight jobs of a learner at once with that instruction set (same runtimes). A
+ * placed or allocated simulator starts with am_msgd_batch_path(); reset keeps the setting. */
+void am_ps_set_path(am_ps *ps, int path);
+
+/* Words 0 of steps (job + b) P + learner, b = 0..7, of AM_STREAM_WORKERS at (seed, replica):
+ * the words am_rng_u64 returns first there, computed side by side with instruction set path
+ * (a path the CPU lacks must not be asked for). For tests. */
+void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, uint64_t job,
+                 int path, uint64_t out[8]);
+
 #endif
