@@ -183,62 +183,97 @@ static size_t heap_pop(am_ps *ps)
     return top;
 }
 
+/* The top learner's finish has grown: moves it down to its place (a pop and a push of the
+ * same learner in one pass; the order of the pops is the order of (finish, learner), a strict
+ * total order, whatever the shape of the heap). */
+static void heap_sift_top(am_ps *ps)
+{
+    size_t top = ps->heap[0], c = 0, n = ps->nheap;
+    for (;;) {
+        size_t l = 2 * c + 1, best = l;
+        if (l >= n) break;
+        if (l + 1 < n && before(ps, ps->heap[l + 1], ps->heap[l])) best = l + 1;
+        if (!before(ps, ps->heap[best], top)) break;
+        ps->heap[c] = ps->heap[best];
+        c = best;
+    }
+    ps->heap[c] = top;
+}
+
 void am_ps_set_path(am_ps *ps, int path)
 {
     ps->path = path;
 }
 
-typedef uint32_t v8u __attribute__((vector_size(8 * sizeof(uint32_t))));
 typedef uint64_t v8q __attribute__((vector_size(8 * sizeof(uint64_t))));
 
-/* Word 0 of block 0 of the eight streams whose counter words 1..3 are c1 (shared), c2, c3:
- * Philox4x32-10 as in Random123's philox4x32, eight lanes at a time. */
-static inline __attribute__((always_inline)) void philox8_body(const am_rng *r, const uint32_t *c2,
-                                                               const uint32_t *c3, uint64_t *out)
-{
-    const uint64_t m0 = PHILOX_M4x32_0, m1 = PHILOX_M4x32_1;
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    v8u x0 = {0}, x1 = x0 + r->ctr.v[1], x2, x3;
-    memcpy(&x2, c2, sizeof x2);
-    memcpy(&x3, c3, sizeof x3);
-    for (int round = 0; round < 10; round++) {
-        v8q p0 = __builtin_convertvector(x0, v8q) * m0, p1 = __builtin_convertvector(x2, v8q) * m1;
-        v8u hi0 = __builtin_convertvector(p0 >> 32, v8u), lo0 = __builtin_convertvector(p0, v8u);
-        v8u hi1 = __builtin_convertvector(p1 >> 32, v8u), lo1 = __builtin_convertvector(p1, v8u);
-        x0 = hi1 ^ x1 ^ k0;
-        x1 = lo1;
-        x2 = hi0 ^ x3 ^ k1;
-        x3 = lo0;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
-    }
-    v8q w = __builtin_convertvector(x1, v8q) << 32 | __builtin_convertvector(x0, v8q);
-    memcpy(out, &w, sizeof w);
-}
+/* Word 0 of block 0 of the eight streams whose counter words are (0, c1, c2[l], c3[l]):
+ * Philox4x32-10 as in Random123's philox4x32, eight lanes of 64 bits holding 32-bit values
+ * at a time; MUL(dst, a, m) sets dst to the 64-bit products a_l m. */
+#define PHILOX8_BODY(MUL)                                                                          \
+    do {                                                                                           \
+        const uint64_t lo32 = 0xffffffffu;                                                         \
+        const v8q zero = {0};                                                                      \
+        v8q k0 = zero + r->key.v[0], k1 = zero + r->key.v[1];                                      \
+        v8q x0 = zero, x1 = zero + r->ctr.v[1], x2 = *c2, x3 = *c3, p0, p1;                        \
+        for (int round = 0; round < 10; round++) {                                                 \
+            MUL(p0, x0, PHILOX_M4x32_0);                                                           \
+            MUL(p1, x2, PHILOX_M4x32_1);                                                           \
+            x0 = (p1 >> 32) ^ x1 ^ k0;                                                             \
+            x1 = p1 & lo32;                                                                        \
+            x2 = (p0 >> 32) ^ x3 ^ k1;                                                             \
+            x3 = p0 & lo32;                                                                        \
+            k0 = (k0 + PHILOX_W32_0) & lo32;                                                       \
+            k1 = (k1 + PHILOX_W32_1) & lo32;                                                       \
+        }                                                                                          \
+        v8q w = x1 << 32 | x0;                                                                     \
+        memcpy(out, &w, sizeof w);                                                                 \
+    } while (0)
 
-static void philox8_portable(const am_rng *r, const uint32_t *c2, const uint32_t *c3, uint64_t *out)
+#define MUL_PORTABLE(dst, a, m) ((dst) = (a) * (uint64_t)(m))
+
+static void philox8_portable(const am_rng *r, const v8q *c2, const v8q *c3, uint64_t *out)
 {
-    philox8_body(r, c2, c3, out);
+    PHILOX8_BODY(MUL_PORTABLE);
 }
 
 #if AM_PS_X86
-__attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const uint32_t *c2,
-                                                         const uint32_t *c3, uint64_t *out)
+#include <immintrin.h>
+
+#define MUL_AVX2(dst, a, m)                                                                        \
+    do {                                                                                           \
+        __m256i h_[2], m_ = _mm256_set1_epi64x((long long)(m));                                    \
+        memcpy(h_, &(a), sizeof h_);                                                               \
+        h_[0] = _mm256_mul_epu32(h_[0], m_);                                                       \
+        h_[1] = _mm256_mul_epu32(h_[1], m_);                                                       \
+        memcpy(&(dst), h_, sizeof h_);                                                             \
+    } while (0)
+
+__attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const v8q *c2,
+                                                         const v8q *c3, uint64_t *out)
 {
-    philox8_body(r, c2, c3, out);
+    PHILOX8_BODY(MUL_AVX2);
 }
 
-__attribute__((target("avx512f,avx512dq,avx512vl"))) static void
-philox8_avx512(const am_rng *r, const uint32_t *c2, const uint32_t *c3, uint64_t *out)
+#define MUL_AVX512(dst, a, m)                                                                      \
+    do {                                                                                           \
+        __m512i x_;                                                                                \
+        memcpy(&x_, &(a), sizeof x_);                                                              \
+        x_ = _mm512_mul_epu32(x_, _mm512_set1_epi64((long long)(m)));                              \
+        memcpy(&(dst), &x_, sizeof x_);                                                            \
+    } while (0)
+
+__attribute__((target("avx512f"))) static void philox8_avx512(const am_rng *r, const v8q *c2,
+                                                              const v8q *c3, uint64_t *out)
 {
-    philox8_body(r, c2, c3, out);
+    PHILOX8_BODY(MUL_AVX512);
 }
 #endif
 
 void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, uint64_t job,
                  int path, uint64_t out[8])
 {
-    uint32_t c2[8], c3[8];
+    v8q c2, c3;
     am_rng r;
     for (size_t b = 0; b < 8; b++) {
         am_rng_init(&r, params->seed, replica, AM_STREAM_WORKERS,
@@ -248,12 +283,12 @@ void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, u
     }
 #if AM_PS_X86
     if (path == AM_MSGD_PATH_AVX512)
-        philox8_avx512(&r, c2, c3, out);
+        philox8_avx512(&r, &c2, &c3, out);
     else if (path == AM_MSGD_PATH_AVX2)
-        philox8_avx2(&r, c2, c3, out);
+        philox8_avx2(&r, &c2, &c3, out);
     else
 #endif
-        philox8_portable(&r, c2, c3, out);
+        philox8_portable(&r, &c2, &c3, out);
 }
 
 /* Runtime of learner i's job (the next one, jobs[i], when buffered). */
@@ -284,6 +319,14 @@ static void start_job(am_ps *ps, size_t i, double t)
     heap_push(ps, i);
 }
 
+/* The top learner i, just finished at time t, starts its next job on the current iterate. */
+static void restart_top(am_ps *ps, size_t i, double t)
+{
+    ps->finish[i] = t + draw(ps, i, ps->jobs[i]++);
+    ps->version[i] = ps->j;
+    heap_sift_top(ps);
+}
+
 static void push_grad(am_ps *ps, size_t i)
 {
     ps->stale[ps->nbuf] = ps->j - ps->version[i];
@@ -297,11 +340,16 @@ static void next_sync(am_ps *ps)
     for (size_t i = 0; i < ps->p; i++)
         start_job(ps, i, ps->now);
     double t = ps->now;
+    int restart = ps->prm.variant == AM_VARIANT_KBATCHSYNC;
     while (ps->nbuf < ps->batch) {
-        size_t i = heap_pop(ps);
+        size_t i = ps->heap[0];
         t = ps->finish[i];
         push_grad(ps, i);
-        if (ps->prm.variant == AM_VARIANT_KBATCHSYNC) start_job(ps, i, t);
+        if (restart) {
+            restart_top(ps, i, t);
+        } else {
+            heap_pop(ps);
+        }
     }
     ps->nheap = 0; /* the running jobs are cancelled */
     ps->now = t;
@@ -317,7 +365,7 @@ static void next_async(am_ps *ps)
     }
     int kasync = ps->prm.variant == AM_VARIANT_KASYNC;
     for (;;) {
-        size_t i = heap_pop(ps);
+        size_t i = kasync ? heap_pop(ps) : ps->heap[0];
         double t = ps->finish[i];
         push_grad(ps, i);
         int full = ps->nbuf == ps->batch;
@@ -326,7 +374,7 @@ static void next_async(am_ps *ps)
             ps->j++;
         }
         if (!kasync) {
-            start_job(ps, i, t);
+            restart_top(ps, i, t);
         } else if (full) {
             for (size_t g = 0; g < ps->nbuf; g++)
                 start_job(ps, ps->from[g], t);
