@@ -28,7 +28,7 @@
 #endif
 
 /* Jobs per learner whose runtimes are computed together, and the largest P that buffers. */
-enum { RB = 8 };
+enum { RB = 8, SCAN_WORKERS = 16 };
 #define AM_PS_BUFFER_WORKERS 4096
 
 struct am_ps {
@@ -47,7 +47,9 @@ struct am_ps {
     size_t *from;
     size_t nbuf;
     double *rt; /* [p RB] runtimes of jobs RB (jobs[i] / RB) .. of learner i, or NULL */
-    int path;   /* am_msgd_path: SCALAR draws one job at a time */
+    int path;   /* am_msgd_path: SCALAR draws one job at a time and keeps the heap */
+    int scan;   /* P <= SCAN_WORKERS, drawn runtimes, path not SCALAR: heap[i] = 1 if
+                   learner i runs, the earliest found by a scan (the heap's order) */
 };
 
 am_ps_params am_ps_params_default(void)
@@ -145,6 +147,8 @@ void am_ps_reset(am_ps *ps, uint64_t replica)
     ps->started = 0;
     ps->nheap = 0;
     ps->nbuf = 0;
+    ps->scan = ps->p <= SCAN_WORKERS && !ps->prm.fn && ps->path != AM_MSGD_PATH_SCALAR;
+    if (ps->scan) memset(ps->heap, 0, ps->p * sizeof *ps->heap);
     memset(ps->jobs, 0, ps->p * sizeof *ps->jobs);
     memset(ps->version, 0, ps->p * sizeof *ps->version);
 }
@@ -198,6 +202,58 @@ static void heap_sift_top(am_ps *ps)
         c = best;
     }
     ps->heap[c] = top;
+}
+
+/* The running learners as a set (small P): the earliest by (finish, learner) in one pass
+ * without branches on the times. */
+static size_t scan_top(const am_ps *ps)
+{
+    size_t p = ps->p, best = p;
+    double bf = 0;
+    for (size_t i = 0; i < p; i++) {
+        double f = ps->finish[i];
+        int take = ps->heap[i] && (best == p || f < bf);
+        best = take ? i : best;
+        bf = take ? f : bf;
+    }
+    return best;
+}
+
+/* The priority queue of the running learners: a heap, or for small P a set and a scan. */
+static inline size_t q_top(const am_ps *ps)
+{
+    return ps->scan ? scan_top(ps) : ps->heap[0];
+}
+
+static inline size_t q_pop(am_ps *ps)
+{
+    if (!ps->scan) return heap_pop(ps);
+    size_t i = scan_top(ps);
+    ps->heap[i] = 0;
+    ps->nheap--;
+    return i;
+}
+
+static inline void q_push(am_ps *ps, size_t i)
+{
+    if (!ps->scan) {
+        heap_push(ps, i);
+        return;
+    }
+    ps->heap[i] = 1;
+    ps->nheap++;
+}
+
+/* The top learner's finish has grown. */
+static inline void q_sift_top(am_ps *ps)
+{
+    if (!ps->scan) heap_sift_top(ps);
+}
+
+static inline void q_clear(am_ps *ps)
+{
+    if (ps->scan) memset(ps->heap, 0, ps->p * sizeof *ps->heap);
+    ps->nheap = 0;
 }
 
 void am_ps_set_path(am_ps *ps, int path)
@@ -316,7 +372,7 @@ static void start_job(am_ps *ps, size_t i, double t)
 {
     ps->finish[i] = t + draw(ps, i, ps->jobs[i]++);
     ps->version[i] = ps->j;
-    heap_push(ps, i);
+    q_push(ps, i);
 }
 
 /* The top learner i, just finished at time t, starts its next job on the current iterate. */
@@ -324,7 +380,7 @@ static void restart_top(am_ps *ps, size_t i, double t)
 {
     ps->finish[i] = t + draw(ps, i, ps->jobs[i]++);
     ps->version[i] = ps->j;
-    heap_sift_top(ps);
+    q_sift_top(ps);
 }
 
 static void push_grad(am_ps *ps, size_t i)
@@ -336,22 +392,18 @@ static void push_grad(am_ps *ps, size_t i)
 
 static void next_sync(am_ps *ps)
 {
-    ps->nheap = 0;
+    q_clear(ps);
     for (size_t i = 0; i < ps->p; i++)
         start_job(ps, i, ps->now);
     double t = ps->now;
     int restart = ps->prm.variant == AM_VARIANT_KBATCHSYNC;
     while (ps->nbuf < ps->batch) {
-        size_t i = ps->heap[0];
+        size_t i = restart ? q_top(ps) : q_pop(ps);
         t = ps->finish[i];
         push_grad(ps, i);
-        if (restart) {
-            restart_top(ps, i, t);
-        } else {
-            heap_pop(ps);
-        }
+        if (restart) restart_top(ps, i, t);
     }
-    ps->nheap = 0; /* the running jobs are cancelled */
+    q_clear(ps); /* the running jobs are cancelled */
     ps->now = t;
     ps->j++;
 }
@@ -365,7 +417,7 @@ static void next_async(am_ps *ps)
     }
     int kasync = ps->prm.variant == AM_VARIANT_KASYNC;
     for (;;) {
-        size_t i = kasync ? heap_pop(ps) : ps->heap[0];
+        size_t i = kasync ? q_pop(ps) : q_top(ps);
         double t = ps->finish[i];
         push_grad(ps, i);
         int full = ps->nbuf == ps->batch;
