@@ -14,6 +14,7 @@
  */
 #include "am_ps_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -356,9 +357,12 @@ static double draw(const am_ps *ps, size_t i, uint64_t job)
         if (job % RB == 0) {
             uint64_t w[8];
             am_ps_words(&ps->prm, ps->replica, i, job, ps->path, w);
-            for (size_t b = 0; b < RB; b++)
-                rt[b] =
-                    am_runtime_quantile(&ps->prm.runtime, ((double)(w[b] >> 11) + 0.5) * 0x1.0p-53);
+            const am_runtime *q = &ps->prm.runtime;
+            for (size_t b = 0; b < RB; b++) {
+                double u = ((double)(w[b] >> 11) + 0.5) * 0x1.0p-53;
+                /* exponential runtimes: am_runtime_quantile's expression, inline */
+                rt[b] = q->kind == AM_RUNTIME_EXP ? -log1p(-u) / q->a : am_runtime_quantile(q, u);
+            }
         }
         return rt[job % RB];
     }
