@@ -286,3 +286,11 @@ clean:
 
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+
+# The parameter-server engine's paths per replica-step, side by side (bench/README-ps.md).
+bench-ps:
+	$(MAKE) --no-print-directory $(BUILD)/bench_ps
+	$(BUILD)/bench_ps
+
+$(BUILD)/bench_ps: $(BUILD)/bench/bench_ps.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
