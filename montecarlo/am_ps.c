@@ -263,16 +263,19 @@ void am_ps_set_path(am_ps *ps, int path)
 }
 
 typedef uint64_t v8q __attribute__((vector_size(8 * sizeof(uint64_t))));
+typedef uint64_t v4q __attribute__((vector_size(4 * sizeof(uint64_t))));
 
-/* Word 0 of block 0 of the eight streams whose counter words are (0, c1, c2[l], c3[l]):
- * Philox4x32-10 as in Random123's philox4x32, eight lanes of 64 bits holding 32-bit values
- * at a time; MUL(dst, a, m) sets dst to the 64-bit products a_l m. */
-#define PHILOX8_BODY(MUL)                                                                          \
+/* Word 0 of block 0 of the streams whose counter words are (0, c1, c2[l], c3[l]), for the
+ * lanes of vector type VT (64 bits holding 32-bit values) from c2, c3 into out: Philox4x32-10
+ * as in Random123's philox4x32; MUL(dst, a, m) sets dst to the 64-bit products a_l m. */
+#define PHILOX_LANES(VT, MUL, c2, c3, out)                                                         \
     do {                                                                                           \
         const uint64_t lo32 = 0xffffffffu;                                                         \
-        const v8q zero = {0};                                                                      \
-        v8q k0 = zero + r->key.v[0], k1 = zero + r->key.v[1];                                      \
-        v8q x0 = zero, x1 = zero + r->ctr.v[1], x2 = *c2, x3 = *c3, p0, p1;                        \
+        const VT zero = {0};                                                                       \
+        VT k0 = zero + r->key.v[0], k1 = zero + r->key.v[1];                                       \
+        VT x0 = zero, x1 = zero + r->ctr.v[1], x2, x3, p0, p1;                                     \
+        memcpy(&x2, c2, sizeof x2);                                                                \
+        memcpy(&x3, c3, sizeof x3);                                                                \
         for (int round = 0; round < 10; round++) {                                                 \
             MUL(p0, x0, PHILOX_M4x32_0);                                                           \
             MUL(p1, x2, PHILOX_M4x32_1);                                                           \
@@ -283,15 +286,17 @@ typedef uint64_t v8q __attribute__((vector_size(8 * sizeof(uint64_t))));
             k0 = (k0 + PHILOX_W32_0) & lo32;                                                       \
             k1 = (k1 + PHILOX_W32_1) & lo32;                                                       \
         }                                                                                          \
-        v8q w = x1 << 32 | x0;                                                                     \
-        memcpy(out, &w, sizeof w);                                                                 \
+        VT w_ = x1 << 32 | x0;                                                                     \
+        memcpy(out, &w_, sizeof w_);                                                               \
     } while (0)
 
 #define MUL_PORTABLE(dst, a, m) ((dst) = (a) * (uint64_t)(m))
 
-static void philox8_portable(const am_rng *r, const v8q *c2, const v8q *c3, uint64_t *out)
+static void philox8_portable(const am_rng *r, const uint64_t *c2, const uint64_t *c3,
+                             uint64_t *out)
 {
-    PHILOX8_BODY(MUL_PORTABLE);
+    PHILOX_LANES(v4q, MUL_PORTABLE, c2, c3, out);
+    PHILOX_LANES(v4q, MUL_PORTABLE, c2 + 4, c3 + 4, out + 4);
 }
 
 #if AM_PS_X86
@@ -299,17 +304,17 @@ static void philox8_portable(const am_rng *r, const v8q *c2, const v8q *c3, uint
 
 #define MUL_AVX2(dst, a, m)                                                                        \
     do {                                                                                           \
-        __m256i h_[2], m_ = _mm256_set1_epi64x((long long)(m));                                    \
-        memcpy(h_, &(a), sizeof h_);                                                               \
-        h_[0] = _mm256_mul_epu32(h_[0], m_);                                                       \
-        h_[1] = _mm256_mul_epu32(h_[1], m_);                                                       \
-        memcpy(&(dst), h_, sizeof h_);                                                             \
+        __m256i x_;                                                                                \
+        memcpy(&x_, &(a), sizeof x_);                                                              \
+        x_ = _mm256_mul_epu32(x_, _mm256_set1_epi64x((long long)(m)));                             \
+        memcpy(&(dst), &x_, sizeof x_);                                                            \
     } while (0)
 
-__attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const v8q *c2,
-                                                         const v8q *c3, uint64_t *out)
+__attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const uint64_t *c2,
+                                                         const uint64_t *c3, uint64_t *out)
 {
-    PHILOX8_BODY(MUL_AVX2);
+    PHILOX_LANES(v4q, MUL_AVX2, c2, c3, out);
+    PHILOX_LANES(v4q, MUL_AVX2, c2 + 4, c3 + 4, out + 4);
 }
 
 #define MUL_AVX512(dst, a, m)                                                                      \
@@ -320,17 +325,17 @@ __attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const 
         memcpy(&(dst), &x_, sizeof x_);                                                            \
     } while (0)
 
-__attribute__((target("avx512f"))) static void philox8_avx512(const am_rng *r, const v8q *c2,
-                                                              const v8q *c3, uint64_t *out)
+__attribute__((target("avx512f"))) static void philox8_avx512(const am_rng *r, const uint64_t *c2,
+                                                              const uint64_t *c3, uint64_t *out)
 {
-    PHILOX8_BODY(MUL_AVX512);
+    PHILOX_LANES(v8q, MUL_AVX512, c2, c3, out);
 }
 #endif
 
 void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, uint64_t job,
                  int path, uint64_t out[8])
 {
-    v8q c2, c3;
+    uint64_t c2[8], c3[8];
     am_rng r;
     for (size_t b = 0; b < 8; b++) {
         am_rng_init(&r, params->seed, replica, AM_STREAM_WORKERS,
@@ -340,12 +345,12 @@ void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, u
     }
 #if AM_PS_X86
     if (path == AM_MSGD_PATH_AVX512)
-        philox8_avx512(&r, &c2, &c3, out);
+        philox8_avx512(&r, c2, c3, out);
     else if (path == AM_MSGD_PATH_AVX2)
-        philox8_avx2(&r, &c2, &c3, out);
+        philox8_avx2(&r, c2, c3, out);
     else
 #endif
-        philox8_portable(&r, &c2, &c3, out);
+        philox8_portable(&r, c2, c3, out);
 }
 
 /* Runtime of learner i's job (the next one, jobs[i], when buffered). */
