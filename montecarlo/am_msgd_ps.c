@@ -6,8 +6,9 @@
  * draw per gradient); one replica at a time with the normals of a run of steps drawn at once
  * (am_rng_fill_gaussian_steps: every update uses n_k = B gradients, B fixed by the variant, so
  * step k's data are the first B d normals of step k); and, for d <= AM_MSGD_BATCH_MAXDIM,
- * AM_MSGD_LANES replicas side by side (advance_batch): each lane runs its own simulator, the
- * state is a structure-of-arrays copy of the replicas' rings, the data of every lane come from
+ * AM_MSGD_LANES replicas side by side (advance_batch): each lane runs its own simulator, v_k
+ * and v_{k-1} are vectors across the lanes and each v_{k+1} goes to its replica's ring, from
+ * which the stale iterates are read lane by lane; the data of every lane come from
  * am_rng_gaussian_lanes / am_rng_words_lanes on its own stream, and every lane performs the
  * one-replica operations in the same order without fused multiply-add, with GCC vector types
  * compiled for AVX-512, AVX2 and portable C (am_msgd_batch_path chooses).
@@ -38,8 +39,6 @@
  * words) drawn at once by the lane path. */
 #define ZBUF 512
 #define LANE_BUF 256
-/* The lane path's ring copy stays below this many doubles per lane (L d). */
-#define LANE_RING_MAX 65536
 
 struct am_msgd_ps {
     const am_problem *p;
@@ -314,30 +313,33 @@ static int lanes_fit(const am_msgd_ps *m, size_t n, uint64_t k0, uint64_t k1)
 {
     size_t per;
     lane_data kind = lane_kind(m, &per);
-    if (n < 2 || k1 - k0 < 8) return 0;
+    if (n < 2 || k1 == k0) return 0;
     if (kind == LANE_GAUSS && per > LANE_BUF) return 0;
     if (kind == LANE_WORDS && per + 1 > LANE_BUF) return 0;
     return 1;
 }
 
-/* Lane l's stale iterate s updates before v_k (as stale_iterate) into wv[.][l]. */
-static inline __attribute__((always_inline)) void lane_gather(const am_msgd_ps *m, const vd *ring,
-                                                              size_t cur, uint64_t k, uint64_t s,
-                                                              size_t l, vd *wv)
+/* Lane l's stale iterate s updates before v_k (as stale_iterate), from its replica's ring, into
+ * wv[.][l]. */
+static inline __attribute__((always_inline)) void lane_gather(const am_msgd_ps *m,
+                                                              const double *ring, size_t cur,
+                                                              uint64_t k, uint64_t s, size_t l,
+                                                              vd *wv)
 {
     size_t d = m->p->dim, L = m->ring_len;
     if (s > m->cap) s = m->cap;
     if (s > k) s = k;
     size_t slot = cur >= s ? cur - (size_t)s : cur + L - (size_t)s;
     for (size_t i = 0; i < d; i++)
-        wv[i][l] = ring[slot * d + i][l];
+        wv[i][l] = ring[slot * d + i];
 }
 
-/* The lane group's advance: ws[0..n-1] (lanes n.. repeat lane 0, results dropped), state in
- * the structure-of-arrays ring (L d vectors). Inlined into one function per instruction set. */
+/* The lane group's advance: ws[0..n-1] (lanes n.. repeat lane 0, results dropped). v_k and
+ * v_{k-1} are held as vectors, v_{k+1} is stored into each replica's ring, the stale iterates
+ * are read from the rings lane by lane. Inlined into one function per instruction set. */
 static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m, work_t *const *ws,
                                                              size_t n, uint64_t k0, uint64_t k1,
-                                                             vd *ring, int *diverged, int simd)
+                                                             int *diverged, int simd)
 {
     const am_problem *p = m->p;
     const size_t d = p->dim, L = m->ring_len, nb = m->batch;
@@ -360,11 +362,22 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
                    : kind == LANE_WORDS ? LANE_BUF / (2 * nblk)
                                         : 1;
     size_t cur = (size_t)(k0 % L);
+    const double *ring[NL];
+    vd st[3][MAXD]; /* v_k, v_{k+1}, v_{k-1} in turn */
+    size_t c = 0;
+    for (size_t l = 0; l < NL; l++) {
+        ring[l] = ws[l < n ? l : 0]->ring;
+        size_t prev = cur == 0 ? L - 1 : cur - 1;
+        for (size_t i = 0; i < d; i++) {
+            st[0][i][l] = ring[l][cur * d + i];
+            st[2][i][l] = ring[l][prev * d + i];
+        }
+    }
     memset(y, 0, sizeof y);
     for (uint64_t k = k0; k < k1; k++) {
-        size_t prev = cur == 0 ? L - 1 : cur - 1, next = cur + 1 == L ? 0 : cur + 1;
-        const vd *v = ring + cur * d, *vp = ring + prev * d;
-        vd *vn = ring + next * d;
+        size_t next = cur + 1 == L ? 0 : cur + 1;
+        const vd *v = st[c], *vp = st[c == 0 ? 2 : c - 1];
+        vd *vn = st[c == 2 ? 0 : c + 1];
         vd coef;
         for (size_t l = 0; l < NL; l++) {
             if (l < n)
@@ -377,7 +390,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
                 uint64_t s = u[l].staleness[g];
                 if (s > m->cap && l < n) ws[l]->clamped += 1;
                 if (adaptive && s > 0) {
-                    lane_gather(m, ring, cur, k, s, l, wv);
+                    lane_gather(m, ring[l], cur, k, s, l, wv);
                     double dd = 0;
                     for (size_t i = 0; i < d; i++)
                         dd += (v[i][l] - wv[i][l]) * (v[i][l] - wv[i][l]);
@@ -405,7 +418,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
                 am_rng_seek(&data[l], k);
         for (size_t g = 0; g < nb; g++) {
             for (size_t l = 0; l < NL; l++)
-                lane_gather(m, ring, cur, k, u[l].staleness[g], l, wv);
+                lane_gather(m, ring[l], cur, k, u[l].staleness[g], l, wv);
             vd *dst = p->q ? y : x;
             if (expected) {
                 if (p->q) {
@@ -463,9 +476,15 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
         }
         for (size_t i = 0; i < d; i++)
             vn[i] = v[i] + vmu * (v[i] - vp[i]) + acc[i];
+        for (size_t l = 0; l < n; l++) {
+            double *dst = ws[l]->ring + next * d;
+            for (size_t i = 0; i < d; i++)
+                dst[i] = vn[i][l];
+        }
+        c = c == 2 ? 0 : c + 1;
         cur = next;
     }
-    const vd *v = ring + cur * d;
+    const vd *v = st[c];
     vd nn = zero;
     for (size_t i = 0; i < d; i++)
         nn = nn + v[i] * v[i];
@@ -478,62 +497,39 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
 }
 
 static void lanes_portable(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0,
-                           uint64_t k1, vd *ring, int *diverged)
+                           uint64_t k1, int *diverged)
 {
-    lanes_body(m, ws, n, k0, k1, ring, diverged, 0);
+    lanes_body(m, ws, n, k0, k1, diverged, 0);
 }
 
 #if AM_MSGD_PS_X86
 __attribute__((target("avx2"))) static void lanes_avx2(const am_msgd_ps *m, work_t *const *ws,
-                                                       size_t n, uint64_t k0, uint64_t k1, vd *ring,
+                                                       size_t n, uint64_t k0, uint64_t k1,
                                                        int *diverged)
 {
-    lanes_body(m, ws, n, k0, k1, ring, diverged, 1);
+    lanes_body(m, ws, n, k0, k1, diverged, 1);
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static void
-lanes_avx512(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0, uint64_t k1, vd *ring,
+lanes_avx512(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0, uint64_t k1,
              int *diverged)
 {
-    lanes_body(m, ws, n, k0, k1, ring, diverged, 2);
+    lanes_body(m, ws, n, k0, k1, diverged, 2);
 }
 #endif
 
-/* n <= NL replicas side by side from k0 to k1 (k1 > k0): the slots a step can read (v_{k0 - s}
- * for s <= min(k0, cap + 1)) go into the lane ring, the slots written come back. Returns -1
- * without touching anything when the ring's memory is not there. */
-static int lanes_advance(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0, uint64_t k1,
-                         int *diverged)
+/* n <= NL replicas side by side from k0 to k1 on the engine's instruction set. */
+static void lanes_advance(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0,
+                          uint64_t k1, int *diverged)
 {
-    size_t d = m->p->dim, L = m->ring_len;
-    vd *ring = aligned_alloc(sizeof(vd), L * d * sizeof(vd));
-    if (!ring) return -1;
-    /* read: v_{k0-1} (slot L - 1, a copy of v_0, at k0 = 0) and v_{k0 - s}, s <= min(k0, cap) */
-    uint64_t back = k0 < m->cap + 1 ? k0 : m->cap + 1, ahead = k1 - k0 < L ? k1 - k0 : L;
-    for (uint64_t s = 0; s <= back + (k0 == 0); s++) {
-        size_t slot = s <= k0 ? (size_t)((k0 - s) % L) : L - 1;
-        for (size_t l = 0; l < NL; l++) {
-            const double *src = ws[l < n ? l : 0]->ring + slot * d;
-            for (size_t i = 0; i < d; i++)
-                ring[slot * d + i][l] = src[i];
-        }
-    }
 #if AM_MSGD_PS_X86
     if (m->path == AM_MSGD_PATH_AVX512)
-        lanes_avx512(m, ws, n, k0, k1, ring, diverged);
+        lanes_avx512(m, ws, n, k0, k1, diverged);
     else if (m->path == AM_MSGD_PATH_AVX2)
-        lanes_avx2(m, ws, n, k0, k1, ring, diverged);
+        lanes_avx2(m, ws, n, k0, k1, diverged);
     else
 #endif
-        lanes_portable(m, ws, n, k0, k1, ring, diverged);
-    for (uint64_t s = 0; s < ahead; s++) { /* written: v_{k0+1} .. v_{k1} */
-        size_t slot = (size_t)((k1 - s) % L);
-        for (size_t l = 0; l < n; l++)
-            for (size_t i = 0; i < d; i++)
-                ws[l]->ring[slot * d + i] = ring[slot * d + i][l];
-    }
-    free(ring);
-    return 0;
+        lanes_portable(m, ws, n, k0, k1, diverged);
 }
 
 /* Replicas side by side; the same bytes as ps_advance on each. */
@@ -546,7 +542,9 @@ static void ps_advance_batch(const void *ctx, void *const *works, size_t n, uint
         work_t *ws[NL];
         for (size_t j = 0; j < nl; j++)
             ws[j] = works[j0 + j];
-        if (!lanes_fit(m, nl, k0, k1) || lanes_advance(m, ws, nl, k0, k1, diverged + j0))
+        if (lanes_fit(m, nl, k0, k1))
+            lanes_advance(m, ws, nl, k0, k1, diverged + j0);
+        else
             for (size_t j = 0; j < nl; j++)
                 diverged[j0 + j] = ps_advance(ctx, works[j0 + j], k0, k1);
     }
@@ -557,7 +555,7 @@ void am_msgd_ps_set_path(am_msgd_ps *m, int path)
     int best = (int)am_msgd_batch_best();
     m->path = path < AM_MSGD_PATH_SCALAR || path > best ? (am_msgd_path)best : (am_msgd_path)path;
     int on = m->path != AM_MSGD_PATH_SCALAR && m->p->dim <= AM_MSGD_BATCH_MAXDIM &&
-             m->p->dist.kind != AM_DIST_DATA && m->ring_len * m->p->dim <= LANE_RING_MAX;
+             m->p->dist.kind != AM_DIST_DATA;
     m->model.batch = on ? NL : 0;
     m->model.advance_batch = on ? ps_advance_batch : NULL;
 }

@@ -292,8 +292,7 @@ typedef uint64_t v4q __attribute__((vector_size(4 * sizeof(uint64_t))));
 
 #define MUL_PORTABLE(dst, a, m) ((dst) = (a) * (uint64_t)(m))
 
-static void philox8_portable(const am_rng *r, const uint64_t *c2, const uint64_t *c3,
-                             uint64_t *out)
+static void philox8_portable(const am_rng *r, const uint64_t *c2, const uint64_t *c3, uint64_t *out)
 {
     PHILOX_LANES(v4q, MUL_PORTABLE, c2, c3, out);
     PHILOX_LANES(v4q, MUL_PORTABLE, c2 + 4, c3 + 4, out + 4);

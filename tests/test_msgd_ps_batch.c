@@ -39,9 +39,9 @@ static const char *const ps_variants[] = {"sync",  "k-sync:2",  "k-batch-sync:3"
 static const size_t ps_dims[] = {2, 3, 4, 7, 16};
 static const size_t ps_reps[] = {5, 13};
 
-/* Saved steps: a repeated index, intervals shorter than the lanes' minimum (8) and longer
- * than the ring of P = 5 (266 slots). */
-static const uint64_t ps_grid[] = {0, 3, 3, 20, 21, 60, 340, 345};
+/* Saved steps: a repeated index, intervals of one step and longer than the ring of P = 5
+ * (266 slots). */
+static const uint64_t ps_grid[] = {0, 3, 3, 20, 21, 60, 340, 341};
 enum { PS_NGRID = sizeof ps_grid / sizeof ps_grid[0] };
 
 static am_problem *ps_problem(size_t d, const ps_dist *dist, uint64_t rot)
