@@ -7,7 +7,8 @@
  * reference    AM_MSGD_PATH_SCALAR: runtimes one job at a time, a heap of the learners, one
  *              seek and one data draw per gradient
  * one-replica  runtimes eight jobs ahead, a scan of the learners (P <= 16), normals of a
- *              run of steps at once; replicas one at a time
+ *              run of steps at once; replicas one at a time (with the best instruction set
+ *              for the runtime words; one-replica-portable: portable C)
  * lanes-*      the same, eight replicas side by side (portable C, AVX2, AVX-512: those the
  *              CPU has)
  * The paths run alternately, five times each; the median is printed with the minimum and
@@ -25,10 +26,11 @@
 #include "../montecarlo/am_msgd_batch.h"
 #include "../montecarlo/am_msgd_ps.h"
 
-enum { REPS = 5, NPATH = 5, REPLICAS = 64 };
+enum { REPS = 5, NPATH = 6, REPLICAS = 64 };
 
-static const char *const path_names[NPATH] = {"reference", "one-replica", "lanes-portable",
-                                              "lanes-avx2", "lanes-avx512"};
+static const char *const path_names[NPATH] = {"reference",      "one-replica",
+                                              "one-replica-portable", "lanes-portable",
+                                              "lanes-avx2",     "lanes-avx512"};
 
 static double thread_cpu(void)
 {
@@ -43,8 +45,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One timed ensemble run on path index pi (0 reference, 1 one replica, 2.. lanes); seconds,
- * the result in *out. */
+/* One timed ensemble run on path index pi (0 reference, 1 and 2 one replica, 3.. lanes);
+ * seconds, the result in *out. */
 static double run_once(const am_problem *p, const am_msgd_ps_params *pp, int pi, uint64_t steps,
                        am_ensemble_result **out)
 {
@@ -55,10 +57,13 @@ static double run_once(const am_problem *p, const am_msgd_ps_params *pp, int pi,
         fprintf(stderr, "bench_ps: %s\n", err);
         exit(1);
     }
-    int path = pi == 0 ? AM_MSGD_PATH_SCALAR : pi == 1 ? (int)am_msgd_batch_best() : pi - 1;
+    int path = pi == 0   ? AM_MSGD_PATH_SCALAR
+               : pi == 1 ? (int)am_msgd_batch_best()
+               : pi == 2 ? AM_MSGD_PATH_PORTABLE
+                         : pi - 2;
     am_msgd_ps_set_path(m, path);
     am_model model = *am_msgd_ps_model(m);
-    if (pi == 1) {
+    if (pi == 1 || pi == 2) {
         model.batch = 0;
         model.advance_batch = NULL;
     }
@@ -102,7 +107,7 @@ static void bench(const char *variant, size_t d, uint64_t steps)
         fprintf(stderr, "bench_ps: bad setting %s\n", variant);
         exit(1);
     }
-    int npath = 2 + (int)am_msgd_batch_best() - AM_MSGD_PATH_PORTABLE + 1;
+    int npath = 3 + (int)am_msgd_batch_best() - AM_MSGD_PATH_PORTABLE + 1;
     double t[NPATH][REPS];
     int ok[NPATH];
     am_ensemble_result *ref = NULL;
