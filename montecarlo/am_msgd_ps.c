@@ -345,7 +345,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
     const size_t d = p->dim, L = m->ring_len, nb = m->batch;
     const int adaptive = m->par.lr_c > 0, expected = p->dist.kind == AM_DIST_EXPECTED;
     const int rade = p->dist.kind == AM_DIST_RADEMACHER;
-    const double eta = m->par.msgd.eta, mu = m->par.msgd.mu, s3 = sqrt(3.0);
+    const double mu = m->par.msgd.mu, s3 = sqrt(3.0), coef_const = m->par.msgd.eta / (double)nb;
     size_t per_step;
     const lane_data kind = lane_kind(m, &per_step);
     const size_t nblk = (per_step + 1) / 2; /* blocks of words per step */
@@ -397,9 +397,12 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
                     far = fmax(far, dd);
                 }
             }
-            double ek = eta;
-            if (adaptive) ek = far > 0 ? fmin(m->par.lr_c / far, m->par.lr_max) : m->par.lr_max;
-            coef[l] = ek / (double)u[l].ngrad;
+            if (adaptive) {
+                double ek = far > 0 ? fmin(m->par.lr_c / far, m->par.lr_max) : m->par.lr_max;
+                coef[l] = ek / (double)u[l].ngrad;
+            } else {
+                coef[l] = coef_const; /* eta / n_k, n_k = B for every update */
+            }
         }
         for (size_t i = 0; i < d; i++)
             acc[i] = zero;
