@@ -18,7 +18,11 @@
 
 /* Products and sums rounded separately, as in the one-replica code, even where the build
  * does not pass -ffp-contract=off (the AVX-512 target has fused multiply-add). */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <math.h>
 #include <stdio.h>
