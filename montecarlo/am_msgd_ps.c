@@ -161,53 +161,6 @@ static inline const double *stale_iterate(const am_msgd_ps *m, const work_t *w, 
     return w->ring + slot * m->p->dim;
 }
 
-/* The reference path: one seek and one data draw per gradient. */
-static int ps_advance_scalar(const void *ctx, void *work, uint64_t k0, uint64_t k1)
-{
-    const am_msgd_ps *m = ctx;
-    work_t *w = work;
-    size_t d = m->p->dim, L = m->ring_len;
-    double eta = m->par.msgd.eta, mu = m->par.msgd.mu;
-    size_t cur = (size_t)(k0 % L);
-    for (uint64_t k = k0; k < k1; k++) {
-        size_t prev = cur == 0 ? L - 1 : cur - 1, next = cur + 1 == L ? 0 : cur + 1;
-        const double *v = w->ring + cur * d, *vp = w->ring + prev * d;
-        double *vn = w->ring + next * d;
-        am_ps_update u;
-        am_ps_next(w->ps, &u);
-        am_rng_seek(&w->data, k);
-        memset(w->acc, 0, d * sizeof *w->acc);
-        /* staleness (clamped) and, for the adaptive step, the farthest stale iterate */
-        double far = 0;
-        for (size_t l = 0; l < u.ngrad; l++) {
-            uint64_t s = u.staleness[l];
-            if (s > m->cap) w->clamped += 1;
-            if (m->par.lr_c > 0 && s > 0) {
-                const double *wv = stale_iterate(m, w, cur, k, s);
-                double dd = 0;
-                for (size_t i = 0; i < d; i++)
-                    dd += (v[i] - wv[i]) * (v[i] - wv[i]);
-                far = fmax(far, dd);
-            }
-        }
-        double ek = eta;
-        if (m->par.lr_c > 0) ek = far > 0 ? fmin(m->par.lr_c / far, m->par.lr_max) : m->par.lr_max;
-        double coef = ek / (double)u.ngrad;
-        for (size_t l = 0; l < u.ngrad; l++)
-            add_term(m, w, stale_iterate(m, w, cur, k, u.staleness[l]), coef, NULL);
-        for (size_t i = 0; i < d; i++)
-            vn[i] = v[i] + mu * (v[i] - vp[i]) + w->acc[i];
-        w->t = u.time;
-        cur = next;
-    }
-    w->k = k1;
-    const double *v = w->ring + cur * d;
-    double nn = 0;
-    for (size_t i = 0; i < d; i++)
-        nn += v[i] * v[i];
-    return !(nn <= m->par.msgd.blowup * m->par.msgd.blowup);
-}
-
 /* The step of the update: eta, or the adaptive min(C / max_l |v - w_l|^2, eta_max) over the
  * stale iterates w_l (v_k itself for staleness 0), counting clamped gradients. */
 static double update_step(const am_msgd_ps *m, work_t *w, const am_ps_update *u, size_t cur,
@@ -231,16 +184,17 @@ static double update_step(const am_msgd_ps *m, work_t *w, const am_ps_update *u,
     return far > 0 ? fmin(m->par.lr_c / far, m->par.lr_max) : m->par.lr_max;
 }
 
-/* One replica at a time; Gaussian data of a run of steps drawn at once (the B d normals of
- * each step, as the B consecutive draws of the reference path). */
+/* One replica at a time. The reference path seeks the data stream at each step and draws
+ * each gradient's data in turn; the others draw the Gaussian data of a run of steps at once
+ * (the B d normals of each step, as the B consecutive draws). */
 static int ps_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
 {
     const am_msgd_ps *m = ctx;
-    if (m->path == AM_MSGD_PATH_SCALAR) return ps_advance_scalar(ctx, work, k0, k1);
     work_t *w = work;
     size_t d = m->p->dim, L = m->ring_len, nstep = m->batch * d;
     double mu = m->par.msgd.mu;
-    int bulk = m->p->dist.kind == AM_DIST_GAUSSIAN && nstep <= ZBUF;
+    int bulk =
+        m->path != AM_MSGD_PATH_SCALAR && m->p->dist.kind == AM_DIST_GAUSSIAN && nstep <= ZBUF;
     int expected = m->p->dist.kind == AM_DIST_EXPECTED;
     uint64_t kb = k0, nz = 0, per = bulk ? ZBUF / nstep : 1;
     size_t cur = (size_t)(k0 % L);
