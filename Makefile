@@ -294,3 +294,4 @@ bench-ps:
 
 $(BUILD)/bench_ps: $(BUILD)/bench/bench_ps.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+.PHONY: bench-ps

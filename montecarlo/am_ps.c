@@ -259,7 +259,8 @@ static inline void q_clear(am_ps *ps)
 
 void am_ps_set_path(am_ps *ps, int path)
 {
-    ps->path = path;
+    int best = (int)am_msgd_batch_best();
+    ps->path = path < AM_MSGD_PATH_SCALAR || path > best ? best : path;
 }
 
 typedef uint64_t v8q __attribute__((vector_size(8 * sizeof(uint64_t))));

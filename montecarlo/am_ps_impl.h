@@ -23,8 +23,9 @@ size_t am_ps_buffer_bytes(const am_ps_params *params);
 /* How the simulator draws its runtimes and orders its events (am_msgd_path):
  * AM_MSGD_PATH_SCALAR one job at a time and a heap, the others eight jobs of a learner at once
  * with that instruction set and, for P <= 16, a scan of the running learners (same runtimes,
- * same events). A placed or allocated simulator starts with am_msgd_batch_path(); the setting
- * takes effect at the next am_ps_reset and is kept by later ones. */
+ * same events); a path the CPU lacks, or out of range: the best one. A placed or allocated
+ * simulator starts with am_msgd_batch_path(); the setting takes effect at the next
+ * am_ps_reset and is kept by later ones. */
 void am_ps_set_path(am_ps *ps, int path);
 
 /* Words 0 of steps (job + b) P + learner, b = 0..7, of AM_STREAM_WORKERS at (seed, replica):
