@@ -28,9 +28,9 @@
 
 enum { REPS = 5, NPATH = 6, REPLICAS = 64 };
 
-static const char *const path_names[NPATH] = {"reference",      "one-replica",
-                                              "one-replica-portable", "lanes-portable",
-                                              "lanes-avx2",     "lanes-avx512"};
+static const char *const path_names[NPATH] = {
+    "reference",      "one-replica", "one-replica-portable",
+    "lanes-portable", "lanes-avx2",  "lanes-avx512"};
 
 static double thread_cpu(void)
 {
@@ -84,8 +84,7 @@ static double run_once(const am_problem *p, const am_msgd_ps_params *pp, int pi,
 
 static int same(const am_ensemble_result *a, const am_ensemble_result *b)
 {
-    return a->diverged == b->diverged &&
-           !memcmp(a->alive, b->alive, a->ngrid * sizeof *a->alive) &&
+    return a->diverged == b->diverged && !memcmp(a->alive, b->alive, a->ngrid * sizeof *a->alive) &&
            !memcmp(a->obs, b->obs, a->ngrid * a->nobs * sizeof *a->obs);
 }
 
@@ -127,8 +126,8 @@ static void bench(const char *variant, size_t d, uint64_t steps)
         qsort(t[pi], REPS, sizeof t[pi][0], cmp_double);
         double scale = 1e9 / ((double)REPLICAS * (double)steps);
         printf("bench_ps,%s,%zu,8,%d,%llu,%s,%.1f,%.1f,%.1f,%s\n", variant, d, REPLICAS,
-               (unsigned long long)steps, path_names[pi], t[pi][REPS / 2] * scale,
-               t[pi][0] * scale, t[pi][REPS - 1] * scale, ok[pi] ? "yes" : "NO");
+               (unsigned long long)steps, path_names[pi], t[pi][REPS / 2] * scale, t[pi][0] * scale,
+               t[pi][REPS - 1] * scale, ok[pi] ? "yes" : "NO");
         fflush(stdout);
     }
     am_ensemble_result_free(ref);
@@ -146,8 +145,8 @@ int main(int argc, char **argv)
     if (steps < 100) steps = 100;
     printf("bench,variant,d,workers,replicas,steps,path,ns_per_replica_step_median,min,max,"
            "same\n");
-    const char *variants[] = {"async",    "k-async:4",      "k-batch-async:4",
-                              "sync",     "k-sync:4",       "k-batch-sync:4"};
+    const char *variants[] = {"async", "k-async:4", "k-batch-async:4",
+                              "sync",  "k-sync:4",  "k-batch-sync:4"};
     for (size_t v = 0; v < sizeof variants / sizeof *variants; v++)
         bench(variants[v], 4, steps);
     bench("async", 16, steps);
