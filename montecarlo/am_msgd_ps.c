@@ -309,8 +309,14 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
     const size_t nblk = (per_step + 1) / 2; /* blocks of words per step */
     am_rng data[NL];
     am_ps_update u[NL];
+    memset(u, 0, sizeof u);
     vd x[MAXD], y[MAXD], wv[MAXD], acc[MAXD];
-    vd buf[LANE_BUF];
+    union {
+        vd z[LANE_BUF]; /* normals */
+        vq w[LANE_BUF]; /* words */
+        double zs[LANE_BUF * NL];
+        uint64_t ws[LANE_BUF * NL];
+    } buf;
     double tmp[MAXD];
     const vd vmu = {mu, mu, mu, mu, mu, mu, mu, mu}, zero = {0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t l = 0; l < NL; l++)
@@ -336,7 +342,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
         size_t next = cur + 1 == L ? 0 : cur + 1;
         const vd *v = st[c], *vp = st[c == 0 ? 2 : c - 1];
         vd *vn = st[c == 2 ? 0 : c + 1];
-        vd coef;
+        vd coef = zero;
         for (size_t l = 0; l < NL; l++) {
             if (l < n)
                 am_ps_next(ws[l]->ps, &u[l]);
@@ -368,12 +374,12 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
             kb = k;
             nz = k1 - k < per ? k1 - k : per;
             if (kind == LANE_GAUSS)
-                am_rng_gaussian_lanes(data, kb, (size_t)nz, per_step, (double *)buf, simd);
+                am_rng_gaussian_lanes(data, kb, (size_t)nz, per_step, buf.zs, simd);
             else
-                am_rng_words_lanes(data, kb, (size_t)nz, nblk, (uint64_t *)buf, simd);
+                am_rng_words_lanes(data, kb, (size_t)nz, nblk, buf.ws, simd);
         }
-        const vd *zk = buf + (size_t)(k - kb) * per_step;
-        const vq *wk = (const vq *)buf + (size_t)(k - kb) * 2 * nblk;
+        const vd *zk = buf.z + (size_t)(k - kb) * per_step;
+        const vq *wk = buf.w + (size_t)(k - kb) * 2 * nblk;
         if (kind == LANE_OWN)
             for (size_t l = 0; l < NL; l++)
                 am_rng_seek(&data[l], k);
