@@ -76,7 +76,7 @@ static am_status ps_start(const void *ctx, uint64_t replica, void *work)
     size_t d = m->p->dim, L = m->ring_len;
     work_t *w = work;
     char *c = (char *)work + m->head;
-    w->ps = am_ps_place(c, &m->psp);
+    w->ps = am_ps_place_buffered(c, &m->psp);
     am_ps_set_path(w->ps, (int)m->path);
     am_ps_reset(w->ps, replica);
     w->ring = (double *)(c + r64(m->ps_bytes));
@@ -589,11 +589,10 @@ am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, 
     m->batch = am_runtime_variant_batch(par->variant, psp.workers, par->k);
     m->cap = sync ? 0 : 40 * psp.workers + 64;
     m->ring_len = m->cap + 2;
-    m->ps_bytes = psb;
+    m->ps_bytes = psb + am_ps_buffer_bytes(&psp);
     m->head = r64(sizeof(work_t));
     /* the bound leaves out the buffers of the fast paths (runtimes and normals ahead) */
-    double bytes = (double)m->head + (double)r64(psb - am_ps_buffer_bytes(&psp)) +
-                   ((double)m->ring_len + 3) * (double)d * 8;
+    double bytes = (double)m->head + (double)r64(psb) + ((double)m->ring_len + 3) * (double)d * 8;
     m->u1 = malloc(d * sizeof *m->u1);
     if (!m->u1 || bytes > (double)AM_MEMORY_LIMIT / 16) {
         *status = AM_ENOMEM; /* no memory, or a history above the memory limit */
@@ -602,8 +601,7 @@ am_msgd_ps *am_msgd_ps_alloc(const am_problem *p, const am_msgd_ps_params *par, 
     }
     am_problem_eigvec(p, 0, m->u1);
     m->model.nobs = (par->msgd.coords ? 2 + d : 2) + 2;
-    m->model.work_bytes =
-        (size_t)bytes + 64 + r64(psb) - r64(psb - am_ps_buffer_bytes(&psp)) + ZBUF * 8;
+    m->model.work_bytes = (size_t)bytes + 64 + am_ps_buffer_bytes(&psp) + ZBUF * 8;
     m->model.start = ps_start;
     m->model.advance = ps_advance;
     m->model.observe = ps_observe;

@@ -6,8 +6,9 @@
  * batch of the pending update (staleness j - v and learner of each gradient). Each event pops
  * the earliest learner, O(log P).
  *
- * Runtimes: job n of learner i is word 0 of step n P + i of AM_STREAM_WORKERS. For P <=
- * AM_PS_BUFFER_WORKERS the words of jobs n .. n + 7 of a learner (eight steps) are computed
+ * Runtimes: job n of learner i is word 0 of step n P + i of AM_STREAM_WORKERS. In a simulator
+ * with a runtime buffer (am_ps_alloc, am_ps_place_buffered) and P <= AM_PS_BUFFER_WORKERS the
+ * words of jobs n .. n + 7 of a learner (eight steps) are computed
  * side by side when job n (n mod 8 = 0) is drawn, by a Philox4x32-10 on eight lanes written
  * with GCC vector types (integer arithmetic: the words are those of am_rng_u64), and their
  * quantiles kept in a per-learner buffer; the runtimes, hence the events, are unchanged.
@@ -82,8 +83,7 @@ size_t am_ps_bytes(const am_ps_params *params)
         return 0;
     size_t p = params->workers, batch = am_runtime_variant_batch(params->variant, p, params->k);
     if (batch > AM_PS_MAX_BATCH) return 0;
-    return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8) +
-           am_ps_buffer_bytes(params);
+    return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8);
 }
 
 size_t am_ps_buffer_bytes(const am_ps_params *params)
@@ -91,7 +91,8 @@ size_t am_ps_buffer_bytes(const am_ps_params *params)
     return params->workers <= AM_PS_BUFFER_WORKERS ? round64(params->workers * RB * 8) : 0;
 }
 
-am_ps *am_ps_place(void *mem, const am_ps_params *params)
+/* The layout of am_ps_place, with the runtime buffer after the rest when `buffered`. */
+static am_ps *place(void *mem, const am_ps_params *params, int buffered)
 {
     size_t p = params->workers, batch = am_runtime_variant_batch(params->variant, p, params->k);
     char *c = mem;
@@ -110,13 +111,23 @@ am_ps *am_ps_place(void *mem, const am_ps_params *params)
     c += round64(batch * 8);
     ps->from = (size_t *)c;
     c += round64(batch * 8);
-    ps->rt = am_ps_buffer_bytes(params) ? (double *)c : NULL;
+    ps->rt = buffered && am_ps_buffer_bytes(params) ? (double *)c : NULL;
     ps->prm = *params;
     ps->p = p;
     ps->batch = batch;
     ps->path = (int)am_msgd_batch_path();
     am_ps_reset(ps, 0);
     return ps;
+}
+
+am_ps *am_ps_place(void *mem, const am_ps_params *params)
+{
+    return place(mem, params, 0);
+}
+
+am_ps *am_ps_place_buffered(void *mem, const am_ps_params *params)
+{
+    return place(mem, params, 1);
 }
 
 am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
@@ -126,13 +137,14 @@ am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
         if (status) *status = AM_EINVAL;
         return NULL;
     }
+    bytes += am_ps_buffer_bytes(params);
     void *mem = aligned_alloc(64, round64(bytes));
     if (!mem) {
         if (status) *status = AM_ENOMEM;
         return NULL;
     }
     if (status) *status = AM_OK;
-    return am_ps_place(mem, params);
+    return am_ps_place_buffered(mem, params);
 }
 
 void am_ps_free(am_ps *ps)

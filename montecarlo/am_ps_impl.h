@@ -13,12 +13,18 @@ size_t am_ps_bytes(const am_ps_params *params);
 
 /* Builds a simulator inside mem (am_ps_bytes(params) bytes, 64-byte aligned) for valid
  * parameters, positioned at replica 0; it owns nothing, so it is never passed to am_ps_free.
- * Lets an engine keep a simulator in its per-replica workspace. */
+ * Lets an engine keep a simulator in its per-replica workspace. Its runtimes are drawn one
+ * job at a time. */
 am_ps *am_ps_place(void *mem, const am_ps_params *params);
 
-/* The part of am_ps_bytes that holds runtimes computed ahead (0 for large P), so an engine's
- * memory bound can leave it out. */
+/* Extra bytes of a simulator that computes each learner's runtimes eight jobs ahead (0 for
+ * P > 4096, where it does not). */
 size_t am_ps_buffer_bytes(const am_ps_params *params);
+
+/* am_ps_place with the runtimes computed ahead: mem holds am_ps_bytes(params) +
+ * am_ps_buffer_bytes(params) bytes (the same runtimes, the same updates; am_ps_alloc places
+ * its simulators so). */
+am_ps *am_ps_place_buffered(void *mem, const am_ps_params *params);
 
 /* How the simulator draws its runtimes and orders its events (am_msgd_path):
  * AM_MSGD_PATH_SCALAR one job at a time and a heap, the others eight jobs of a learner at once
