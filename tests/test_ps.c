@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/am_rng.h"
@@ -452,12 +453,21 @@ Test(ps_fast, runtime_words_are_the_stream_words)
 }
 
 /* Runs n updates of replica `replica` on path `path` into times/learners/staleness (batch
- * entries per update). */
+ * entries per update); path + 100: a simulator placed without the runtime buffer. */
 static void ps_record(const am_ps_params *prm, int path, uint64_t replica, size_t n, double *times,
                       size_t *learners, uint64_t *stale)
 {
-    am_status st;
-    am_ps *ps = am_ps_alloc(prm, &st);
+    am_status st = AM_OK;
+    am_ps *ps;
+    void *mem = NULL;
+    if (path >= 100) {
+        path -= 100;
+        mem = aligned_alloc(64, (am_ps_bytes(prm) + 63) / 64 * 64);
+        cr_assert_not_null(mem);
+        ps = am_ps_place(mem, prm);
+    } else {
+        ps = am_ps_alloc(prm, &st);
+    }
     cr_assert_not_null(ps, "alloc %d", st);
     am_ps_set_path(ps, path);
     am_ps_reset(ps, replica);
@@ -472,7 +482,10 @@ static void ps_record(const am_ps_params *prm, int path, uint64_t replica, size_
             stale[o] = u.staleness[g];
         }
     }
-    am_ps_free(ps);
+    if (mem)
+        free(mem); /* a placed simulator owns nothing */
+    else
+        am_ps_free(ps);
 }
 
 /* The fast simulator (runtimes eight jobs ahead, a scan of the running learners for P <= 16)
@@ -501,8 +514,9 @@ Test(ps_fast, same_updates_as_the_reference)
                 prm.seed = 31 + li;
                 size_t ng = N * am_runtime_variant_batch(prm.variant, prm.workers, prm.k);
                 ps_record(&prm, AM_MSGD_PATH_SCALAR, 3, N, t0, l0, s0);
-                for (int path = AM_MSGD_PATH_PORTABLE; path <= best; path++) {
-                    ps_record(&prm, path, 3, N, t1, l1, s1);
+                for (int path = AM_MSGD_PATH_PORTABLE; path <= best + 1; path++) {
+                    /* best + 1: the scan without the runtime buffer (am_ps_place) */
+                    ps_record(&prm, path <= best ? path : 100 + best, 3, N, t1, l1, s1);
                     cr_assert(!memcmp(t0, t1, sizeof t0) && !memcmp(l0, l1, ng * sizeof *l0) &&
                                   !memcmp(s0, s1, ng * sizeof *s0),
                               "%s P=%zu %s K=%zu path %d: updates differ from the reference",
