@@ -8,6 +8,7 @@
 #   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
 #   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
 #   make bench-nn   an MLP training step against PyTorch on CPU (bench/README-nn.md)
+#   make bench-ps   the parameter-server engine's paths per replica-step (bench/README-ps.md)
 #   make resume-test / make mpi-check   kill-resume and serial-vs-MPI checks of the sweeps
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make bench-scaling  strong scaling of one ensemble over threads and MPI ranks (docs/mpi.md)
@@ -286,3 +287,12 @@ clean:
 
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BENCH_OBJ:.o=.d)
+
+# The parameter-server engine's paths per replica-step, side by side (bench/README-ps.md).
+bench-ps:
+	$(MAKE) --no-print-directory $(BUILD)/bench_ps
+	$(BUILD)/bench_ps
+
+$(BUILD)/bench_ps: $(BUILD)/bench/bench_ps.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+.PHONY: bench-ps

@@ -175,9 +175,16 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 
 /* The normals of am_rng_fill_gaussian_steps(r + l, step0, nsteps, n, ...) for every lane,
  * side by side: out[(s n + i) AM_RNG_LANES + l] = normal i of step step0 + s of stream r[l]
- * (ziggurat 8 lanes at a time, the rare case lane by lane from the words already drawn). */
+ * (ziggurat 8 lanes at a time; the rare cases from the words already drawn, with AVX-512
+ * 8 at a time in the lanes, else lane by lane). */
 void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n, double *out,
                            int simd);
+
+/* For tests: the wedge test of am_rng_gaussian_lanes' AVX-512 rare path on 8 failed fast
+ * tests at once (words wf with i = wf & 0xff > 0, the uniforms' words wu): the mask of the
+ * lanes it decides (the others are left to the scalar ziggurat), their decisions in *accept
+ * (1 = accept u x[i]). 0 without AVX-512F/DQ. */
+unsigned am_rng_lanes_wedge(const uint64_t *wf, const uint64_t *wu, unsigned *accept);
 
 /* The ziggurat of am_rng_fill_gaussian on given words, for tests of the transform: the next
  * n normals of r (positioned at the start of a block) as if the stream's next nw words

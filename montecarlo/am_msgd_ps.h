@@ -47,6 +47,16 @@ void am_msgd_ps_free(am_msgd_ps *m);
 /* The ensemble model of the engine. */
 const am_model *am_msgd_ps_model(const am_msgd_ps *m);
 
+/* The path (am_msgd_batch.h's am_msgd_path): AM_MSGD_PATH_SCALAR is the reference, one data
+ * draw per gradient, one runtime per job and a heap of the learners; the others compute
+ * runtimes eight jobs ahead, scan the learners for P <= 16, draw a run of steps' normals at
+ * once and, for d <= AM_MSGD_BATCH_MAXDIM and synthetic data, advance AM_MSGD_LANES replicas
+ * side by side with that instruction set; every path gives the same bytes. A new engine takes
+ * am_msgd_batch_path() (AMSGD_SIMD); a path the CPU lacks, or out of range: the best one.
+ * am_msgd_ps_path_get: the path set (the model's batch says whether the lanes apply). */
+void am_msgd_ps_set_path(am_msgd_ps *m, int path);
+int am_msgd_ps_path_get(const am_msgd_ps *m);
+
 /* Index of the wall-clock observable (the clamped count follows it). */
 size_t am_msgd_ps_obs_time(const am_msgd_ps *m);
 

@@ -5,14 +5,33 @@
  * finishing time; a binary min-heap of the running learners keyed by (finish, learner); the
  * batch of the pending update (staleness j - v and learner of each gradient). Each event pops
  * the earliest learner, O(log P).
+ *
+ * Runtimes: job n of learner i is word 0 of step n P + i of AM_STREAM_WORKERS. In a simulator
+ * with a runtime buffer (am_ps_alloc, am_ps_place_buffered) and P <= AM_PS_BUFFER_WORKERS the
+ * words of jobs n .. n + 7 of a learner (eight steps) are computed
+ * side by side when job n (n mod 8 = 0) is drawn, by a Philox4x32-10 on eight lanes written
+ * with GCC vector types (integer arithmetic: the words are those of am_rng_u64), and their
+ * quantiles kept in a per-learner buffer; the runtimes, hence the events, are unchanged.
  */
 #include "am_ps_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/am_rng.h"
 #include "../core/am_ensemble.h"
+#include "am_msgd_batch.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define AM_PS_X86 1
+#else
+#define AM_PS_X86 0
+#endif
+
+/* Jobs per learner whose runtimes are computed together, and the largest P that buffers. */
+enum { RB = 8, SCAN_WORKERS = 16 };
+#define AM_PS_BUFFER_WORKERS 4096
 
 struct am_ps {
     am_ps_params prm;
@@ -29,6 +48,10 @@ struct am_ps {
     uint64_t *stale;
     size_t *from;
     size_t nbuf;
+    double *rt; /* [p RB] runtimes of jobs RB (jobs[i] / RB) .. of learner i, or NULL */
+    int path;   /* am_msgd_path: SCALAR draws one job at a time and keeps the heap */
+    int scan;   /* P <= SCAN_WORKERS, drawn runtimes, path not SCALAR: heap[i] = 1 if
+                   learner i runs, the earliest found by a scan (the heap's order) */
 };
 
 am_ps_params am_ps_params_default(void)
@@ -63,7 +86,13 @@ size_t am_ps_bytes(const am_ps_params *params)
     return round64(sizeof(am_ps)) + 4 * round64(p * 8) + 2 * round64(batch * 8);
 }
 
-am_ps *am_ps_place(void *mem, const am_ps_params *params)
+size_t am_ps_buffer_bytes(const am_ps_params *params)
+{
+    return params->workers <= AM_PS_BUFFER_WORKERS ? round64(params->workers * RB * 8) : 0;
+}
+
+/* The layout of am_ps_place, with the runtime buffer after the rest when `buffered`. */
+static am_ps *place(void *mem, const am_ps_params *params, int buffered)
 {
     size_t p = params->workers, batch = am_runtime_variant_batch(params->variant, p, params->k);
     char *c = mem;
@@ -81,11 +110,24 @@ am_ps *am_ps_place(void *mem, const am_ps_params *params)
     ps->stale = (uint64_t *)c;
     c += round64(batch * 8);
     ps->from = (size_t *)c;
+    c += round64(batch * 8);
+    ps->rt = buffered && am_ps_buffer_bytes(params) ? (double *)c : NULL;
     ps->prm = *params;
     ps->p = p;
     ps->batch = batch;
+    ps->path = (int)am_msgd_batch_path();
     am_ps_reset(ps, 0);
     return ps;
+}
+
+am_ps *am_ps_place(void *mem, const am_ps_params *params)
+{
+    return place(mem, params, 0);
+}
+
+am_ps *am_ps_place_buffered(void *mem, const am_ps_params *params)
+{
+    return place(mem, params, 1);
 }
 
 am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
@@ -95,13 +137,14 @@ am_ps *am_ps_alloc(const am_ps_params *params, am_status *status)
         if (status) *status = AM_EINVAL;
         return NULL;
     }
+    bytes += am_ps_buffer_bytes(params);
     void *mem = aligned_alloc(64, round64(bytes));
     if (!mem) {
         if (status) *status = AM_ENOMEM;
         return NULL;
     }
     if (status) *status = AM_OK;
-    return am_ps_place(mem, params);
+    return am_ps_place_buffered(mem, params);
 }
 
 void am_ps_free(am_ps *ps)
@@ -117,6 +160,8 @@ void am_ps_reset(am_ps *ps, uint64_t replica)
     ps->started = 0;
     ps->nheap = 0;
     ps->nbuf = 0;
+    ps->scan = ps->p <= SCAN_WORKERS && !ps->prm.fn && ps->path != AM_MSGD_PATH_SCALAR;
+    if (ps->scan) memset(ps->heap, 0, ps->p * sizeof *ps->heap);
     memset(ps->jobs, 0, ps->p * sizeof *ps->jobs);
     memset(ps->version, 0, ps->p * sizeof *ps->version);
 }
@@ -155,9 +200,189 @@ static size_t heap_pop(am_ps *ps)
     return top;
 }
 
+/* The top learner's finish has grown: moves it down to its place (a pop and a push of the
+ * same learner in one pass; the order of the pops is the order of (finish, learner), a strict
+ * total order, whatever the shape of the heap). */
+static void heap_sift_top(am_ps *ps)
+{
+    size_t top = ps->heap[0], c = 0, n = ps->nheap;
+    for (;;) {
+        size_t l = 2 * c + 1, best = l;
+        if (l >= n) break;
+        if (l + 1 < n && before(ps, ps->heap[l + 1], ps->heap[l])) best = l + 1;
+        if (!before(ps, ps->heap[best], top)) break;
+        ps->heap[c] = ps->heap[best];
+        c = best;
+    }
+    ps->heap[c] = top;
+}
+
+/* The running learners as a set (small P): the earliest by (finish, learner) in one pass
+ * without branches on the times. */
+static size_t scan_top(const am_ps *ps)
+{
+    size_t p = ps->p, best = p;
+    double bf = 0;
+    for (size_t i = 0; i < p; i++) {
+        double f = ps->finish[i];
+        int take = ps->heap[i] && (best == p || f < bf);
+        best = take ? i : best;
+        bf = take ? f : bf;
+    }
+    return best;
+}
+
+/* The priority queue of the running learners: a heap, or for small P a set and a scan. */
+static inline size_t q_top(const am_ps *ps)
+{
+    return ps->scan ? scan_top(ps) : ps->heap[0];
+}
+
+static inline size_t q_pop(am_ps *ps)
+{
+    if (!ps->scan) return heap_pop(ps);
+    size_t i = scan_top(ps);
+    ps->heap[i] = 0;
+    ps->nheap--;
+    return i;
+}
+
+static inline void q_push(am_ps *ps, size_t i)
+{
+    if (!ps->scan) {
+        heap_push(ps, i);
+        return;
+    }
+    ps->heap[i] = 1;
+    ps->nheap++;
+}
+
+/* The top learner's finish has grown. */
+static inline void q_sift_top(am_ps *ps)
+{
+    if (!ps->scan) heap_sift_top(ps);
+}
+
+static inline void q_clear(am_ps *ps)
+{
+    if (ps->scan) memset(ps->heap, 0, ps->p * sizeof *ps->heap);
+    ps->nheap = 0;
+}
+
+void am_ps_set_path(am_ps *ps, int path)
+{
+    int best = (int)am_msgd_batch_best();
+    ps->path = path < AM_MSGD_PATH_SCALAR || path > best ? best : path;
+}
+
+typedef uint64_t v8q __attribute__((vector_size(8 * sizeof(uint64_t))));
+typedef uint64_t v4q __attribute__((vector_size(4 * sizeof(uint64_t))));
+
+/* Word 0 of block 0 of the streams whose counter words are (0, c1, c2[l], c3[l]), for the
+ * lanes of vector type VT (64 bits holding 32-bit values) from c2, c3 into out: Philox4x32-10
+ * as in Random123's philox4x32; MUL(dst, a, m) sets dst to the 64-bit products a_l m. */
+#define PHILOX_LANES(VT, MUL, c2, c3, out)                                                         \
+    do {                                                                                           \
+        const uint64_t lo32 = 0xffffffffu;                                                         \
+        const VT zero = {0};                                                                       \
+        VT k0 = zero + r->key.v[0], k1 = zero + r->key.v[1];                                       \
+        VT x0 = zero, x1 = zero + r->ctr.v[1], x2, x3, p0, p1;                                     \
+        memcpy(&x2, c2, sizeof x2);                                                                \
+        memcpy(&x3, c3, sizeof x3);                                                                \
+        for (int round = 0; round < 10; round++) {                                                 \
+            MUL(p0, x0, PHILOX_M4x32_0);                                                           \
+            MUL(p1, x2, PHILOX_M4x32_1);                                                           \
+            x0 = (p1 >> 32) ^ x1 ^ k0;                                                             \
+            x1 = p1 & lo32;                                                                        \
+            x2 = (p0 >> 32) ^ x3 ^ k1;                                                             \
+            x3 = p0 & lo32;                                                                        \
+            k0 = (k0 + PHILOX_W32_0) & lo32;                                                       \
+            k1 = (k1 + PHILOX_W32_1) & lo32;                                                       \
+        }                                                                                          \
+        VT w_ = x1 << 32 | x0;                                                                     \
+        memcpy(out, &w_, sizeof w_);                                                               \
+    } while (0)
+
+#define MUL_PORTABLE(dst, a, m) ((dst) = (a) * (uint64_t)(m))
+
+static void philox8_portable(const am_rng *r, const uint64_t *c2, const uint64_t *c3, uint64_t *out)
+{
+    PHILOX_LANES(v4q, MUL_PORTABLE, c2, c3, out);
+    PHILOX_LANES(v4q, MUL_PORTABLE, c2 + 4, c3 + 4, out + 4);
+}
+
+#if AM_PS_X86
+#include <immintrin.h>
+
+#define MUL_AVX2(dst, a, m)                                                                        \
+    do {                                                                                           \
+        __m256i x_;                                                                                \
+        memcpy(&x_, &(a), sizeof x_);                                                              \
+        x_ = _mm256_mul_epu32(x_, _mm256_set1_epi64x((long long)(m)));                             \
+        memcpy(&(dst), &x_, sizeof x_);                                                            \
+    } while (0)
+
+__attribute__((target("avx2"))) static void philox8_avx2(const am_rng *r, const uint64_t *c2,
+                                                         const uint64_t *c3, uint64_t *out)
+{
+    PHILOX_LANES(v4q, MUL_AVX2, c2, c3, out);
+    PHILOX_LANES(v4q, MUL_AVX2, c2 + 4, c3 + 4, out + 4);
+}
+
+#define MUL_AVX512(dst, a, m)                                                                      \
+    do {                                                                                           \
+        __m512i x_;                                                                                \
+        memcpy(&x_, &(a), sizeof x_);                                                              \
+        x_ = _mm512_mul_epu32(x_, _mm512_set1_epi64((long long)(m)));                              \
+        memcpy(&(dst), &x_, sizeof x_);                                                            \
+    } while (0)
+
+__attribute__((target("avx512f"))) static void philox8_avx512(const am_rng *r, const uint64_t *c2,
+                                                              const uint64_t *c3, uint64_t *out)
+{
+    PHILOX_LANES(v8q, MUL_AVX512, c2, c3, out);
+}
+#endif
+
+void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, uint64_t job,
+                 int path, uint64_t out[8])
+{
+    uint64_t c2[8], c3[8];
+    am_rng r;
+    for (size_t b = 0; b < 8; b++) {
+        am_rng_init(&r, params->seed, replica, AM_STREAM_WORKERS,
+                    (job + b) * params->workers + learner);
+        c2[b] = r.ctr.v[2];
+        c3[b] = r.ctr.v[3];
+    }
+#if AM_PS_X86
+    if (path == AM_MSGD_PATH_AVX512)
+        philox8_avx512(&r, c2, c3, out);
+    else if (path == AM_MSGD_PATH_AVX2)
+        philox8_avx2(&r, c2, c3, out);
+    else
+#endif
+        philox8_portable(&r, c2, c3, out);
+}
+
+/* Runtime of learner i's job (the next one, jobs[i], when buffered). */
 static double draw(const am_ps *ps, size_t i, uint64_t job)
 {
     if (ps->prm.fn) return ps->prm.fn(ps->prm.fn_ctx, i, job);
+    if (ps->rt && ps->path != AM_MSGD_PATH_SCALAR) {
+        double *rt = ps->rt + i * RB;
+        if (job % RB == 0) {
+            uint64_t w[8];
+            am_ps_words(&ps->prm, ps->replica, i, job, ps->path, w);
+            const am_runtime *q = &ps->prm.runtime;
+            for (size_t b = 0; b < RB; b++) {
+                double u = ((double)(w[b] >> 11) + 0.5) * 0x1.0p-53;
+                /* exponential runtimes: am_runtime_quantile's expression, inline */
+                rt[b] = q->kind == AM_RUNTIME_EXP ? -log1p(-u) / q->a : am_runtime_quantile(q, u);
+            }
+        }
+        return rt[job % RB];
+    }
     am_rng r;
     am_rng_init(&r, ps->prm.seed, ps->replica, AM_STREAM_WORKERS, job * ps->p + i);
     return am_runtime_quantile(&ps->prm.runtime, am_rng_uniform(&r));
@@ -168,7 +393,15 @@ static void start_job(am_ps *ps, size_t i, double t)
 {
     ps->finish[i] = t + draw(ps, i, ps->jobs[i]++);
     ps->version[i] = ps->j;
-    heap_push(ps, i);
+    q_push(ps, i);
+}
+
+/* The top learner i, just finished at time t, starts its next job on the current iterate. */
+static void restart_top(am_ps *ps, size_t i, double t)
+{
+    ps->finish[i] = t + draw(ps, i, ps->jobs[i]++);
+    ps->version[i] = ps->j;
+    q_sift_top(ps);
 }
 
 static void push_grad(am_ps *ps, size_t i)
@@ -180,17 +413,18 @@ static void push_grad(am_ps *ps, size_t i)
 
 static void next_sync(am_ps *ps)
 {
-    ps->nheap = 0;
+    q_clear(ps);
     for (size_t i = 0; i < ps->p; i++)
         start_job(ps, i, ps->now);
     double t = ps->now;
+    int restart = ps->prm.variant == AM_VARIANT_KBATCHSYNC;
     while (ps->nbuf < ps->batch) {
-        size_t i = heap_pop(ps);
+        size_t i = restart ? q_top(ps) : q_pop(ps);
         t = ps->finish[i];
         push_grad(ps, i);
-        if (ps->prm.variant == AM_VARIANT_KBATCHSYNC) start_job(ps, i, t);
+        if (restart) restart_top(ps, i, t);
     }
-    ps->nheap = 0; /* the running jobs are cancelled */
+    q_clear(ps); /* the running jobs are cancelled */
     ps->now = t;
     ps->j++;
 }
@@ -204,7 +438,7 @@ static void next_async(am_ps *ps)
     }
     int kasync = ps->prm.variant == AM_VARIANT_KASYNC;
     for (;;) {
-        size_t i = heap_pop(ps);
+        size_t i = kasync ? q_pop(ps) : q_top(ps);
         double t = ps->finish[i];
         push_grad(ps, i);
         int full = ps->nbuf == ps->batch;
@@ -213,7 +447,7 @@ static void next_async(am_ps *ps)
             ps->j++;
         }
         if (!kasync) {
-            start_job(ps, i, t);
+            restart_top(ps, i, t);
         } else if (full) {
             for (size_t g = 0; g < ps->nbuf; g++)
                 start_job(ps, ps->from[g], t);

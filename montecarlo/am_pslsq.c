@@ -45,7 +45,7 @@ static am_status lsq_start(const void *ctx, uint64_t replica, void *work)
     size_t d = e->par.dim, L = e->ring_len;
     work_t *w = work;
     char *c = (char *)work + e->head;
-    w->ps = am_ps_place(c, &e->par.ps);
+    w->ps = am_ps_place_buffered(c, &e->par.ps);
     am_ps_reset(w->ps, replica);
     w->ring = (double *)(c + r64(e->ps_bytes));
     w->acc = w->ring + L * d;
@@ -204,8 +204,9 @@ am_pslsq *am_pslsq_alloc(const am_pslsq_params *par, am_status *status)
     int sync = v == AM_VARIANT_SYNC || v == AM_VARIANT_KSYNC || v == AM_VARIANT_KBATCHSYNC;
     e->cap = sync ? 0 : 40 * par->ps.workers + 64;
     e->ring_len = e->cap + 2;
-    e->ps_bytes = psb;
+    e->ps_bytes = psb + am_ps_buffer_bytes(&par->ps); /* runtimes computed ahead */
     e->head = r64(sizeof(work_t));
+    /* the bound leaves out the runtime buffer, as in am_msgd_ps.c */
     double bytes = (double)e->head + (double)r64(psb) + ((double)e->ring_len + 1) * (double)d * 8;
     if (bytes > (double)AM_MEMORY_LIMIT / 16) {
         am_pslsq_free(e);
@@ -215,7 +216,7 @@ am_pslsq *am_pslsq_alloc(const am_pslsq_params *par, am_status *status)
     e->model.nobs = 4;
     e->model.nsummary = 2;
     e->model.summarize = lsq_summarize;
-    e->model.work_bytes = (size_t)bytes + 64;
+    e->model.work_bytes = (size_t)bytes + 64 + am_ps_buffer_bytes(&par->ps);
     e->model.start = lsq_start;
     e->model.advance = lsq_advance;
     e->model.observe = lsq_observe;

@@ -4,7 +4,9 @@
  *   X_{k+1} = X_k + b(k dt, X_k) dt + S(k dt, X_k) sqrt(dt) z_k,
  *
  * z_k drawn from Philox (seed, replica, AM_STREAM_NOISE, step k). A path is one block of
- * memory: header | x | b | dw | scratch, each part 64-byte aligned, laid out once.
+ * memory: header | x | b | dw | scratch, each part 64-byte aligned, laid out once. When the
+ * system has advance_lanes, the adapter hands the ensemble's blocks of replicas to it
+ * AM_SDE_LANES at a time (the same bytes as one path at a time).
  */
 #include "am_sde_impl.h"
 
@@ -16,8 +18,9 @@
 struct am_sde_path {
     const am_sde_system *sys;
     const am_sde_params *par;
-    uint64_t k;     /* steps taken */
-    double sqrt_dt; /* sqrt(dt) */
+    uint64_t k;       /* steps taken */
+    uint64_t replica; /* the replica of am_sde_path_start */
+    double sqrt_dt;   /* sqrt(dt) */
     double *x, *b, *dw;
     void *scratch;
     am_rng rng;
@@ -108,6 +111,7 @@ void am_sde_path_free(am_sde_path *path)
 void am_sde_path_start(am_sde_path *path, uint64_t replica, const double *x0)
 {
     path->k = 0;
+    path->replica = replica;
     memmove(path->x, x0, path->sys->dim * sizeof(double));
     am_rng_init(&path->rng, path->par->seed, replica, AM_STREAM_NOISE, 0);
 }
@@ -176,6 +180,35 @@ static int model_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
     return am_sde_path_run(work, k1);
 }
 
+/* Replicas side by side through the system's advance_lanes, AM_SDE_LANES at a time; a group
+ * it does not run (or of one path) goes one path at a time. */
+static void model_advance_batch(const void *ctx, void *const *works, size_t n, uint64_t k0,
+                                uint64_t k1, int *diverged)
+{
+    const am_sde_model *m = ctx;
+    const am_sde_system *sys = m->sys;
+    for (size_t j0 = 0; j0 < n; j0 += AM_SDE_LANES) {
+        size_t nl = n - j0 < AM_SDE_LANES ? n - j0 : AM_SDE_LANES;
+        double *x[AM_SDE_LANES];
+        uint64_t rep[AM_SDE_LANES];
+        int same = 1;
+        for (size_t j = 0; j < nl; j++) {
+            am_sde_path *p = works[j0 + j];
+            x[j] = p->x;
+            rep[j] = p->replica;
+            same &= p->k == k0;
+        }
+        if (nl < 2 || !same || !sys->advance_lanes ||
+            sys->advance_lanes(sys->params, m->par, x, rep, nl, k0, k1, diverged + j0)) {
+            for (size_t j = 0; j < nl; j++)
+                diverged[j0 + j] = am_sde_path_run(works[j0 + j], k1);
+            continue;
+        }
+        for (size_t j = 0; j < nl; j++)
+            ((am_sde_path *)works[j0 + j])->k = k1;
+    }
+}
+
 static void model_observe(const void *ctx, const void *work, double *obs)
 {
     const am_sde_model *m = ctx;
@@ -214,6 +247,8 @@ am_sde_model *am_sde_model_alloc(const am_sde_system *sys, const am_sde_params *
     m->model.observe = model_observe;
     m->model.summarize = NULL;
     m->model.ctx = m;
+    m->model.batch = sys->advance_lanes ? AM_SDE_LANES : 0;
+    m->model.advance_batch = sys->advance_lanes ? model_advance_batch : NULL;
     *status = AM_OK;
     return m;
 }

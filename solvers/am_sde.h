@@ -13,7 +13,9 @@
  * in one block of memory laid out once (init / step / run split, no allocation in the
  * loop). A path diverges when |X| exceeds the blowup bound or stops being finite. An
  * adapter turns a system plus an observer (initial point and observables) into an
- * am_model, so the parallel ensemble of core/am_ensemble.h runs it unchanged.
+ * am_model, so the parallel ensemble of core/am_ensemble.h runs it unchanged. A system may
+ * also advance AM_SDE_LANES paths side by side (advance_lanes: the streaming-PCA models at
+ * d <= AM_SDE_BATCH_MAXDIM, am_sde_batch.c), with the bytes of one path at a time.
  *
  * Models (h = Q^T V, the eigen-coordinates; both simulate in h, O(d) per step):
  *   global  dV = (1/(1-mu)) P s dt + (sqrt(eta)/(1-mu)) S(V) dW,  S S^T = C(V),
@@ -37,6 +39,19 @@
 /* ---- generic engine ---------------------------------------------------------------- */
 
 typedef struct {
+    double dt;     /* fixed step > 0 */
+    int noise;     /* 1: Euler–Maruyama; 0: drift only (explicit Euler for the ODE) */
+    double blowup; /* |x| above this (or non-finite) marks the path diverged */
+    uint64_t seed; /* Philox key */
+} am_sde_params;
+
+/* A system: its drift and noise callbacks, and optionally advance_lanes, which advances
+ * AM_SDE_LANES (8) paths side by side (the streaming-PCA models do for d <=
+ * AM_SDE_BATCH_MAXDIM, 16). */
+#define AM_SDE_LANES 8
+#define AM_SDE_BATCH_MAXDIM 16
+
+typedef struct {
     size_t dim;           /* state dimension n >= 1 */
     size_t scratch_bytes; /* scratch memory the callbacks need per path (may be 0) */
     /* Writes the drift b(t, x) into out[0..n-1]. */
@@ -46,14 +61,16 @@ typedef struct {
     void (*noise)(double t, const double *x, double sqrt_dt, am_rng *rng, double *out,
                   const void *params, void *scratch);
     const void *params;
+    /* Optional (NULL: one path at a time): advances the n <= AM_SDE_LANES paths of replicas
+       replicas[0..n-1] with states x[j][0..dim-1] from step k0 to step k1 side by side, with
+       the bytes of n runs of drift and noise (am_sde_path_run); writes each path's return
+       value of am_sde_path_run to diverged[j] (a diverged path's state is then
+       unspecified). Returns 0, or -1 without touching anything when it does not run these
+       parameters (the caller then runs one path at a time). */
+    int (*advance_lanes)(const void *params, const am_sde_params *par, double *const *x,
+                         const uint64_t *replicas, size_t n, uint64_t k0, uint64_t k1,
+                         int *diverged);
 } am_sde_system;
-
-typedef struct {
-    double dt;     /* fixed step > 0 */
-    int noise;     /* 1: Euler–Maruyama; 0: drift only (explicit Euler for the ODE) */
-    double blowup; /* |x| above this (or non-finite) marks the path diverged */
-    uint64_t seed; /* Philox key */
-} am_sde_params;
 
 /* dt 5e-4, noise on, blowup 1e6, seed 1. */
 am_sde_params am_sde_params_default(void);
@@ -110,7 +127,8 @@ am_sde_model *am_sde_model_alloc(const am_sde_system *sys, const am_sde_params *
 /* Frees the adapter; NULL is safe. */
 void am_sde_model_free(am_sde_model *m);
 
-/* The am_model that runs the SDE in am_ensemble_run. */
+/* The am_model that runs the SDE in am_ensemble_run (with replicas side by side when the
+ * system has advance_lanes). */
 const am_model *am_sde_model_get(const am_sde_model *m);
 
 /* ---- streaming-PCA models (am_sde_pca.c) ----------------------------------------- */
@@ -158,6 +176,23 @@ const am_sde_observer *am_sde_pca_observer(const am_sde_pca *m);
 
 /* Blowup bound on the model's state |x| equivalent to par->blowup on |V|. */
 double am_sde_pca_state_blowup(const am_sde_pca *m);
+
+/* Paths of the replicas-side-by-side step: one replica at a time (the reference), portable
+ * C, AVX2, AVX-512 (F, DQ, VL); every path gives the same bytes. */
+typedef enum {
+    AM_SDE_SIMD_SCALAR = 0,
+    AM_SDE_SIMD_PORTABLE = 1,
+    AM_SDE_SIMD_AVX2 = 2,
+    AM_SDE_SIMD_AVX512 = 3
+} am_sde_simd;
+
+/* A model takes the best path of the CPU for d <= AM_SDE_BATCH_MAXDIM, or the one the
+ * environment variable AMSGD_SIMD names (scalar, portable, avx2, avx512, auto), and one
+ * replica at a time above. am_sde_pca_set_simd chooses another (a path the CPU lacks, or
+ * out of range: the best one); call it before am_sde_model_alloc. am_sde_pca_simd: the
+ * path used. */
+void am_sde_pca_set_simd(am_sde_pca *m, int simd);
+int am_sde_pca_simd(const am_sde_pca *m);
 
 /* The weak-error reference of the global SDE: an ensemble of the global model with noise
  * scale eta and momentum mu, Euler-Maruyama with dt = eta, seed `seed`, every replica

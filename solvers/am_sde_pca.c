@@ -20,30 +20,15 @@
  *
  * Local OU model near the optimum: U_i (i = 2..d), b_i = -(lambda_1 - lambda_i) c U_i,
  * noise alpha_i1 c sqrt(dt) z_i, alpha_i1^2 = E[Y_i^2 Y_1^2] = lambda_i lambda_1.
+ *
+ * For d <= AM_SDE_BATCH_MAXDIM every model also advances 8 replicas side by side
+ * (am_sde_batch.c, the system's advance_lanes), with the same bytes as these callbacks.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "am_sde.h"
-
-struct am_sde_pca {
-    const am_problem *p;
-    am_sde_pca_params par;
-    size_t d;      /* problem dimension */
-    int ou;        /* 1: local OU model */
-    double c;      /* 1/(1-mu) */
-    double sig;    /* sqrt(eta)/(1-mu) */
-    double *k4;    /* [d] m4_i - 3 lambda_i^2 (global) */
-    int has_neg;   /* some k4_i < 0: the diagonal D may have one negative entry */
-    int gauss;     /* every k4_i == 0 (Gaussian data): D_i = lambda_i q */
-    int noiseless; /* expected data: no fluctuation */
-    double *rate;  /* [d-1] OU decay rates */
-    double *amp;   /* [d-1] OU noise amplitudes */
-    double state_blowup;
-    am_sde_system sys;
-    am_sde_observer obs;
-};
+#include "am_sde_pca_impl.h"
 
 am_sde_pca_params am_sde_pca_params_default(void)
 {
@@ -90,11 +75,12 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
     const am_sde_pca *m = params;
     const double *l = m->p->lambda, *k4 = m->k4;
     size_t d = m->d;
-    double *y = scratch;
+    double *y = scratch, *zn = y + d; /* zn: the step's d + 1 normals, zeta first */
     double q = 0;
     for (size_t i = 0; i < d; i++)
         q += l[i] * h[i] * h[i];
-    double zeta = am_rng_gaussian(rng);
+    am_rng_fill_gaussian(rng, zn, d + 1);
+    double zeta = zn[0];
     size_t j = d; /* index of the negative diagonal entry, d if none */
     if (m->has_neg) {
         double dmin = 0;
@@ -110,14 +96,14 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
         if (m->has_neg) {
             for (size_t i = 0; i < d; i++) {
                 double di = l[i] * q + k4[i] * h[i] * h[i];
-                y[i] = sqrt(di > 0 ? di : 0) * am_rng_gaussian(rng) + l[i] * h[i] * zeta;
+                y[i] = sqrt(di > 0 ? di : 0) * zn[1 + i] + l[i] * h[i] * zeta;
             }
         } else if (m->gauss) {
             /* D_i = lambda_i q: y = sqrt(q) Lambda^(1/2) z + s zeta, fused with h.y */
             const double *sl = m->p->sqrt_lambda;
             double sq = sqrt(q), hy = 0;
             for (size_t i = 0; i < d; i++) {
-                y[i] = sq * sl[i] * am_rng_gaussian(rng) + l[i] * h[i] * zeta;
+                y[i] = sq * sl[i] * zn[1 + i] + l[i] * h[i] * zeta;
                 hy += h[i] * y[i];
             }
             double sc = m->sig * sqrt_dt;
@@ -127,7 +113,7 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
         } else {
             for (size_t i = 0; i < d; i++) {
                 double di = l[i] * q + k4[i] * h[i] * h[i];
-                y[i] = sqrt(di) * am_rng_gaussian(rng) + l[i] * h[i] * zeta;
+                y[i] = sqrt(di) * zn[1 + i] + l[i] * h[i] * zeta;
             }
         }
         project(d, h, y, m->sig * sqrt_dt, out);
@@ -144,7 +130,7 @@ static void global_noise_fast(double t, const double *h, double sqrt_dt, am_rng 
     double tt = sj / (1.0 + A), g2 = dj + sj * sj / (1.0 + A);
     double yj = (sj - tt) * zeta, zj = 0;
     for (size_t i = 0; i < d; i++) {
-        double zi = am_rng_gaussian(rng);
+        double zi = zn[1 + i];
         if (i == j) {
             zj = zi;
             continue;
@@ -187,8 +173,7 @@ static void global_noise_dense(double t, const double *h, double sqrt_dt, am_rng
             L[i * d + k] = lkk > 0 ? s / lkk : 0;
         }
     }
-    for (size_t i = 0; i < d; i++)
-        out[i] = am_rng_gaussian(rng);
+    am_rng_fill_gaussian(rng, out, d);
     for (size_t i = 0; i < d; i++) {
         double s = 0;
         for (size_t k = 0; k <= i; k++)
@@ -269,8 +254,9 @@ static void ou_noise(double t, const double *u, double sqrt_dt, am_rng *rng, dou
     (void)u;
     (void)scratch;
     const am_sde_pca *m = params;
+    am_rng_fill_gaussian(rng, out, m->d - 1);
     for (size_t i = 0; i + 1 < m->d; i++)
-        out[i] = m->amp[i] * sqrt_dt * am_rng_gaussian(rng);
+        out[i] = m->amp[i] * sqrt_dt * out[i];
 }
 
 static am_status ou_initial(uint64_t replica, double *x0, const void *params)
@@ -358,7 +344,7 @@ static am_sde_pca *pca_alloc(const am_problem *p, const am_sde_pca_params *par, 
             m->sys.scratch_bytes = (d * d + d) * sizeof(double);
         } else {
             m->sys.noise = global_noise_fast;
-            m->sys.scratch_bytes = d * sizeof(double);
+            m->sys.scratch_bytes = (2 * d + 1) * sizeof(double);
         }
         m->obs.initial = global_initial;
         m->obs.observe = global_observe;
@@ -379,6 +365,7 @@ static am_sde_pca *pca_alloc(const am_problem *p, const am_sde_pca_params *par, 
         m->obs.observe = ou_observe;
         m->state_blowup = par->blowup / sqrt(par->eta);
     }
+    am_sde_pca_set_simd(m, (int)am_sde_batch_path());
     *status = AM_OK;
     return m;
 nomem:
@@ -421,6 +408,19 @@ const am_sde_observer *am_sde_pca_observer(const am_sde_pca *m)
 double am_sde_pca_state_blowup(const am_sde_pca *m)
 {
     return m->state_blowup;
+}
+
+void am_sde_pca_set_simd(am_sde_pca *m, int simd)
+{
+    am_sde_simd best = am_sde_batch_best();
+    m->simd = simd < AM_SDE_SIMD_SCALAR || simd > (int)best ? best : (am_sde_simd)simd;
+    if (m->d > AM_SDE_BATCH_MAXDIM) m->simd = AM_SDE_SIMD_SCALAR;
+    m->sys.advance_lanes = m->simd != AM_SDE_SIMD_SCALAR ? am_sde_batch_advance : NULL;
+}
+
+int am_sde_pca_simd(const am_sde_pca *m)
+{
+    return (int)m->simd;
 }
 
 /* ---- the global SDE as a weak-error reference (used by converge and validate) ---- */

@@ -5,9 +5,13 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../core/am_rng.h"
+#include "../montecarlo/am_msgd_batch.h"
 #include "../montecarlo/am_ps.h"
+#include "../montecarlo/am_ps_impl.h"
 #include "../theory/am_runtime.h"
 
 /* Runtimes from a table: row = learner, column = job (the last column repeats). */
@@ -408,4 +412,134 @@ Test(ps_sim, kasync_below_order_statistic)
     cr_assert(s[0].mean + 5 * am_stats_sem(&s[0]) < bound,
               "shiftexp:1:1 k-async P=8 K=4: %.6g +- %.2g not below E[X_{4:8}] = %.6g", s[0].mean,
               am_stats_sem(&s[0]), bound);
+}
+
+/* The runtime words computed eight jobs at a time are the stream's own (am_rng_u64 at step
+ * job P + learner), on every path this CPU has, for small and large counters. */
+Test(ps_fast, runtime_words_are_the_stream_words)
+{
+    const uint64_t seeds[] = {1, 0xdeadbeefcafeULL};
+    const uint64_t replicas[] = {0, 7, (1ULL << 39) + 5};
+    const size_t workers[] = {1, 5, 4096};
+    const uint64_t jobs[] = {0, 8, 1ULL << 30};
+    int best = (int)am_msgd_batch_best(), n = 0;
+    for (int path = AM_MSGD_PATH_PORTABLE; path <= best; path++)
+        for (size_t si = 0; si < 2; si++)
+            for (size_t ri = 0; ri < 3; ri++)
+                for (size_t wi = 0; wi < 3; wi++)
+                    for (size_t ji = 0; ji < 3; ji++) {
+                        am_ps_params prm = am_ps_params_default();
+                        prm.seed = seeds[si];
+                        prm.workers = workers[wi];
+                        size_t learner = workers[wi] - 1;
+                        uint64_t w[8];
+                        am_ps_words(&prm, replicas[ri], learner, jobs[ji], path, w);
+                        for (size_t b = 0; b < 8; b++) {
+                            am_rng r;
+                            am_rng_init(&r, seeds[si], replicas[ri], AM_STREAM_WORKERS,
+                                        (jobs[ji] + b) * workers[wi] + learner);
+                            uint64_t e = am_rng_u64(&r);
+                            cr_assert_eq(w[b], e,
+                                         "path %d seed %llu replica %llu P %zu job %llu+%zu: "
+                                         "%016llx, stream %016llx",
+                                         path, (unsigned long long)seeds[si],
+                                         (unsigned long long)replicas[ri], workers[wi],
+                                         (unsigned long long)jobs[ji], b, (unsigned long long)w[b],
+                                         (unsigned long long)e);
+                            n++;
+                        }
+                    }
+    cr_assert_geq(n, 8 * 54, "only %d words compared", n);
+}
+
+/* Runs n updates of replica `replica` on path `path` into times/learners/staleness (batch
+ * entries per update); path + 100: a simulator placed without the runtime buffer. */
+static void ps_record(const am_ps_params *prm, int path, uint64_t replica, size_t n, double *times,
+                      size_t *learners, uint64_t *stale)
+{
+    am_status st = AM_OK;
+    am_ps *ps;
+    void *mem = NULL;
+    if (path >= 100) {
+        path -= 100;
+        mem = aligned_alloc(64, (am_ps_bytes(prm) + 63) / 64 * 64);
+        cr_assert_not_null(mem);
+        ps = am_ps_place(mem, prm);
+    } else {
+        ps = am_ps_alloc(prm, &st);
+    }
+    cr_assert_not_null(ps, "alloc %d", st);
+    am_ps_set_path(ps, path);
+    am_ps_reset(ps, replica);
+    size_t batch = am_runtime_variant_batch(prm->variant, prm->workers, prm->k), o = 0;
+    for (size_t m = 0; m < n; m++) {
+        am_ps_update u;
+        am_ps_next(ps, &u);
+        cr_assert_eq(u.ngrad, batch);
+        times[m] = u.time;
+        for (size_t g = 0; g < batch; g++, o++) {
+            learners[o] = u.learner[g];
+            stale[o] = u.staleness[g];
+        }
+    }
+    if (mem)
+        free(mem); /* a placed simulator owns nothing */
+    else
+        am_ps_free(ps);
+}
+
+/* The fast simulator (runtimes eight jobs ahead, a scan of the running learners for P <= 16)
+ * gives the reference's updates exactly: every variant, runtime law (const and uniform:1:1.5
+ * bring ties and near-ties), P on both sides of 16. */
+Test(ps_fast, same_updates_as_the_reference)
+{
+    const char *laws[] = {"exp:1", "const:1", "uniform:1:1.5", "pareto:2.5:1", "shiftexp:0.5:2"};
+    const size_t workers[] = {1, 3, 8, 16, 17, 40};
+    const am_variant vars[] = {AM_VARIANT_SYNC,  AM_VARIANT_KSYNC,  AM_VARIANT_KBATCHSYNC,
+                               AM_VARIANT_ASYNC, AM_VARIANT_KASYNC, AM_VARIANT_KBATCHASYNC};
+    enum { N = 150, MAXG = N * 40 };
+    static double t0[N], t1[N];
+    static size_t l0[MAXG], l1[MAXG];
+    static uint64_t s0[MAXG], s1[MAXG];
+    int best = (int)am_msgd_batch_best();
+    for (size_t li = 0; li < 5; li++)
+        for (size_t wi = 0; wi < 6; wi++)
+            for (size_t vi = 0; vi < 6; vi++) {
+                am_ps_params prm = am_ps_params_default();
+                char err[128];
+                cr_assert_eq(am_runtime_parse(laws[li], &prm.runtime, err, sizeof err), AM_OK);
+                prm.workers = workers[wi];
+                prm.variant = vars[vi];
+                prm.k = workers[wi] > 2 ? 2 : 1;
+                prm.seed = 31 + li;
+                size_t ng = N * am_runtime_variant_batch(prm.variant, prm.workers, prm.k);
+                ps_record(&prm, AM_MSGD_PATH_SCALAR, 3, N, t0, l0, s0);
+                for (int path = AM_MSGD_PATH_PORTABLE; path <= best + 1; path++) {
+                    /* best + 1: the scan without the runtime buffer (am_ps_place) */
+                    ps_record(&prm, path <= best ? path : 100 + best, 3, N, t1, l1, s1);
+                    cr_assert(!memcmp(t0, t1, sizeof t0) && !memcmp(l0, l1, ng * sizeof *l0) &&
+                                  !memcmp(s0, s1, ng * sizeof *s0),
+                              "%s P=%zu %s K=%zu path %d: updates differ from the reference",
+                              laws[li], workers[wi], am_runtime_variant_name(vars[vi]), prm.k,
+                              path);
+                }
+            }
+}
+
+/* The comparison of updates can fail: a runtime one ulp longer changes the recorded times. */
+Test(ps_fast, comparison_detects_one_ulp)
+{
+    am_ps_params a = am_ps_params_default(), b;
+    char err[128];
+    cr_assert_eq(am_runtime_parse("const:1", &a.runtime, err, sizeof err), AM_OK);
+    a.workers = 4;
+    b = a;
+    b.runtime.a = nextafter(1.0, 2.0);
+    enum { N = 20 };
+    double t0[N], t1[N];
+    size_t l0[N], l1[N];
+    uint64_t s0[N], s1[N];
+    ps_record(&a, AM_MSGD_PATH_SCALAR, 0, N, t0, l0, s0);
+    ps_record(&b, (int)am_msgd_batch_best(), 0, N, t1, l1, s1);
+    cr_assert(memcmp(t0, t1, sizeof t0) != 0, "a runtime one ulp longer compared equal");
 }

@@ -193,7 +193,7 @@ static void sde_ou1_observe(const double *x, double *obs, const void *params)
 static void sde_ou1_run(const sde_ou1 *o, double dt, uint64_t n, size_t R, uint64_t seed,
                         int threads, am_stats *x, am_stats *x2)
 {
-    am_sde_system sys = {1, 0, sde_ou1_drift, sde_ou1_noise, o};
+    am_sde_system sys = {1, 0, sde_ou1_drift, sde_ou1_noise, o, NULL};
     am_sde_observer ob = {2, sde_ou1_initial, sde_ou1_observe, o};
     am_sde_params sp = am_sde_params_default();
     sp.dt = dt;
