@@ -4,6 +4,8 @@
 #include "am_common.h"
 
 #include <gsl/gsl_errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *am_strerror(am_status status)
 {
@@ -34,4 +36,26 @@ const char *am_version(void)
 void am_common_gsl_handler_off(void)
 {
     gsl_set_error_handler_off();
+}
+
+int am_common_simd_best(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        return 3;
+    if (__builtin_cpu_supports("avx2")) return 2;
+#endif
+    return 1;
+}
+
+int am_common_simd_path(void)
+{
+    int best = am_common_simd_best();
+    const char *e = getenv("AMSGD_SIMD");
+    if (!e || !*e || strcmp(e, "auto") == 0) return best;
+    if (strcmp(e, "scalar") == 0) return 0;
+    if (strcmp(e, "portable") == 0) return 1;
+    if (strcmp(e, "avx2") == 0) return best >= 2 ? 2 : best;
+    return best; /* avx512 or anything else */
 }

@@ -42,6 +42,14 @@ const char *am_version(void);
  * to call once at start-up, never called by the library itself. */
 void am_common_gsl_handler_off(void);
 
+/* Instruction sets of the replica-batched engines (Monte Carlo, SDE, parameter server), as
+ * their path enums number them: 0 scalar (one replica at a time), 1 portable C, 2 AVX2,
+ * 3 AVX-512 (F, DQ and VL). am_common_simd_best: the best this CPU has (1 to 3).
+ * am_common_simd_path: the environment variable AMSGD_SIMD (scalar, portable, avx2, avx512;
+ * unset, empty or auto: the best) capped at the best. */
+int am_common_simd_best(void);
+int am_common_simd_path(void);
+
 /* Largest total allocation (bytes) the library accepts for one engine run. */
 #define AM_MEMORY_LIMIT ((size_t)8 << 30)
 

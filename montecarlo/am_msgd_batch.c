@@ -45,24 +45,12 @@ typedef uint64_t vu __attribute__((vector_size(NL * sizeof(uint64_t))));
 
 am_msgd_path am_msgd_batch_best(void)
 {
-#if AM_BATCH_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl"))
-        return AM_MSGD_PATH_AVX512;
-    if (__builtin_cpu_supports("avx2")) return AM_MSGD_PATH_AVX2;
-#endif
-    return AM_MSGD_PATH_PORTABLE;
+    return (am_msgd_path)am_common_simd_best();
 }
 
 am_msgd_path am_msgd_batch_path(void)
 {
-    am_msgd_path best = am_msgd_batch_best();
-    const char *e = getenv("AMSGD_SIMD");
-    if (!e || !*e || strcmp(e, "auto") == 0) return best;
-    if (strcmp(e, "scalar") == 0) return AM_MSGD_PATH_SCALAR;
-    if (strcmp(e, "portable") == 0) return AM_MSGD_PATH_PORTABLE;
-    if (strcmp(e, "avx2") == 0) return best >= AM_MSGD_PATH_AVX2 ? AM_MSGD_PATH_AVX2 : best;
-    return best; /* avx512 or anything else */
+    return (am_msgd_path)am_common_simd_path();
 }
 
 /* The whole advance of one lane group; state in ring (L d vectors). Inlined into one

@@ -57,24 +57,12 @@ typedef int64_t vl __attribute__((vector_size(NL * sizeof(int64_t))));
 
 am_sde_simd am_sde_batch_best(void)
 {
-#if AM_SDEB_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-        __builtin_cpu_supports("avx512vl"))
-        return AM_SDE_SIMD_AVX512;
-    if (__builtin_cpu_supports("avx2")) return AM_SDE_SIMD_AVX2;
-#endif
-    return AM_SDE_SIMD_PORTABLE;
+    return (am_sde_simd)am_common_simd_best();
 }
 
 am_sde_simd am_sde_batch_path(void)
 {
-    am_sde_simd best = am_sde_batch_best();
-    const char *e = getenv("AMSGD_SIMD");
-    if (!e || !*e || strcmp(e, "auto") == 0) return best;
-    if (strcmp(e, "scalar") == 0) return AM_SDE_SIMD_SCALAR;
-    if (strcmp(e, "portable") == 0) return AM_SDE_SIMD_PORTABLE;
-    if (strcmp(e, "avx2") == 0) return best >= AM_SDE_SIMD_AVX2 ? AM_SDE_SIMD_AVX2 : best;
-    return best; /* avx512 or anything else */
+    return (am_sde_simd)am_common_simd_path();
 }
 
 /* Lane-wise sqrt (correctly rounded, as libm's): one instruction per register where the
