@@ -164,7 +164,7 @@ mpi-check:
 # Strong scaling of one ensemble of 10^5 replicas: 1 vs 2 threads, 1 vs 2 MPI ranks (docs/mpi.md).
 .PHONY: bench-scaling
 bench-scaling:
-	scripts/bench-scaling.sh
+	scripts/bench-scaling.sh 3 100000 8
 
 # Default, -march=native and clang builds must write the same bytes (scripts/bitident-check.sh).
 bitident-check: $(DEPS_STAMP)
