@@ -21,6 +21,19 @@ static void mpi_end(void)
 }
 #endif
 
+/* OpenBLAS's threaded build starts its worker threads when it is loaded, and they spin
+ * (sched_yield) for about 0.1 s of the other cores' time before they sleep. No BLAS call of
+ * the program uses more than one thread (am_nn.c and am_datamoments.c ask for one), so the
+ * pool is stopped at once. Weak: other BLAS libraries and OpenBLAS's serial build lack it. */
+extern void blas_thread_shutdown_(void) __attribute__((weak));
+extern void openblas_set_num_threads(int num_threads) __attribute__((weak));
+
+static void blas_one_thread(void)
+{
+    if (openblas_set_num_threads) openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
+
 static void usage(void)
 {
     printf("usage: amsgd COMMAND [options]\n"
@@ -56,6 +69,7 @@ int main(int argc, char **argv)
     /* The library checks the status of every GSL call; GSL's default handler would abort the
      * process first. The handler is process-wide, so the program sets it once, here. */
     am_common_gsl_handler_off();
+    blas_one_thread();
 #ifdef AM_HAVE_MPI
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
