@@ -16,8 +16,11 @@
 #include "../theory/am_problem.h"
 #include "am_delay.h"
 
-/* Replicas per lane group, and the largest dimension of the batched path. */
+/* Replicas per lane group, lane groups advanced together (their dependency chains
+ * overlap), replicas per call, and the largest dimension of the batched path. */
 #define AM_MSGD_LANES 8
+#define AM_MSGD_GROUPS 2
+#define AM_MSGD_BATCH_REPLICAS (AM_MSGD_GROUPS * AM_MSGD_LANES)
 #define AM_MSGD_BATCH_MAXDIM 16
 
 /* Paths of the batched step: one replica at a time (the reference), portable C, AVX2,
@@ -46,7 +49,8 @@ am_msgd_path am_msgd_batch_best(void);
  * environment, else `auto`; a path the CPU lacks falls back to the best one it has. */
 am_msgd_path am_msgd_batch_path(void);
 
-/* Advances n <= AM_MSGD_LANES replicas from step k0 to step k1: rings[j] is replica
+/* Advances n <= AM_MSGD_BATCH_REPLICAS replicas (one lane group, or two when n >
+ * AM_MSGD_LANES) from step k0 to step k1: rings[j] is replica
  * replicas[j]'s ring (L * d doubles, slot s at rings[j] + s d, slot k mod L holding v_k),
  * left as the one-replica path leaves it, and diverged[j] its return value. path != SCALAR.
  * Returns 0, or -1 without touching anything when the lane group's memory is not there. */
