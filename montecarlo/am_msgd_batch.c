@@ -17,7 +17,7 @@
 /* Products and sums rounded separately, as in the one-replica code, even where the build
  * does not pass -ffp-contract=off: the AVX-512 target has fused multiply-add, which GCC's
  * default (-ffp-contract=fast) would form here and change the bytes. */
-#pragma GCC optimize("fp-contract=off", "peel-loops")
+#pragma GCC optimize("fp-contract=off")
 
 #include <math.h>
 #include <stdlib.h>
@@ -396,20 +396,23 @@ typedef int64_t vi __attribute__((vector_size(NL * sizeof(int64_t))));
 #endif
 static inline __attribute__((always_inline)) void transpose8(const vd *r, vd *c)
 {
-    vd t[8], u[8];
-    for (int j = 0; j < 8; j += 2) {
-        t[j] = SHUF(r[j], r[j + 1], SHUF_LO2);
-        t[j + 1] = SHUF(r[j], r[j + 1], SHUF_HI2);
-    }
-    for (int j = 0; j < 8; j += 4)
-        for (int h = 0; h < 2; h++) {
-            u[j + h] = SHUF(t[j + h], t[j + h + 2], SHUF_LO4);
-            u[j + h + 2] = SHUF(t[j + h], t[j + h + 2], SHUF_HI4);
-        }
-    for (int h = 0; h < 4; h++) {
-        c[h] = SHUF(u[h], u[h + 4], SHUF_LO8);
-        c[h + 4] = SHUF(u[h], u[h + 4], SHUF_HI8);
-    }
+    /* pairs of rows interleaved, then pairs of pairs, then halves */
+    vd t0 = SHUF(r[0], r[1], SHUF_LO2), t1 = SHUF(r[0], r[1], SHUF_HI2);
+    vd t2 = SHUF(r[2], r[3], SHUF_LO2), t3 = SHUF(r[2], r[3], SHUF_HI2);
+    vd t4 = SHUF(r[4], r[5], SHUF_LO2), t5 = SHUF(r[4], r[5], SHUF_HI2);
+    vd t6 = SHUF(r[6], r[7], SHUF_LO2), t7 = SHUF(r[6], r[7], SHUF_HI2);
+    vd u0 = SHUF(t0, t2, SHUF_LO4), u2 = SHUF(t0, t2, SHUF_HI4);
+    vd u1 = SHUF(t1, t3, SHUF_LO4), u3 = SHUF(t1, t3, SHUF_HI4);
+    vd u4 = SHUF(t4, t6, SHUF_LO4), u6 = SHUF(t4, t6, SHUF_HI4);
+    vd u5 = SHUF(t5, t7, SHUF_LO4), u7 = SHUF(t5, t7, SHUF_HI4);
+    c[0] = SHUF(u0, u4, SHUF_LO8);
+    c[4] = SHUF(u0, u4, SHUF_HI8);
+    c[1] = SHUF(u1, u5, SHUF_LO8);
+    c[5] = SHUF(u1, u5, SHUF_HI8);
+    c[2] = SHUF(u2, u6, SHUF_LO8);
+    c[6] = SHUF(u2, u6, SHUF_HI8);
+    c[3] = SHUF(u3, u7, SHUF_LO8);
+    c[7] = SHUF(u3, u7, SHUF_HI8);
 }
 
 /* The rings of replicas src[0 .. 8G-1] (T = L d doubles each) into the lane layout, group g
@@ -422,13 +425,16 @@ static inline __attribute__((always_inline)) void rings_in(const double *const *
         size_t t = 0;
         for (; t + NL <= T; t += NL) {
             vd r[NL], c[NL];
+#pragma GCC unroll 8
             for (size_t l = 0; l < NL; l++)
                 memcpy(&r[l], s[l] + t, sizeof r[l]);
             transpose8(r, c);
+#pragma GCC unroll 8
             for (size_t j = 0; j < NL; j++)
                 ring[(t + j) * G + g] = c[j];
         }
         for (; t < T; t++)
+#pragma GCC unroll 8
             for (size_t l = 0; l < NL; l++)
                 ring[t * G + g][l] = s[l][t];
     }
@@ -444,13 +450,16 @@ static inline __attribute__((always_inline)) void rings_out(const vd *ring, size
         size_t t = 0;
         for (; t + NL <= T; t += NL) {
             vd r[NL], c[NL];
+#pragma GCC unroll 8
             for (size_t j = 0; j < NL; j++)
                 r[j] = ring[(t + j) * G + g];
             transpose8(r, c);
+#pragma GCC unroll 8
             for (size_t l = 0; l < nl; l++)
                 memcpy(s[l] + t, &c[l], sizeof c[l]);
         }
         for (; t < T; t++)
+#pragma GCC unroll 8
             for (size_t l = 0; l < nl; l++)
                 s[l][t] = ring[t * G + g][l];
     }
