@@ -418,12 +418,12 @@ static inline __attribute__((always_inline)) void transpose8(const vd *r, vd *c)
 /* The rings of replicas src[0 .. 8G-1] (T = L d doubles each) into the lane layout, group g
  * at ring[t G + g], eight slots at a time. */
 static inline __attribute__((always_inline)) void rings_in(const double *const *src, size_t T,
-                                                           size_t G, vd *ring)
+                                                           size_t G, vd *ring, int tr)
 {
     for (size_t g = 0; g < G; g++) {
         const double *const *s = src + g * NL;
         size_t t = 0;
-        for (; t + NL <= T; t += NL) {
+        for (; tr && t + NL <= T; t += NL) {
             vd r[NL], c[NL];
 #pragma GCC unroll 8
             for (size_t l = 0; l < NL; l++)
@@ -442,13 +442,13 @@ static inline __attribute__((always_inline)) void rings_in(const double *const *
 
 /* The inverse of rings_in for the first n replicas. */
 static inline __attribute__((always_inline)) void rings_out(const vd *ring, size_t T, size_t G,
-                                                            size_t n, double *const *dst)
+                                                            size_t n, double *const *dst, int tr)
 {
     for (size_t g = 0; g < G; g++) {
         double *const *s = dst + g * NL;
         size_t nl = n - g * NL < NL ? n - g * NL : NL;
         size_t t = 0;
-        for (; t + NL <= T; t += NL) {
+        for (; tr && t + NL <= T; t += NL) {
             vd r[NL], c[NL];
 #pragma GCC unroll 8
             for (size_t j = 0; j < NL; j++)
@@ -466,20 +466,21 @@ static inline __attribute__((always_inline)) void rings_out(const vd *ring, size
 }
 
 /* The whole advance for one instruction set: rings in, body, rings out. */
-#define ADVANCE_FN(name, body, target)                                                             \
+#define ADVANCE_FN(name, body, target, tr)                                                         \
     target static void name(const am_msgd_batch *b, const double *const *src, double *const *dst,  \
                             const uint64_t *rep, size_t n, uint64_t k0, uint64_t k1, vd *ring,     \
                             int *div, size_t G)                                                    \
     {                                                                                              \
         size_t T = b->ring_len * b->p->dim;                                                        \
-        rings_in(src, T, G, ring);                                                                 \
+        rings_in(src, T, G, ring, tr);                                                             \
         body(b, rep, k0, k1, ring, div, G);                                                        \
-        rings_out(ring, T, G, n, dst);                                                             \
+        rings_out(ring, T, G, n, dst, tr);                                                         \
     }
-ADVANCE_FN(advance_portable, body_portable, )
+/* the transposes pay with AVX-512 (one shuffle per step); elsewhere slot by slot */
+ADVANCE_FN(advance_portable, body_portable, , 0)
 #if AM_BATCH_X86
-ADVANCE_FN(advance_avx2, body_avx2, __attribute__((target("avx2"))))
-ADVANCE_FN(advance_avx512, body_avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))))
+ADVANCE_FN(advance_avx2, body_avx2, __attribute__((target("avx2"))), 0)
+ADVANCE_FN(advance_avx512, body_avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))), 1)
 #endif
 
 int am_msgd_batch_advance(const am_msgd_batch *b, am_msgd_path path, double *const *rings,
