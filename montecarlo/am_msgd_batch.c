@@ -87,6 +87,63 @@ _Static_assert(AM_MSGD_GROUPS == 2, "FOR_G writes out two groups");
     } while (0)
 _Static_assert(DS == 4, "FOR_I unrolls DS iterations");
 
+/* Word 0 of each of n steps (tw[2 t], lane by lane) becomes its delay, drawn as
+ * am_delay_draw draws it; once per refill, so that the steps call nothing. */
+static inline __attribute__((always_inline)) void delays_of_words_body(const am_delay *dl, vu *tw,
+                                                                       size_t n)
+{
+    for (size_t t = 0; t < n; t++)
+        for (size_t l = 0; l < NL; l++) {
+            uint64_t u = tw[2 * t][l], tau;
+            if (dl->kind == AM_DELAY_UNIFORM) {
+                tau = (uint64_t)(((unsigned __int128)u * (dl->max + 1)) >> 64);
+            } else {
+                double uu = ((double)(u >> 11) + 0.5) * 0x1.0p-53;
+                double j = floor(log(uu) / dl->log1mp);
+                tau = j >= (double)dl->max ? dl->max : (uint64_t)j;
+            }
+            tw[2 * t][l] = tau;
+        }
+}
+
+static __attribute__((noinline)) void delays_portable(const am_delay *dl, vu *tw, size_t n)
+{
+    delays_of_words_body(dl, tw, n);
+}
+
+#if AM_BATCH_X86
+__attribute__((target("avx2"), noinline)) static void delays_avx2(const am_delay *dl, vu *tw,
+                                                                  size_t n)
+{
+    delays_of_words_body(dl, tw, n);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl"), noinline)) static void
+delays_avx512(const am_delay *dl, vu *tw, size_t n)
+{
+    delays_of_words_body(dl, tw, n);
+}
+#endif
+
+/* The delays for the body of instruction set simd (0 portable, 1 AVX2, 2 AVX-512). */
+static inline __attribute__((always_inline)) void delays_of_words(const am_delay *dl, vu *tw,
+                                                                  size_t n, int simd)
+{
+#if AM_BATCH_X86
+    if (simd == 2)
+        delays_avx512(dl, tw, n);
+    else if (simd == 1)
+        delays_avx2(dl, tw, n);
+    else
+#endif
+        delays_portable(dl, tw, n);
+}
+
+/* The data of a body: Gaussian in the eigenbasis (the fast path), other data drawn from
+ * words side by side (Gaussian in a rotated basis, Rademacher, uniform), any (also Student,
+ * lane by lane, and expected). */
+enum { BODY_GAUSS, BODY_SAMPLED, BODY_ANY };
+
 /* The ring of G lane groups (G = 1 or 2) side by side: coordinate i of slot s of group g is
  * the vector R(s, i, g). */
 #define R(s, i, g) ring[((size_t)(s)*d + (size_t)(i)) * G + (size_t)(g)]
@@ -94,26 +151,26 @@ _Static_assert(DS == 4, "FOR_I unrolls DS iterations");
 /* The whole advance of G lane groups (8 G replicas; the groups' step-to-step dependency
  * chains are independent, so two of them overlap); state in ring (L d G vectors). D is the
  * dimension as a literal (2, 3, 4: loops unrolled, the current and previous iterates kept in
- * registers; only with fast) or 0 (any d <= MAXD, iterates read from the ring). fast: the
- * Gaussian fast path (Gaussian data in the eigenbasis), else any other distribution. wv:
- * the stale iterate is the current one (no delay, or the constant delay 0). Inlined into one
- * function per instruction set, D, G, fast and wv; every instance performs the same
- * operations in the same order per lane. */
+ * registers; with mode BODY_GAUSS or BODY_SAMPLED) or 0 (any d <= MAXD, iterates read from
+ * the ring). mode: the data (below). wv: the stale iterate is the current one (no delay, or
+ * the constant delay 0). Inlined into one function per instruction set, D, G, mode and wv;
+ * every instance performs the same operations in the same order per lane. */
 static inline __attribute__((always_inline)) void
 batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1, vd *ring,
-           int *diverged, int simd, const size_t D, const size_t G, const int fast, const int wv)
+           int *diverged, int simd, const size_t D, const size_t G, const int mode, const int wv)
 {
     const am_problem *p = b->p;
     const size_t d = D ? D : p->dim, L = b->ring_len;
     const double eta = b->eta, mu = b->mu;
     const am_delay *dl = b->delay;
-    const int fast_gauss = fast;
-    const int expected = !fast && p->dist.kind == AM_DIST_EXPECTED;
     const am_dist_kind kind = p->dist.kind;
+    const int fast_gauss = mode == BODY_GAUSS;
+    const int expected = mode == BODY_ANY && kind == AM_DIST_EXPECTED;
     /* data from words drawn side by side: normals, signs (one word), uniforms (d words);
      * Student data lane by lane through am_data_draw (a varying number of words) */
-    const int gauss = fast || kind == AM_DIST_GAUSSIAN;
-    const int rade = !fast && kind == AM_DIST_RADEMACHER, unif = !fast && kind == AM_DIST_UNIFORM;
+    const int gauss = fast_gauss || kind == AM_DIST_GAUSSIAN;
+    const int rade = !fast_gauss && kind == AM_DIST_RADEMACHER;
+    const int unif = !fast_gauss && kind == AM_DIST_UNIFORM;
     const int drawn_delay = dl->kind == AM_DELAY_UNIFORM || dl->kind == AM_DELAY_GEOMETRIC;
     const size_t dnb = rade ? 1 : (d + 1) / 2; /* blocks of data words per step */
     am_rng data[MAXG * NL], delay[MAXG * NL];
@@ -162,8 +219,10 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
             if (k >= kt + nt) {
                 kt = k;
                 nt = k1 - k < pert ? k1 - k : pert;
-                for (size_t g = 0; g < G; g++)
+                for (size_t g = 0; g < G; g++) {
                     am_rng_words_lanes(delay + g * NL, kt, (size_t)nt, 1, (uint64_t *)tw[g], simd);
+                    delays_of_words(dl, tw[g], (size_t)nt, simd);
+                }
             }
             kend = kt + nt < kend ? kt + nt : kend;
         }
@@ -194,19 +253,20 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
             vd vn[MAXG][DS];
             if (!wv && drawn_delay) {
                 for (size_t g = 0; g < G; g++) {
-                    const vu tk = tw[g][2 * (k - kt)]; /* word 0 of step k */
+                    const vu tk = tw[g][2 * (k - kt)]; /* the delays of step k */
+                    const double *rl[NL];              /* lane l's stale slot, coordinate 0 */
                     for (size_t l = 0; l < NL; l++) {
-                        uint64_t tau;
-                        if (dl->kind == AM_DELAY_UNIFORM) {
-                            tau = (uint64_t)(((unsigned __int128)tk[l] * (dl->max + 1)) >> 64);
-                        } else {
-                            double uu = ((double)(tk[l] >> 11) + 0.5) * 0x1.0p-53;
-                            double j = floor(log(uu) / dl->log1mp);
-                            tau = j >= (double)dl->max ? dl->max : (uint64_t)j;
-                        }
+                        uint64_t tau = tk[l];
                         size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
-                        for (size_t i = 0; i < d; i++)
-                            wb[i * G + g][l] = R(slot, i, g)[l];
+                        rl[l] = &R(slot, 0, g)[l];
+                    }
+                    /* each coordinate's vector built in registers, then stored whole (lane
+                     * by lane stores would not forward to the vector loads below) */
+                    for (size_t i = 0; i < d; i++) {
+                        size_t o = i * G * NL;
+                        vd t = {rl[0][o], rl[1][o], rl[2][o], rl[3][o],
+                                rl[4][o], rl[5][o], rl[6][o], rl[7][o]};
+                        wb[i * G + g] = t;
                     }
                 }
             }
@@ -246,7 +306,7 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                                             ea * (xg[i] - ag * W(g, i))););
                     });
                 } else {
-                    for (size_t g = 0; g < G; g++) {
+                    FOR_G({
                         vd *dst = p->q ? y[g] : x[g];
                         if (gauss) {
                             const vd *z = zs[g] + (size_t)(k - kb) * d;
@@ -267,7 +327,7 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                                     dst[i] = s3 * p->sqrt_lambda[i] * (2.0 * u - 1.0);
                                 }
                             }
-                        } else {
+                        } else if (mode == BODY_ANY) {
                             for (size_t l = 0; l < NL; l++) {
                                 am_rng_seek(&data[g * NL + l], k);
                                 am_data_draw(p, &data[g * NL + l], tmp);
@@ -284,14 +344,12 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                                 x[g][i] = s;
                             }
                         vd ag = zero;
-                        for (size_t i = 0; i < d; i++)
-                            ag = ag + x[g][i] * W(g, i);
+                        FOR_I(d, ag = ag + x[g][i] * W(g, i););
                         vd ea = veta * ag;
-                        for (size_t i = 0; i < d; i++)
-                            SET_VN(g, i,
-                                   V(g, i) + vmu * (V(g, i) - VP(g, i)) +
-                                       ea * (x[g][i] - ag * W(g, i)));
-                    }
+                        FOR_I(d, SET_VN(g, i,
+                                        V(g, i) + vmu * (V(g, i) - VP(g, i)) +
+                                            ea * (x[g][i] - ag * W(g, i))););
+                    });
                 }
             }
             if (D)
@@ -317,7 +375,7 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
 }
 
 /* One function per instruction set: the body for the lane groups, the delay (wv), the data
- * (fast) and, on the Gaussian fast path, the dimension (a literal for d = 2, 3, 4). */
+ * (mode) and, but for Student and expected data, the dimension (a literal for d = 2, 3, 4). */
 #define BODY_SWITCH(simd)                                                                          \
     do {                                                                                           \
         const am_delay *dl_ = b->delay;                                                            \
@@ -340,22 +398,31 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
     } while (0)
 #define BODY_D(simd, g_, w_)                                                                       \
     do {                                                                                           \
-        if (b->p->dist.kind != AM_DIST_GAUSSIAN || b->p->q) {                                      \
-            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, 0, w_);                        \
-            break;                                                                                 \
+        am_dist_kind kd_ = b->p->dist.kind;                                                        \
+        size_t d_ = b->p->dim;                                                                     \
+        if (kd_ == AM_DIST_GAUSSIAN && !b->p->q) {                                                 \
+            BODY_DIM(simd, g_, BODY_GAUSS, w_, d_);                                                \
+        } else if (kd_ == AM_DIST_GAUSSIAN || kd_ == AM_DIST_RADEMACHER ||                         \
+                   kd_ == AM_DIST_UNIFORM) {                                                       \
+            BODY_DIM(simd, g_, BODY_SAMPLED, w_, d_);                                              \
+        } else {                                                                                   \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, BODY_ANY, w_);                 \
         }                                                                                          \
-        switch (b->p->dim) {                                                                       \
+    } while (0)
+#define BODY_DIM(simd, g_, m_, w_, d_)                                                             \
+    do {                                                                                           \
+        switch (d_) {                                                                              \
         case 2:                                                                                    \
-            batch_body(b, rep, k0, k1, ring, diverged, simd, 2, g_, 1, w_);                        \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 2, g_, m_, w_);                       \
             break;                                                                                 \
         case 3:                                                                                    \
-            batch_body(b, rep, k0, k1, ring, diverged, simd, 3, g_, 1, w_);                        \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 3, g_, m_, w_);                       \
             break;                                                                                 \
         case 4:                                                                                    \
-            batch_body(b, rep, k0, k1, ring, diverged, simd, 4, g_, 1, w_);                        \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 4, g_, m_, w_);                       \
             break;                                                                                 \
         default:                                                                                   \
-            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, 1, w_);                        \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, m_, w_);                       \
         }                                                                                          \
     } while (0)
 

@@ -6,7 +6,10 @@
  * performs the one-replica path's operations in the same order, with no fused
  * multiply-add, so the result is the one-replica result byte for byte. The same code is
  * compiled for AVX-512 (8 replicas per register), AVX2 (4 per register, two registers per
- * lane group) and portable C; the path is chosen at run time (am_msgd_batch_path).
+ * lane group) and portable C; the path is chosen at run time (am_msgd_batch_path). One
+ * call advances one lane group or two (AM_MSGD_GROUPS) side by side, whose step-to-step
+ * dependency chains overlap; Gaussian data in the eigenbasis at d = 2, 3, 4 has bodies of
+ * its own with the current and previous iterates in registers.
  * Internal to the engine (am_msgd.c); for d <= AM_MSGD_BATCH_MAXDIM.
  */
 #ifndef AM_MSGD_BATCH_H
