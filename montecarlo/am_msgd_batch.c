@@ -1,16 +1,24 @@
 /*
  * am_msgd_batch.c -- the replica-batched Async-MSGD step of am_msgd_batch.h.
  *
- * One lane group holds AM_MSGD_LANES replicas: the ring of iterates as vectors
- * ring[slot d + i] (lane l = replica l), the data x[i] and the stale iterate w[i]. Each
- * step performs, lane by lane, exactly the one-replica operations of am_msgd.c:
+ * One lane group holds AM_MSGD_LANES replicas: the ring of iterates as vectors (lane l =
+ * replica l), the data x[i] and the stale iterate w[i]; one call runs one lane group or two
+ * (AM_MSGD_GROUPS), their rings interleaved (ring[(slot d + i) G + g] for group g of G), so
+ * that the two groups' step-to-step dependency chains overlap. Each step performs, lane by
+ * lane, exactly the one-replica operations of am_msgd.c:
  *   a = ((0 + x_0 w_0) + x_1 w_1) + ...,   v' = (v + mu (v - v_prev)) + (eta a) (x - a w)
  * (expected data: s = Sigma w, q = ((0 + s_0 w_0) + ...), v' = (v + mu (v - v_prev)) +
  * eta (s - q w)), so the bytes equal the one-replica path's; the normals of the Gaussian
  * fast path are those of am_rng_fill_gaussian_steps on each replica's own data stream,
  * the other draws those of am_data_draw and am_delay_draw per lane. The body is written
  * once with GCC vector types and compiled for three instruction sets (no FMA: products
- * and sums are rounded separately, as in the scalar code built with -ffp-contract=off).
+ * and sums are rounded separately, as in the scalar code built with -ffp-contract=off),
+ * each for one or two groups, for the delay (the stale iterate the current one or not), for
+ * the data and, for d = 2, 3, 4 and data drawn without calls, for the dimension as a
+ * literal: then the loops over coordinates unroll and the current and previous iterates
+ * stay in registers (the draws are refilled outside the loop over the steps, which calls
+ * nothing). The rings move into and out of the lane layout at every call, with AVX-512 by
+ * 8 x 8 transposes.
  */
 #include "am_msgd_batch.h"
 

@@ -8,8 +8,8 @@
  * compiled for AVX-512 (8 replicas per register), AVX2 (4 per register, two registers per
  * lane group) and portable C; the path is chosen at run time (am_msgd_batch_path). One
  * call advances one lane group or two (AM_MSGD_GROUPS) side by side, whose step-to-step
- * dependency chains overlap; Gaussian data in the eigenbasis at d = 2, 3, 4 has bodies of
- * its own with the current and previous iterates in registers.
+ * dependency chains overlap; at d = 2, 3, 4 the Gaussian, Rademacher and uniform data have
+ * bodies of their own with the current and previous iterates in registers.
  * Internal to the engine (am_msgd.c); for d <= AM_MSGD_BATCH_MAXDIM.
  */
 #ifndef AM_MSGD_BATCH_H
