@@ -262,18 +262,18 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
             if (!wv && drawn_delay) {
                 for (size_t g = 0; g < G; g++) {
                     const vu tk = tw[g][2 * (k - kt)]; /* the delays of step k */
-                    const double *rl[NL];              /* lane l's stale slot, coordinate 0 */
+                    const vd *rl[NL];                  /* lane l's stale slot, coordinate 0 */
                     for (size_t l = 0; l < NL; l++) {
                         uint64_t tau = tk[l];
                         size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
-                        rl[l] = &R(slot, 0, g)[l];
+                        rl[l] = &R(slot, 0, g);
                     }
                     /* each coordinate's vector built in registers, then stored whole (lane
                      * by lane stores would not forward to the vector loads below) */
                     for (size_t i = 0; i < d; i++) {
-                        size_t o = i * G * NL;
-                        vd t = {rl[0][o], rl[1][o], rl[2][o], rl[3][o],
-                                rl[4][o], rl[5][o], rl[6][o], rl[7][o]};
+                        size_t o = i * G;
+                        vd t = {rl[0][o][0], rl[1][o][1], rl[2][o][2], rl[3][o][3],
+                                rl[4][o][4], rl[5][o][5], rl[6][o][6], rl[7][o][7]};
                         wb[i * G + g] = t;
                     }
                 }
