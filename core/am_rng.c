@@ -1048,18 +1048,50 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d lookup8_avx512
     return _mm512_insertf64x4(_mm512_castpd256_pd512(q0), q1, 1);
 }
 
+/* The fast path's two table entries of layer i side by side, scaled so that the test and the
+ * normal need no multiply by 2^-63: zig_pair[i] = {r[i] 2^63, x[i] 2^-63}. With
+ * c = (double)(int64_t)(w & ~0x7ff) (exact) and u = c 2^-63, |u| < r[i] iff |c| < r[i] 2^63, and
+ * u x[i] = c (x[i] 2^-63) as the same real number rounded once (no power of 2 here reaches
+ * the subnormal range), so both give am_rng_gaussian's bits. Filled once at load time. */
+static double zig_pair[256][2] __attribute__((aligned(64)));
+
+__attribute__((constructor)) static void zig_pair_init(void)
+{
+    for (int i = 0; i < 256; i++) {
+        zig_pair[i][0] = ldexp(am_zig_r[i], 63);
+        zig_pair[i][1] = ldexp(am_zig_x[i], -63);
+    }
+}
+
+/* {r, x} of the 8 lanes' layers w[l] & 0xff (zig_pair): 8 loads of 16 bytes, put together
+ * by inserts and two in-lane unpacks (cheaper than 16 scalar loads, and than gathers). */
+__attribute__((target("avx512f,avx512dq"))) static inline void pair8_avx512(const uint64_t *w,
+                                                                            __m512d *r, __m512d *x)
+{
+    const unsigned char *b = (const unsigned char *)w; /* low bytes (x86 is little-endian) */
+#define ZIG_PAIR(l) _mm_load_pd(zig_pair[b[8 * (l)]])
+    __m256d a0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(0)), ZIG_PAIR(2), 1);
+    __m256d a1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(4)), ZIG_PAIR(6), 1);
+    __m256d b0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(1)), ZIG_PAIR(3), 1);
+    __m256d b1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(5)), ZIG_PAIR(7), 1);
+#undef ZIG_PAIR
+    __m512d z0 = _mm512_insertf64x4(_mm512_castpd256_pd512(a0), a1, 1); /* pairs 0 2 4 6 */
+    __m512d z1 = _mm512_insertf64x4(_mm512_castpd256_pd512(b0), b1, 1); /* pairs 1 3 5 7 */
+    *r = _mm512_unpacklo_pd(z0, z1);
+    *x = _mm512_unpackhi_pd(z0, z1);
+}
+
 /* Ziggurat fast path on 8 lanes' words w: normals to z, returns the mask of the lanes whose
- * fast test passed (the others need the rare case). Same operations as am_rng_gaussian. */
+ * fast test passed (the others need the rare case). Same results as am_rng_gaussian. */
 __attribute__((target("avx512f,avx512dq"))) static inline unsigned zig8_avx512(const uint64_t *w,
                                                                                double *z)
 {
     const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
-    __m512i x = _mm512_loadu_si512(w);
-    __m512d u =
-        _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)), _mm512_set1_pd(0x1.0p-63));
-    __m512d r = lookup8_avx512(am_zig_r, w), xi = lookup8_avx512(am_zig_x, w);
-    unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
-    _mm512_storeu_pd(z, _mm512_mul_pd(u, xi));
+    __m512d c = _mm512_cvtepi64_pd(_mm512_and_si512(_mm512_loadu_si512(w), high53));
+    __m512d r, xi;
+    pair8_avx512(w, &r, &xi);
+    unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(c), r, _CMP_LT_OQ);
+    _mm512_storeu_pd(z, _mm512_mul_pd(c, xi));
     return ok;
 }
 
@@ -1190,7 +1222,7 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 
 /* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): the words
  * and the normals of a batch stay in the first-level cache. */
-#define CHUNK_WORDS 64
+#define CHUNK_WORDS 256
 
 /* Most rare cases of one batch (one per step and lane), and room for a last full store. */
 #define CHUNK_EVENTS (CHUNK_WORDS / 2 * AM_RNG_LANES)
