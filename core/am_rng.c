@@ -1124,30 +1124,136 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
     return ok;
 }
 
-/* ZIG_LANES with zig8_avx512, the events collected without a branch. */
-__attribute__((target("avx512f,avx512dq"))) static size_t
-zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out, uint64_t *ev)
+/* State of the fast path over the rows of am_rng_gaussian_lanes' words (row = word i of step t
+ * of the 8 lanes): the next row, its step and word, the lanes of step t failed so far and
+ * their first failed normal, the events found (as ZIG_LANES, without a branch per lane). */
+typedef struct {
+    const uint64_t *words;
+    double *out;
+    uint64_t *ev;
+    size_t row, t, i, n, nw, nev;
+    unsigned bad;
+    __m512i f;
+} zig_rows;
+
+/* The fast path on the next row of z by zig8_avx512; at the last normal of a step its events
+ * (ZIG_LANES' order) compressed in a register and stored. */
+__attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) void
+zig_row_avx512(zig_rows *z)
 {
-    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-    size_t nev = 0;
-    for (size_t t = 0; t < ns; t++) {
-        const uint64_t *w = words + t * nw * AM_RNG_LANES;
-        double *z = out + t * n * AM_RNG_LANES;
-        unsigned bad = 0;
-        __m512i f = _mm512_setzero_si512();
-        for (size_t i = 0; i < n; i++) {
-            unsigned fresh =
-                ~zig8_avx512(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;
-            bad |= fresh;
-            f = _mm512_mask_mov_epi64(f, (__mmask8)fresh, _mm512_set1_epi64((long long)(i << 8)));
+    if (z->i < z->n) {
+        unsigned fresh = ~zig8_avx512(z->words + z->row * AM_RNG_LANES,
+                                      z->out + (z->t * z->n + z->i) * AM_RNG_LANES) &
+                         ~z->bad & 0xffu;
+        z->bad |= fresh;
+        z->f =
+            _mm512_mask_mov_epi64(z->f, (__mmask8)fresh, _mm512_set1_epi64((long long)(z->i << 8)));
+        if (z->i == z->n - 1) {
+            const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+            __m512i e = _mm512_ternarylogic_epi64(
+                z->f, lane, _mm512_set1_epi64((long long)((uint64_t)z->t << 32)), 0xFE);
+            _mm512_storeu_si512(z->ev + z->nev, _mm512_maskz_compress_epi64((__mmask8)z->bad, e));
+            z->nev += (size_t)__builtin_popcount(z->bad);
+            z->bad = 0;
         }
-        /* the events of this step, without a branch: compressed in a register, then stored */
-        __m512i e = _mm512_ternarylogic_epi64(
-            f, lane, _mm512_set1_epi64((long long)((uint64_t)t << 32)), 0xFE);
-        _mm512_storeu_si512(ev + nev, _mm512_maskz_compress_epi64((__mmask8)bad, e));
-        nev += (size_t)__builtin_popcount(bad);
     }
-    return nev;
+    z->row++;
+    if (++z->i == z->nw) {
+        z->i = 0;
+        z->t++;
+    }
+}
+
+/* lanes_words4_avx512 with one row of the fast path z per round while z is behind row `ready`
+ * (rows written before): the two run side by side (the words are bound by the vector ALUs,
+ * the fast path by its table loads). */
+__attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) void
+lanes_words4_zig_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo, const uint64_t (*ctr)[3],
+                        uint64_t *out, zig_rows *z, size_t ready)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i x0[4], x1[4], x2[4], x3[4];
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
+        x1[g] = c1;
+        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64((long long)ctr[g][1]));
+        x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
+    }
+#pragma GCC unroll 1
+    for (int round = 0; round < 10; round++) {
+        __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
+        __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+            x1[g] = p1;
+            x3[g] = p0;
+        }
+        if (z->row < ready) zig_row_avx512(z);
+    }
+    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+#pragma GCC unroll 4
+    for (int g = 0; g < 4; g++) {
+        uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
+        _mm512_storeu_si512(
+            o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8));
+        _mm512_storeu_si512(o + AM_RNG_LANES, _mm512_ternarylogic_epi64(
+                                                  _mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8));
+    }
+}
+
+/* am_rng_words_lanes (nb blocks per step, to words) and ZIG_LANES on its words (normals to out,
+ * events to ev, their number returned) in one pass: the fast path of each set of four pairs
+ * runs during the rounds of the next (measured faster than after them). */
+__attribute__((target("avx512f,avx512dq"))) static size_t
+lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t nb, uint64_t *words,
+                   double *out, uint64_t *ev)
+{
+    uint64_t c1[AM_RNG_LANES], c2[AM_RNG_LANES];
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        c1[l] = r[l].ctr.v[1];
+        c2[l] = r[l].ctr.v[2] & 0xffffu;
+    }
+    __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    uint64_t ks[10][2]; /* round keys */
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        ks[round][0] = k0;
+        ks[round][1] = k1;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    zig_rows z = {words, out, ev, 0, 0, 0, n, 2 * nb, 0, 0, _mm512_setzero_si512()};
+    size_t np = ns * nb;
+    uint64_t step = step0;
+    uint32_t b = 0;
+    for (size_t t = 0; t < np; t += 4) {
+        uint64_t ctr[4][3];
+        for (int g = 0; g < 4; g++) {
+            ctr[g][0] = b;
+            ctr[g][1] = (uint32_t)(step << 16);
+            ctr[g][2] = (uint32_t)(step >> 16);
+            if (++b == nb) {
+                b = 0;
+                step++;
+            }
+        }
+        if (t + 4 <= np) {
+            lanes_words4_zig_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr,
+                                    words + 2 * t * AM_RNG_LANES, &z, 2 * t);
+        } else {
+            uint64_t tmp[4 * 2 * AM_RNG_LANES];
+            lanes_words4_zig_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr,
+                                    tmp, &z, 2 * t);
+            memcpy(words + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+        }
+    }
+    while (z.row < 2 * np)
+        zig_row_avx512(&z);
+    return z.nev;
 }
 
 /* 8 lanes by two zig4_avx2. */
@@ -1533,15 +1639,20 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
         size_t ns = nsteps - t0 < per ? nsteps - t0 : per, nev;
         double *o = out + t0 * n * NLANE;
-        am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
 #if AM_RNG_X86
-        if (s == 2)
-            nev = zig_lanes_avx512(words, ns, n, nw, o, ev);
-        else if (s == 1)
-            nev = zig_lanes_avx2(words, ns, n, nw, o, ev);
-        else
+        if (s == 2) {
+            nev = lanes_gauss_avx512(r, step0 + t0, ns, n, nb, words, o, ev);
+        } else
 #endif
-            nev = zig_lanes_portable(words, ns, n, nw, o, ev);
+        {
+            am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
+#if AM_RNG_X86
+            if (s == 1)
+                nev = zig_lanes_avx2(words, ns, n, nw, o, ev);
+            else
+#endif
+                nev = zig_lanes_portable(words, ns, n, nw, o, ev);
+        }
         if (!nev) continue;
 #if AM_RNG_X86
         if (s == 2) {
