@@ -1337,6 +1337,9 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 /* Extra blocks per rare case of am_rng_gaussian_lanes, computed together for all of them. */
 #define RARE_BLOCKS 2
 
+/* Events per batch of rare_lanes_avx512 (a multiple of AM_RNG_LANES). */
+#define RARE_BATCH 64
+
 #if AM_RNG_X86
 /* Margin of wedge8_avx512: a decision within it of the boundary is left to zig_rare. */
 #define LANE_WEDGE_MARGIN 1e-9
@@ -1495,99 +1498,130 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
     const __m512i low = _mm512_set1_epi64(0xffffffffLL), one = _mm512_set1_epi64(1);
     const __m512i vnw = _mm512_set1_epi64((long long)nw),
                   high53 = _mm512_set1_epi64((long long)~0x7ffULL);
-    for (size_t e0 = 0; e0 < nev; e0 += NLANE) {
-        __mmask8 valid = (__mmask8)(nev - e0 < NLANE ? (1u << (nev - e0)) - 1 : 0xffu);
-        __m512i E = _mm512_maskz_loadu_epi64(valid, ev + e0);
-        __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
-        __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
-        __m512i step = _mm512_add_epi64(_mm512_set1_epi64((long long)step0), T);
-        __m512i c2 = _mm512_or_si512(_mm512_permutexvar_epi64(L, C2),
-                                     _mm512_and_si512(_mm512_slli_epi64(step, 16), low));
-        __m512i c3 = _mm512_and_si512(_mm512_srli_epi64(step, 16), low);
-        __m512i x[2];
-        event_block_avx512((const uint64_t(*)[2])ks, _mm512_permutexvar_epi64(L, C1), c2, c3,
-                           (uint32_t)nb, x);
-        /* word j of lane g at words[wbase[g] + 8 j] (j < nw), else x[j - nw]; normal k of
-         * lane g at out[obase[g] + 8 k] */
-        __m512i wbase =
-            _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
-        __m512i obase =
-            _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
-        uint64_t wf[NLANE] __attribute__((aligned(64))), wu[NLANE] __attribute__((aligned(64)));
-        __m512i wfv = _mm512_i64gather_epi64(_mm512_add_epi64(wbase, _mm512_slli_epi64(F, 3)),
-                                             (const void *)words, 8);
-        __m512i F1 = _mm512_add_epi64(F, one);
-        __m512i wuv = _mm512_mask_i64gather_epi64(x[0], _mm512_cmplt_epu64_mask(F1, vnw),
-                                                  _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)),
-                                                  (const void *)words, 8);
-        _mm512_store_si512(wf, wfv);
-        _mm512_store_si512(wu, wuv);
-        unsigned accept;
-        __m512d xacc;
-        __mmask8 clear = (__mmask8)wedge8_avx512(wf, wu, &accept, &xacc) & valid;
-        __mmask8 acc = (__mmask8)accept & clear;
-        _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)), xacc,
-                                  8);
-        /* lane g: normal K[g] next, from word K[g] + OFF[g] (1 after an accepted wedge,
-         * 2 after a rejected one) */
-        __m512i K = _mm512_mask_add_epi64(F, acc, F, one);
-        __m512i OFF = _mm512_mask_sub_epi64(_mm512_set1_epi64(2), acc, _mm512_set1_epi64(2), one);
-        __m512i stopk = _mm512_set1_epi64((long long)n);
-        __mmask8 live = clear & _mm512_cmplt_epu64_mask(K, _mm512_set1_epi64((long long)n));
-        size_t k = live ? (size_t)_mm512_mask_reduce_min_epu64(live, K) : n;
-        for (; k < n && live; k++) {
-            __m512i kv = _mm512_set1_epi64((long long)k);
-            __mmask8 act = live & _mm512_cmple_epu64_mask(K, kv);
-            __m512i J = _mm512_add_epi64(kv, OFF);
-            __mmask8 inb = act & _mm512_cmplt_epu64_mask(J, vnw);
-            __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
-            __m512i w = _mm512_mask_i64gather_epi64(
-                wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)), (const void *)words, 8);
-            uint64_t wk[NLANE] __attribute__((aligned(64)));
-            _mm512_store_si512(wk, w);
-            __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)),
-                                      _mm512_set1_pd(0x1.0p-63));
-            __m512d rr = lookup8_avx512(am_zig_r, wk), xi = lookup8_avx512(am_zig_x, wk);
-            __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(u), rr, _CMP_LT_OQ);
-            _mm512_mask_i64scatter_pd(out, act & pass,
-                                      _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
-                                      _mm512_mul_pd(u, xi), 8);
-            __mmask8 failed = act & ~pass;
-            stopk = _mm512_mask_mov_epi64(stopk, failed, kv);
-            live &= ~failed;
+    /* in batches of RARE_BATCH events: first the extra block and the wedge words of every
+     * event, then every wedge test, then the rest event vector by event vector (the chains
+     * of consecutive vectors overlap in the first two loops) */
+    for (size_t b0 = 0; b0 < nev; b0 += RARE_BATCH) {
+        size_t nbat = nev - b0 < RARE_BATCH ? nev - b0 : RARE_BATCH;
+        const uint64_t *evb = ev + b0;
+        uint64_t xw[2][RARE_BATCH] __attribute__((aligned(64)));
+        uint64_t wfa[RARE_BATCH] __attribute__((aligned(64)));
+        uint64_t wua[RARE_BATCH] __attribute__((aligned(64)));
+        double xacca[RARE_BATCH] __attribute__((aligned(64)));
+        unsigned accepta[RARE_BATCH / NLANE], cleara[RARE_BATCH / NLANE];
+        for (size_t e0 = 0; e0 < nbat; e0 += NLANE) {
+            __mmask8 valid = (__mmask8)(nbat - e0 < NLANE ? (1u << (nbat - e0)) - 1 : 0xffu);
+            __m512i E = _mm512_maskz_loadu_epi64(valid, evb + e0);
+            __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
+            __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
+            __m512i step = _mm512_add_epi64(_mm512_set1_epi64((long long)step0), T);
+            __m512i c2 = _mm512_or_si512(_mm512_permutexvar_epi64(L, C2),
+                                         _mm512_and_si512(_mm512_slli_epi64(step, 16), low));
+            __m512i c3 = _mm512_and_si512(_mm512_srli_epi64(step, 16), low);
+            __m512i x[2];
+            event_block_avx512((const uint64_t(*)[2])ks, _mm512_permutexvar_epi64(L, C1), c2, c3,
+                               (uint32_t)nb, x);
+            __m512i wbase =
+                _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
+            __m512i wfv = _mm512_i64gather_epi64(_mm512_add_epi64(wbase, _mm512_slli_epi64(F, 3)),
+                                                 (const void *)words, 8);
+            __m512i F1 = _mm512_add_epi64(F, one);
+            __m512i wuv = _mm512_mask_i64gather_epi64(
+                x[0], _mm512_cmplt_epu64_mask(F1, vnw),
+                _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)), (const void *)words, 8);
+            _mm512_store_si512(xw[0] + e0, x[0]);
+            _mm512_store_si512(xw[1] + e0, x[1]);
+            _mm512_store_si512(wfa + e0, wfv);
+            _mm512_store_si512(wua + e0, wuv);
         }
-        /* the rest by the scalar ziggurat: lanes without a clear decision from normal f at
-         * word f, lanes whose fast test failed again from there */
-        unsigned rest = (unsigned)(valid & ~clear) |
-                        (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
-        if (!rest) continue;
-        uint64_t ta[NLANE], fa[NLANE], la[NLANE], ka[NLANE], offa[NLANE], xa[2][NLANE];
-        _mm512_storeu_si512(ta, T);
-        _mm512_storeu_si512(fa, F);
-        _mm512_storeu_si512(la, L);
-        _mm512_storeu_si512(ka, stopk);
-        _mm512_storeu_si512(offa, OFF);
-        _mm512_storeu_si512(xa[0], x[0]);
-        _mm512_storeu_si512(xa[1], x[1]);
-        for (; rest; rest &= rest - 1) {
-            unsigned g = (unsigned)__builtin_ctz(rest);
-            size_t t = (size_t)ta[g], l = (size_t)la[g], kk = (size_t)fa[g], j = kk;
-            if (clear >> g & 1) {
-                kk = (size_t)ka[g];
-                j = kk + (size_t)offa[g];
+        for (size_t e0 = 0; e0 < nbat; e0 += NLANE) {
+            __m512d xacc;
+            cleara[e0 / NLANE] = wedge8_avx512(wfa + e0, wua + e0, &accepta[e0 / NLANE], &xacc);
+            _mm512_store_pd(xacca + e0, xacc);
+        }
+        for (size_t e0 = 0; e0 < nbat; e0 += NLANE) {
+            __mmask8 valid = (__mmask8)(nbat - e0 < NLANE ? (1u << (nbat - e0)) - 1 : 0xffu);
+            __m512i E = _mm512_maskz_loadu_epi64(valid, evb + e0);
+            __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
+            __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
+            __m512i x[2] = {_mm512_load_si512(xw[0] + e0), _mm512_load_si512(xw[1] + e0)};
+            /* word j of lane g at words[wbase[g] + 8 j] (j < nw), else x[j - nw]; normal k of
+             * lane g at out[obase[g] + 8 k] */
+            __m512i wbase =
+                _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
+            __m512i obase =
+                _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
+            unsigned accept = accepta[e0 / NLANE];
+            __m512d xacc = _mm512_load_pd(xacca + e0);
+            __mmask8 clear = (__mmask8)cleara[e0 / NLANE] & valid;
+            __mmask8 acc = (__mmask8)accept & clear;
+            _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)),
+                                      xacc, 8);
+            /* lane g: normal K[g] next, from word K[g] + OFF[g] (1 after an accepted wedge,
+             * 2 after a rejected one) */
+            __m512i K = _mm512_mask_add_epi64(F, acc, F, one);
+            __m512i OFF =
+                _mm512_mask_sub_epi64(_mm512_set1_epi64(2), acc, _mm512_set1_epi64(2), one);
+            __m512i stopk = _mm512_set1_epi64((long long)n);
+            __mmask8 live = clear & _mm512_cmplt_epu64_mask(K, _mm512_set1_epi64((long long)n));
+            size_t k = live ? (size_t)_mm512_mask_reduce_min_epu64(live, K) : n;
+            for (; k < n && live; k++) {
+                __m512i kv = _mm512_set1_epi64((long long)k);
+                __mmask8 act = live & _mm512_cmple_epu64_mask(K, kv);
+                __m512i J = _mm512_add_epi64(kv, OFF);
+                /* all lanes gathered (not only the active ones): the next normal's loads do
+                 * not wait for this one's test */
+                __mmask8 inb = _mm512_cmplt_epu64_mask(J, vnw);
+                __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
+                __m512i w = _mm512_mask_i64gather_epi64(
+                    wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)), (const void *)words,
+                    8);
+                uint64_t wk[NLANE] __attribute__((aligned(64)));
+                _mm512_store_si512(wk, w);
+                __m512d c = _mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), rr, xi;
+                pair8_avx512(wk, &rr, &xi);
+                __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(c), rr, _CMP_LT_OQ);
+                _mm512_mask_i64scatter_pd(out, act & pass,
+                                          _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
+                                          _mm512_mul_pd(c, xi), 8);
+                __mmask8 failed = act & ~pass;
+                stopk = _mm512_mask_mov_epi64(stopk, failed, kv);
+                live &= ~failed;
             }
-            uint64_t buf[LANE_WORDS + 2];
-            double tmp[LANE_WORDS];
-            for (size_t i = 0; i < nw; i++)
-                buf[i] = words[(t * nw + i) * NLANE + l];
-            buf[nw] = xa[0][g];
-            buf[nw + 1] = xa[1][g];
-            am_rng q;
-            lane_at(&r[l], step0 + t, &q);
-            size_t c = zig_from_buffer(&q, buf, 0, nb + 1, j, tmp, n - kk, 0);
-            if (c < n - kk) am_rng_fill_gaussian(&q, tmp + c, n - kk - c);
-            for (size_t i = kk; i < n; i++)
-                out[(t * n + i) * NLANE + l] = tmp[i - kk];
+            /* the rest by the scalar ziggurat: lanes without a clear decision from normal f at
+             * word f, lanes whose fast test failed again from there */
+            unsigned rest =
+                (unsigned)(valid & ~clear) |
+                (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
+            if (!rest) continue;
+            uint64_t ta[NLANE], fa[NLANE], la[NLANE], ka[NLANE], offa[NLANE], xa[2][NLANE];
+            _mm512_storeu_si512(ta, T);
+            _mm512_storeu_si512(fa, F);
+            _mm512_storeu_si512(la, L);
+            _mm512_storeu_si512(ka, stopk);
+            _mm512_storeu_si512(offa, OFF);
+            _mm512_storeu_si512(xa[0], x[0]);
+            _mm512_storeu_si512(xa[1], x[1]);
+            for (; rest; rest &= rest - 1) {
+                unsigned g = (unsigned)__builtin_ctz(rest);
+                size_t t = (size_t)ta[g], l = (size_t)la[g], kk = (size_t)fa[g], j = kk;
+                if (clear >> g & 1) {
+                    kk = (size_t)ka[g];
+                    j = kk + (size_t)offa[g];
+                }
+                uint64_t buf[LANE_WORDS + 2];
+                double tmp[LANE_WORDS];
+                for (size_t i = 0; i < nw; i++)
+                    buf[i] = words[(t * nw + i) * NLANE + l];
+                buf[nw] = xa[0][g];
+                buf[nw + 1] = xa[1][g];
+                am_rng q;
+                lane_at(&r[l], step0 + t, &q);
+                size_t c = zig_from_buffer(&q, buf, 0, nb + 1, j, tmp, n - kk, 0);
+                if (c < n - kk) am_rng_fill_gaussian(&q, tmp + c, n - kk - c);
+                for (size_t i = kk; i < n; i++)
+                    out[(t * n + i) * NLANE + l] = tmp[i - kk];
+            }
         }
     }
 }
