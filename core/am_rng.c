@@ -916,15 +916,13 @@ AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c
             x3[g] = p0;
         }
     }
-    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
-        /* (x1 << 32) | (x0 & low) */
-        _mm512_storeu_si512(
-            o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8));
-        _mm512_storeu_si512(o + AM_RNG_LANES, _mm512_ternarylogic_epi64(
-                                                  _mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8));
+        /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
+        _mm512_storeu_si512(o, _mm512_mask_shuffle_epi32(x0[g], 0xAAAA, x1[g], _MM_PERM_CCAA));
+        _mm512_storeu_si512(o + AM_RNG_LANES,
+                            _mm512_mask_shuffle_epi32(x2[g], 0xAAAA, x3[g], _MM_PERM_CCAA));
     }
 }
 
@@ -1125,8 +1123,9 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
 }
 
 /* State of the fast path over the rows of am_rng_gaussian_lanes' words (row = word i of step t
- * of the 8 lanes): the next row, its step and word, the lanes of step t failed so far and
- * their first failed normal, the events found (as ZIG_LANES, without a branch per lane). */
+ * of the 8 lanes): the next row, its step and word, where its normals go, the lanes of step t
+ * failed so far and their first failed normal, the events found (as ZIG_LANES, without a branch per
+ * lane). */
 typedef struct {
     const uint64_t *words;
     double *out;
@@ -1142,9 +1141,8 @@ __attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_
 zig_row_avx512(zig_rows *z)
 {
     if (z->i < z->n) {
-        unsigned fresh = ~zig8_avx512(z->words + z->row * AM_RNG_LANES,
-                                      z->out + (z->t * z->n + z->i) * AM_RNG_LANES) &
-                         ~z->bad & 0xffu;
+        unsigned fresh = ~zig8_avx512(z->words + z->row * AM_RNG_LANES, z->out) & ~z->bad & 0xffu;
+        z->out += AM_RNG_LANES;
         z->bad |= fresh;
         z->f =
             _mm512_mask_mov_epi64(z->f, (__mmask8)fresh, _mm512_set1_epi64((long long)(z->i << 8)));
@@ -1194,14 +1192,13 @@ lanes_words4_zig_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo, const
         }
         if (z->row < ready) zig_row_avx512(z);
     }
-    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
+    /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
-        _mm512_storeu_si512(
-            o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8));
-        _mm512_storeu_si512(o + AM_RNG_LANES, _mm512_ternarylogic_epi64(
-                                                  _mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8));
+        _mm512_storeu_si512(o, _mm512_mask_shuffle_epi32(x0[g], 0xAAAA, x1[g], _MM_PERM_CCAA));
+        _mm512_storeu_si512(o + AM_RNG_LANES,
+                            _mm512_mask_shuffle_epi32(x2[g], 0xAAAA, x3[g], _MM_PERM_CCAA));
     }
 }
 
@@ -1465,9 +1462,8 @@ AVX512 static void event_block_avx512(const uint64_t (*ks)[2], __m512i c1, __m51
         x1 = p1;
         x3 = p0;
     }
-    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
-    x[0] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1, 32), x0, low, 0xF8);
-    x[1] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3, 32), x2, low, 0xF8);
+    x[0] = _mm512_mask_shuffle_epi32(x0, 0xAAAA, x1, _MM_PERM_CCAA); /* (x1 << 32) | x0 */
+    x[1] = _mm512_mask_shuffle_epi32(x2, 0xAAAA, x3, _MM_PERM_CCAA);
 }
 
 /* rare_lanes with AVX-512, 8 events at a time, one per 64-bit lane: block nb of each
