@@ -1569,9 +1569,11 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
                  * not wait for this one's test */
                 __mmask8 inb = _mm512_cmplt_epu64_mask(J, vnw);
                 __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
-                __m512i w = _mm512_mask_i64gather_epi64(
-                    wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)), (const void *)words,
-                    8);
+                __m512i w = wx; /* no gather when every lane is past the step's words */
+                if (inb)
+                    w = _mm512_mask_i64gather_epi64(
+                        wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)),
+                        (const void *)words, 8);
                 uint64_t wk[NLANE] __attribute__((aligned(64)));
                 _mm512_store_si512(wk, w);
                 __m512d c = _mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), rr, xi;
