@@ -1326,8 +1326,10 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 /* Words per lane of am_rng_gaussian_lanes' steps at most: longer steps go lane by lane. */
 #define LANE_WORDS 256
 
-/* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): the words
- * and the normals of a batch stay in the first-level cache. */
+/* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): a whole call
+ * of the replica-batched kernel at d = 4 (64 steps), so that its rare cases are handled
+ * together (about 30 of them, in full vectors of 8; batches of 64 words left vectors of 8
+ * a third full); words and normals stay within the first- and second-level caches. */
 #define CHUNK_WORDS 256
 
 /* Most rare cases of one batch (one per step and lane), and room for a last full store. */
@@ -1399,19 +1401,19 @@ wedge8_avx512(const uint64_t *wf, const uint64_t *wu, unsigned *accept, __m512d 
 }
 #endif
 
-/* The rare cases of one batch: for each event (step t, lane l, first failed normal f; see
- * ZIG_LANES), that lane's normals f .. n-1 of step step0 + t, from the step's words already
- * drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once), then
- * the stream. */
-static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
-                       double *out, const uint64_t *ev, size_t nev)
+/* The rare cases of at most RARE_BATCH events of one batch: for each event (step t, lane l, first
+ * failed normal f; see ZIG_LANES), that lane's normals f .. n-1 of step step0 + t, from the step's
+ * words already drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once),
+ * then the stream. */
+static void rare_lanes_batch(const am_rng *r, uint64_t step0, size_t n, size_t nb,
+                             const uint64_t *words, double *out, const uint64_t *ev, size_t nev)
 {
     enum { NLANE = AM_RNG_LANES };
     size_t nw = 2 * nb;
     /* counters of the extra blocks, padded to a multiple of 16 */
     size_t nx = nev * RARE_BLOCKS, nx16 = (nx + 15) / 16 * 16;
-    uint32_t ctr[CHUNK_EVENTS * RARE_BLOCKS][4];
-    uint64_t extra[2 * CHUNK_EVENTS * RARE_BLOCKS];
+    uint32_t ctr[RARE_BATCH * RARE_BLOCKS][4];
+    uint64_t extra[2 * RARE_BATCH * RARE_BLOCKS];
     for (size_t e = 0; e < nev; e++) {
         const am_rng *q = &r[ev[e] & 0xff];
         uint64_t step = step0 + (ev[e] >> 32);
@@ -1446,6 +1448,15 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
         for (size_t i = f; i < n; i++)
             out[(t * n + i) * NLANE + l] = tmp[i - f];
     }
+}
+
+/* rare_lanes_batch RARE_BATCH events at a time (bounded stack). */
+static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
+                       double *out, const uint64_t *ev, size_t nev)
+{
+    for (size_t e0 = 0; e0 < nev; e0 += RARE_BATCH)
+        rare_lanes_batch(r, step0, n, nb, words, out, ev + e0,
+                         nev - e0 < RARE_BATCH ? nev - e0 : RARE_BATCH);
 }
 
 #if AM_RNG_X86
