@@ -16,7 +16,8 @@
  *    scalar calls. am_rng_fill_gaussian_sum carries a sequential sum along the Philox rounds
  *    and the passes (the consumer's dot product overlaps the normals).
  * 3. Streams side by side (am_rng_words_lanes, am_rng_gaussian_lanes): 8 streams, one per
- *    lane, for the replica-batched kernel.
+ *    lane, for the replica-batched kernel; with AVX-512 the words and the ziggurat's fast path
+ *    in one pass (lanes_gauss_avx512), the rare cases of a batch together (rare_lanes_avx512).
  */
 #include "am_rng.h"
 
