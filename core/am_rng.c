@@ -1123,89 +1123,38 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
     return ok;
 }
 
-/* State of the fast path over the rows of am_rng_gaussian_lanes' words (row = word i of step t
- * of the 8 lanes): the next row, its step and word, where its normals go, the lanes of step t
- * failed so far and their first failed normal, the events found (as ZIG_LANES, without a branch per
- * lane). */
-typedef struct {
-    const uint64_t *words;
-    double *out;
-    uint64_t *ev;
-    size_t row, t, i, n, nw, nev;
-    unsigned bad;
-    __m512i f;
-} zig_rows;
-
-/* The fast path on the next row of z by zig8_avx512; at the last normal of a step its events
- * (ZIG_LANES' order) compressed in a register and stored. */
-__attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) void
-zig_row_avx512(zig_rows *z)
-{
-    if (z->i < z->n) {
-        unsigned fresh = ~zig8_avx512(z->words + z->row * AM_RNG_LANES, z->out) & ~z->bad & 0xffu;
-        z->out += AM_RNG_LANES;
-        z->bad |= fresh;
-        z->f =
-            _mm512_mask_mov_epi64(z->f, (__mmask8)fresh, _mm512_set1_epi64((long long)(z->i << 8)));
-        if (z->i == z->n - 1) {
-            const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-            __m512i e = _mm512_ternarylogic_epi64(
-                z->f, lane, _mm512_set1_epi64((long long)((uint64_t)z->t << 32)), 0xFE);
-            _mm512_storeu_si512(z->ev + z->nev, _mm512_maskz_compress_epi64((__mmask8)z->bad, e));
-            z->nev += (size_t)__builtin_popcount(z->bad);
-            z->bad = 0;
-        }
-    }
-    z->row++;
-    if (++z->i == z->nw) {
-        z->i = 0;
-        z->t++;
-    }
-}
-
-/* lanes_words4_avx512 with one row of the fast path z per round while z is behind row `ready`
- * (rows written before): the two run side by side (the words are bound by the vector ALUs,
- * the fast path by its table loads). */
-__attribute__((target("avx512f,avx512dq"))) static inline __attribute__((always_inline)) void
-lanes_words4_zig_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo, const uint64_t (*ctr)[3],
-                        uint64_t *out, zig_rows *z, size_t ready)
-{
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i x0[4], x1[4], x2[4], x3[4];
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; g++) {
-        x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
-        x1[g] = c1;
-        x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64((long long)ctr[g][1]));
-        x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
-    }
-#pragma GCC unroll 1
-    for (int round = 0; round < 10; round++) {
-        __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
-        __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
-#pragma GCC unroll 4
-        for (int g = 0; g < 4; g++) {
-            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
-            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
-            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
-            x1[g] = p1;
-            x3[g] = p0;
-        }
-        if (z->row < ready) zig_row_avx512(z);
-    }
-    /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; g++) {
-        uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
-        _mm512_storeu_si512(o, _mm512_mask_shuffle_epi32(x0[g], 0xAAAA, x1[g], _MM_PERM_CCAA));
-        _mm512_storeu_si512(o + AM_RNG_LANES,
-                            _mm512_mask_shuffle_epi32(x2[g], 0xAAAA, x3[g], _MM_PERM_CCAA));
-    }
-}
+/* The fast path on the next row (word zi of step zt of the 8 lanes, row zrow of zw) by
+ * zig8_avx512, normals to zo; the lanes of the step failed so far in bad and their first failed
+ * normal in f; at the step's last normal its events (ZIG_LANES' order) compressed in a register
+ * and stored to ev + nev. Locals of lanes_gauss_avx512. */
+#define ZIG_ROW()                                                                                  \
+    do {                                                                                           \
+        if (zi < n) {                                                                              \
+            unsigned fresh = ~zig8_avx512(words + zrow * AM_RNG_LANES, zo) & ~bad & 0xffu;         \
+            zo += AM_RNG_LANES;                                                                    \
+            bad |= fresh;                                                                          \
+            f = _mm512_mask_mov_epi64(f, (__mmask8)fresh,                                          \
+                                      _mm512_set1_epi64((long long)(zi << 8)));                    \
+            if (zi == n - 1) {                                                                     \
+                __m512i e = _mm512_ternarylogic_epi64(                                             \
+                    f, lane, _mm512_set1_epi64((long long)((uint64_t)zt << 32)), 0xFE);            \
+                _mm512_storeu_si512(ev + nev, _mm512_maskz_compress_epi64((__mmask8)bad, e));      \
+                nev += (size_t)__builtin_popcount(bad);                                            \
+                bad = 0;                                                                           \
+            }                                                                                      \
+        }                                                                                          \
+        zrow++;                                                                                    \
+        if (++zi == nw) {                                                                          \
+            zi = 0;                                                                                \
+            zt++;                                                                                  \
+        }                                                                                          \
+    } while (0)
 
 /* am_rng_words_lanes (nb blocks per step, to words) and ZIG_LANES on its words (normals to out,
- * events to ev, their number returned) in one pass: the fast path of each set of four pairs
- * runs during the rounds of the next (measured faster than after them). */
+ * events to ev, their number returned) in one pass: the words of four (step, block) pairs at a
+ * time as lanes_words4_avx512, and during their rounds, one row per round, the fast path of the
+ * words of two sets earlier (the words are bound by the vector units, the fast path by its
+ * table loads, so the two overlap; measured faster than after the rounds, or one set behind). */
 __attribute__((target("avx512f,avx512dq"))) static size_t
 lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t nb, uint64_t *words,
                    double *out, uint64_t *ev)
@@ -1215,7 +1164,9 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
         c1[l] = r[l].ctr.v[1];
         c2[l] = r[l].ctr.v[2] & 0xffffu;
     }
-    __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    const __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     uint64_t ks[10][2]; /* round keys */
     uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
     for (int round = 0; round < 10; round++) {
@@ -1224,15 +1175,16 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
         k0 += PHILOX_W32_0;
         k1 += PHILOX_W32_1;
     }
-    zig_rows z = {words, out, ev, 0, 0, 0, n, 2 * nb, 0, 0, _mm512_setzero_si512()};
-    size_t np = ns * nb;
+    const size_t nw = 2 * nb, np = ns * nb, nrows = 2 * np;
+    size_t zrow = 0, zi = 0, zt = 0, nev = 0;
+    double *zo = out;
+    unsigned bad = 0;
+    __m512i f = _mm512_setzero_si512();
     uint64_t step = step0;
     uint32_t b = 0;
     for (size_t t = 0; t < np; t += 4) {
-        /* the fast path two sets behind (its words stored a set earlier: measured faster
-         * than one set behind) */
-        size_t ready = t >= 4 ? 2 * t - 8 : 0;
-        uint64_t ctr[4][3];
+        size_t ready = t >= 4 ? 2 * t - 8 : 0; /* rows stored before the previous set */
+        uint64_t ctr[4][3];                    /* 64-bit: broadcast straight from memory */
         for (int g = 0; g < 4; g++) {
             ctr[g][0] = b;
             ctr[g][1] = (uint32_t)(step << 16);
@@ -1242,20 +1194,46 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
                 step++;
             }
         }
-        if (t + 4 <= np) {
-            lanes_words4_zig_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr,
-                                    words + 2 * t * AM_RNG_LANES, &z, ready);
-        } else {
-            uint64_t tmp[4 * 2 * AM_RNG_LANES];
-            lanes_words4_zig_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr,
-                                    tmp, &z, ready);
-            memcpy(words + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+        __m512i x0[4], x1[4], x2[4], x3[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
+            x1[g] = vc1;
+            x2[g] = _mm512_or_si512(vc2, _mm512_set1_epi64((long long)ctr[g][1]));
+            x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
         }
+#pragma GCC unroll 1
+        for (int round = 0; round < 10; round++) {
+            __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
+            __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++) {
+                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+                x1[g] = p1;
+                x3[g] = p0;
+            }
+            if (zrow < ready) ZIG_ROW();
+        }
+        uint64_t tmp[4 * 2 * AM_RNG_LANES];
+        uint64_t *dst = t + 4 <= np ? words + 2 * t * AM_RNG_LANES : tmp;
+        /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            uint64_t *o = dst + 2 * (size_t)g * AM_RNG_LANES;
+            _mm512_storeu_si512(o, _mm512_mask_shuffle_epi32(x0[g], 0xAAAA, x1[g], _MM_PERM_CCAA));
+            _mm512_storeu_si512(o + AM_RNG_LANES,
+                                _mm512_mask_shuffle_epi32(x2[g], 0xAAAA, x3[g], _MM_PERM_CCAA));
+        }
+        if (dst == tmp)
+            memcpy(words + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
     }
-    while (z.row < 2 * np)
-        zig_row_avx512(&z);
-    return z.nev;
+    while (zrow < nrows)
+        ZIG_ROW();
+    return nev;
 }
+#undef ZIG_ROW
 
 /* 8 lanes by two zig4_avx2. */
 AVX2 static inline unsigned zig8_avx2(const uint64_t *w, double *z)
