@@ -1182,6 +1182,7 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
     __m512i f = _mm512_setzero_si512();
     uint64_t step = step0;
     uint32_t b = 0;
+    uint64_t tmp[4 * 2 * AM_RNG_LANES] = {0}; /* the last set when it is partial */
     for (size_t t = 0; t < np; t += 4) {
         size_t ready = t >= 4 ? 2 * t - 8 : 0; /* rows stored before the previous set */
         uint64_t ctr[4][3];                    /* 64-bit: broadcast straight from memory */
@@ -1216,7 +1217,6 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
             }
             if (zrow < ready) ZIG_ROW();
         }
-        uint64_t tmp[4 * 2 * AM_RNG_LANES];
         uint64_t *dst = t + 4 <= np ? words + 2 * t * AM_RNG_LANES : tmp;
         /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
 #pragma GCC unroll 4
