@@ -16,7 +16,8 @@
  *    scalar calls. am_rng_fill_gaussian_sum carries a sequential sum along the Philox rounds
  *    and the passes (the consumer's dot product overlaps the normals).
  * 3. Streams side by side (am_rng_words_lanes, am_rng_gaussian_lanes): 8 streams, one per
- *    lane, for the replica-batched kernel.
+ *    lane, for the replica-batched kernel; with AVX-512 the words and the ziggurat's fast path
+ *    in one pass (lanes_gauss_avx512), the rare cases of a batch together (rare_lanes_avx512).
  */
 #include "am_rng.h"
 
@@ -916,15 +917,13 @@ AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c
             x3[g] = p0;
         }
     }
-    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
-        /* (x1 << 32) | (x0 & low) */
-        _mm512_storeu_si512(
-            o, _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1[g], 32), x0[g], low, 0xF8));
-        _mm512_storeu_si512(o + AM_RNG_LANES, _mm512_ternarylogic_epi64(
-                                                  _mm512_slli_epi64(x3[g], 32), x2[g], low, 0xF8));
+        /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
+        _mm512_storeu_si512(o, _mm512_mask_shuffle_epi32(x0[g], 0xAAAA, x1[g], _MM_PERM_CCAA));
+        _mm512_storeu_si512(o + AM_RNG_LANES,
+                            _mm512_mask_shuffle_epi32(x2[g], 0xAAAA, x3[g], _MM_PERM_CCAA));
     }
 }
 
@@ -1048,18 +1047,50 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d lookup8_avx512
     return _mm512_insertf64x4(_mm512_castpd256_pd512(q0), q1, 1);
 }
 
+/* The fast path's two table entries of layer i side by side, scaled so that the test and the
+ * normal need no multiply by 2^-63: zig_pair[i] = {r[i] 2^63, x[i] 2^-63}. With
+ * c = (double)(int64_t)(w & ~0x7ff) (exact) and u = c 2^-63, |u| < r[i] iff |c| < r[i] 2^63, and
+ * u x[i] = c (x[i] 2^-63) as the same real number rounded once (no power of 2 here reaches
+ * the subnormal range), so both give am_rng_gaussian's bits. Filled once at load time. */
+static double zig_pair[256][2] __attribute__((aligned(64)));
+
+__attribute__((constructor)) static void zig_pair_init(void)
+{
+    for (int i = 0; i < 256; i++) {
+        zig_pair[i][0] = ldexp(am_zig_r[i], 63);
+        zig_pair[i][1] = ldexp(am_zig_x[i], -63);
+    }
+}
+
+/* {r, x} of the 8 lanes' layers w[l] & 0xff (zig_pair): 8 loads of 16 bytes, put together
+ * by inserts and two in-lane unpacks (cheaper than 16 scalar loads, and than gathers). */
+__attribute__((target("avx512f,avx512dq"))) static inline void pair8_avx512(const uint64_t *w,
+                                                                            __m512d *r, __m512d *x)
+{
+    const unsigned char *b = (const unsigned char *)w; /* low bytes (x86 is little-endian) */
+#define ZIG_PAIR(l) _mm_load_pd(zig_pair[b[8 * (l)]])
+    __m256d a0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(0)), ZIG_PAIR(2), 1);
+    __m256d a1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(4)), ZIG_PAIR(6), 1);
+    __m256d b0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(1)), ZIG_PAIR(3), 1);
+    __m256d b1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(ZIG_PAIR(5)), ZIG_PAIR(7), 1);
+#undef ZIG_PAIR
+    __m512d z0 = _mm512_insertf64x4(_mm512_castpd256_pd512(a0), a1, 1); /* pairs 0 2 4 6 */
+    __m512d z1 = _mm512_insertf64x4(_mm512_castpd256_pd512(b0), b1, 1); /* pairs 1 3 5 7 */
+    *r = _mm512_unpacklo_pd(z0, z1);
+    *x = _mm512_unpackhi_pd(z0, z1);
+}
+
 /* Ziggurat fast path on 8 lanes' words w: normals to z, returns the mask of the lanes whose
- * fast test passed (the others need the rare case). Same operations as am_rng_gaussian. */
+ * fast test passed (the others need the rare case). Same results as am_rng_gaussian. */
 __attribute__((target("avx512f,avx512dq"))) static inline unsigned zig8_avx512(const uint64_t *w,
                                                                                double *z)
 {
     const __m512i high53 = _mm512_set1_epi64((long long)~0x7ffULL);
-    __m512i x = _mm512_loadu_si512(w);
-    __m512d u =
-        _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(x, high53)), _mm512_set1_pd(0x1.0p-63));
-    __m512d r = lookup8_avx512(am_zig_r, w), xi = lookup8_avx512(am_zig_x, w);
-    unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(u), r, _CMP_LT_OQ);
-    _mm512_storeu_pd(z, _mm512_mul_pd(u, xi));
+    __m512d c = _mm512_cvtepi64_pd(_mm512_and_si512(_mm512_loadu_si512(w), high53));
+    __m512d r, xi;
+    pair8_avx512(w, &r, &xi);
+    unsigned ok = _mm512_cmp_pd_mask(_mm512_abs_pd(c), r, _CMP_LT_OQ);
+    _mm512_storeu_pd(z, _mm512_mul_pd(c, xi));
     return ok;
 }
 
@@ -1092,31 +1123,117 @@ AVX2 static inline unsigned zig4_avx2(const uint64_t *w, double *z)
     return ok;
 }
 
-/* ZIG_LANES with zig8_avx512, the events collected without a branch. */
+/* The fast path on the next row (word zi of step zt of the 8 lanes, row zrow of zw) by
+ * zig8_avx512, normals to zo; the lanes of the step failed so far in bad and their first failed
+ * normal in f; at the step's last normal its events (ZIG_LANES' order) compressed in a register
+ * and stored to ev + nev. Locals of lanes_gauss_avx512. */
+#define ZIG_ROW()                                                                                  \
+    do {                                                                                           \
+        if (zi < n) {                                                                              \
+            unsigned fresh = ~zig8_avx512(words + zrow * AM_RNG_LANES, zo) & ~bad & 0xffu;         \
+            zo += AM_RNG_LANES;                                                                    \
+            bad |= fresh;                                                                          \
+            f = _mm512_mask_mov_epi64(f, (__mmask8)fresh,                                          \
+                                      _mm512_set1_epi64((long long)(zi << 8)));                    \
+            if (zi == n - 1) {                                                                     \
+                __m512i e = _mm512_ternarylogic_epi64(                                             \
+                    f, lane, _mm512_set1_epi64((long long)((uint64_t)zt << 32)), 0xFE);            \
+                _mm512_storeu_si512(ev + nev, _mm512_maskz_compress_epi64((__mmask8)bad, e));      \
+                nev += (size_t)__builtin_popcount(bad);                                            \
+                bad = 0;                                                                           \
+            }                                                                                      \
+        }                                                                                          \
+        zrow++;                                                                                    \
+        if (++zi == nw) {                                                                          \
+            zi = 0;                                                                                \
+            zt++;                                                                                  \
+        }                                                                                          \
+    } while (0)
+
+/* am_rng_words_lanes (nb blocks per step, to words) and ZIG_LANES on its words (normals to out,
+ * events to ev, their number returned) in one pass: the words of four (step, block) pairs at a
+ * time as lanes_words4_avx512, and during their rounds, one row per round, the fast path of the
+ * words of two sets earlier (the words are bound by the vector units, the fast path by its
+ * table loads, so the two overlap; measured faster than after the rounds, or one set behind). */
 __attribute__((target("avx512f,avx512dq"))) static size_t
-zig_lanes_avx512(const uint64_t *words, size_t ns, size_t n, size_t nw, double *out, uint64_t *ev)
+lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t nb, uint64_t *words,
+                   double *out, uint64_t *ev)
 {
-    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-    size_t nev = 0;
-    for (size_t t = 0; t < ns; t++) {
-        const uint64_t *w = words + t * nw * AM_RNG_LANES;
-        double *z = out + t * n * AM_RNG_LANES;
-        unsigned bad = 0;
-        __m512i f = _mm512_setzero_si512();
-        for (size_t i = 0; i < n; i++) {
-            unsigned fresh =
-                ~zig8_avx512(w + i * AM_RNG_LANES, z + i * AM_RNG_LANES) & ~bad & 0xffu;
-            bad |= fresh;
-            f = _mm512_mask_mov_epi64(f, (__mmask8)fresh, _mm512_set1_epi64((long long)(i << 8)));
-        }
-        /* the events of this step, without a branch: compressed in a register, then stored */
-        __m512i e = _mm512_ternarylogic_epi64(
-            f, lane, _mm512_set1_epi64((long long)((uint64_t)t << 32)), 0xFE);
-        _mm512_storeu_si512(ev + nev, _mm512_maskz_compress_epi64((__mmask8)bad, e));
-        nev += (size_t)__builtin_popcount(bad);
+    uint64_t c1[AM_RNG_LANES], c2[AM_RNG_LANES];
+    for (int l = 0; l < AM_RNG_LANES; l++) {
+        c1[l] = r[l].ctr.v[1];
+        c2[l] = r[l].ctr.v[2] & 0xffffu;
     }
+    const __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    uint64_t ks[10][2]; /* round keys */
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        ks[round][0] = k0;
+        ks[round][1] = k1;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+    const size_t nw = 2 * nb, np = ns * nb, nrows = 2 * np;
+    size_t zrow = 0, zi = 0, zt = 0, nev = 0;
+    double *zo = out;
+    unsigned bad = 0;
+    __m512i f = _mm512_setzero_si512();
+    uint64_t step = step0;
+    uint32_t b = 0;
+    uint64_t tmp[4 * 2 * AM_RNG_LANES] = {0}; /* the last set when it is partial */
+    for (size_t t = 0; t < np; t += 4) {
+        size_t ready = t >= 4 ? 2 * t - 8 : 0; /* rows stored before the previous set */
+        uint64_t ctr[4][3];                    /* 64-bit: broadcast straight from memory */
+        for (int g = 0; g < 4; g++) {
+            ctr[g][0] = b;
+            ctr[g][1] = (uint32_t)(step << 16);
+            ctr[g][2] = (uint32_t)(step >> 16);
+            if (++b == nb) {
+                b = 0;
+                step++;
+            }
+        }
+        __m512i x0[4], x1[4], x2[4], x3[4];
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
+            x1[g] = vc1;
+            x2[g] = _mm512_or_si512(vc2, _mm512_set1_epi64((long long)ctr[g][1]));
+            x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
+        }
+#pragma GCC unroll 1
+        for (int round = 0; round < 10; round++) {
+            __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
+            __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
+#pragma GCC unroll 4
+            for (int g = 0; g < 4; g++) {
+                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+                x1[g] = p1;
+                x3[g] = p0;
+            }
+            if (zrow < ready) ZIG_ROW();
+        }
+        uint64_t *dst = t + 4 <= np ? words + 2 * t * AM_RNG_LANES : tmp;
+        /* (x1 << 32) | (x0 & low) by one shuffle: the odd 32-bit elements from x1's even ones */
+#pragma GCC unroll 4
+        for (int g = 0; g < 4; g++) {
+            uint64_t *o = dst + 2 * (size_t)g * AM_RNG_LANES;
+            _mm512_storeu_si512(o, _mm512_mask_shuffle_epi32(x0[g], 0xAAAA, x1[g], _MM_PERM_CCAA));
+            _mm512_storeu_si512(o + AM_RNG_LANES,
+                                _mm512_mask_shuffle_epi32(x2[g], 0xAAAA, x3[g], _MM_PERM_CCAA));
+        }
+        if (dst == tmp)
+            memcpy(words + 2 * t * AM_RNG_LANES, tmp, 2 * (np - t) * AM_RNG_LANES * sizeof *tmp);
+    }
+    while (zrow < nrows)
+        ZIG_ROW();
     return nev;
 }
+#undef ZIG_ROW
 
 /* 8 lanes by two zig4_avx2. */
 AVX2 static inline unsigned zig8_avx2(const uint64_t *w, double *z)
@@ -1188,9 +1305,11 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 /* Words per lane of am_rng_gaussian_lanes' steps at most: longer steps go lane by lane. */
 #define LANE_WORDS 256
 
-/* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): the words
- * and the normals of a batch stay in the first-level cache. */
-#define CHUNK_WORDS 64
+/* Words per lane per batch of am_rng_gaussian_lanes (whole steps, at least one): a whole call
+ * of the replica-batched kernel at d = 4 (64 steps), so that its rare cases are handled
+ * together (about 30 of them, in full vectors of 8; batches of 64 words left vectors of 8
+ * a third full); words and normals stay within the first- and second-level caches. */
+#define CHUNK_WORDS 256
 
 /* Most rare cases of one batch (one per step and lane), and room for a last full store. */
 #define CHUNK_EVENTS (CHUNK_WORDS / 2 * AM_RNG_LANES)
@@ -1198,6 +1317,9 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 
 /* Extra blocks per rare case of am_rng_gaussian_lanes, computed together for all of them. */
 #define RARE_BLOCKS 2
+
+/* Events per batch of rare_lanes_avx512 (a multiple of AM_RNG_LANES). */
+#define RARE_BATCH 64
 
 #if AM_RNG_X86
 /* Margin of wedge8_avx512: a decision within it of the boundary is left to zig_rare. */
@@ -1258,19 +1380,19 @@ wedge8_avx512(const uint64_t *wf, const uint64_t *wu, unsigned *accept, __m512d 
 }
 #endif
 
-/* The rare cases of one batch: for each event (step t, lane l, first failed normal f; see
- * ZIG_LANES), that lane's normals f .. n-1 of step step0 + t, from the step's words already
- * drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once), then
- * the stream. */
-static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
-                       double *out, const uint64_t *ev, size_t nev)
+/* The rare cases of at most RARE_BATCH events of one batch: for each event (step t, lane l, first
+ * failed normal f; see ZIG_LANES), that lane's normals f .. n-1 of step step0 + t, from the step's
+ * words already drawn, then RARE_BLOCKS more blocks of the step (computed for all events at once),
+ * then the stream. */
+static void rare_lanes_batch(const am_rng *r, uint64_t step0, size_t n, size_t nb,
+                             const uint64_t *words, double *out, const uint64_t *ev, size_t nev)
 {
     enum { NLANE = AM_RNG_LANES };
     size_t nw = 2 * nb;
     /* counters of the extra blocks, padded to a multiple of 16 */
     size_t nx = nev * RARE_BLOCKS, nx16 = (nx + 15) / 16 * 16;
-    uint32_t ctr[CHUNK_EVENTS * RARE_BLOCKS][4];
-    uint64_t extra[2 * CHUNK_EVENTS * RARE_BLOCKS];
+    uint32_t ctr[RARE_BATCH * RARE_BLOCKS][4];
+    uint64_t extra[2 * RARE_BATCH * RARE_BLOCKS];
     for (size_t e = 0; e < nev; e++) {
         const am_rng *q = &r[ev[e] & 0xff];
         uint64_t step = step0 + (ev[e] >> 32);
@@ -1307,6 +1429,15 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
     }
 }
 
+/* rare_lanes_batch RARE_BATCH events at a time (bounded stack). */
+static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, const uint64_t *words,
+                       double *out, const uint64_t *ev, size_t nev)
+{
+    for (size_t e0 = 0; e0 < nev; e0 += RARE_BATCH)
+        rare_lanes_batch(r, step0, n, nb, words, out, ev + e0,
+                         nev - e0 < RARE_BATCH ? nev - e0 : RARE_BATCH);
+}
+
 #if AM_RNG_X86
 /* Block b of 8 streams at once, stream g with counter words (c1[g], c2[g], c3[g])
  * (lanes_words4_avx512's scheme): its words 2 b and 2 b + 1 to x[0], x[1]. */
@@ -1324,9 +1455,8 @@ AVX512 static void event_block_avx512(const uint64_t (*ks)[2], __m512i c1, __m51
         x1 = p1;
         x3 = p0;
     }
-    const __m512i low = _mm512_set1_epi64(0xffffffffLL);
-    x[0] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x1, 32), x0, low, 0xF8);
-    x[1] = _mm512_ternarylogic_epi64(_mm512_slli_epi64(x3, 32), x2, low, 0xF8);
+    x[0] = _mm512_mask_shuffle_epi32(x0, 0xAAAA, x1, _MM_PERM_CCAA); /* (x1 << 32) | x0 */
+    x[1] = _mm512_mask_shuffle_epi32(x2, 0xAAAA, x3, _MM_PERM_CCAA);
 }
 
 /* rare_lanes with AVX-512, 8 events at a time, one per 64-bit lane: block nb of each
@@ -1357,99 +1487,132 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
     const __m512i low = _mm512_set1_epi64(0xffffffffLL), one = _mm512_set1_epi64(1);
     const __m512i vnw = _mm512_set1_epi64((long long)nw),
                   high53 = _mm512_set1_epi64((long long)~0x7ffULL);
-    for (size_t e0 = 0; e0 < nev; e0 += NLANE) {
-        __mmask8 valid = (__mmask8)(nev - e0 < NLANE ? (1u << (nev - e0)) - 1 : 0xffu);
-        __m512i E = _mm512_maskz_loadu_epi64(valid, ev + e0);
-        __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
-        __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
-        __m512i step = _mm512_add_epi64(_mm512_set1_epi64((long long)step0), T);
-        __m512i c2 = _mm512_or_si512(_mm512_permutexvar_epi64(L, C2),
-                                     _mm512_and_si512(_mm512_slli_epi64(step, 16), low));
-        __m512i c3 = _mm512_and_si512(_mm512_srli_epi64(step, 16), low);
-        __m512i x[2];
-        event_block_avx512((const uint64_t(*)[2])ks, _mm512_permutexvar_epi64(L, C1), c2, c3,
-                           (uint32_t)nb, x);
-        /* word j of lane g at words[wbase[g] + 8 j] (j < nw), else x[j - nw]; normal k of
-         * lane g at out[obase[g] + 8 k] */
-        __m512i wbase =
-            _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
-        __m512i obase =
-            _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
-        uint64_t wf[NLANE] __attribute__((aligned(64))), wu[NLANE] __attribute__((aligned(64)));
-        __m512i wfv = _mm512_i64gather_epi64(_mm512_add_epi64(wbase, _mm512_slli_epi64(F, 3)),
-                                             (const void *)words, 8);
-        __m512i F1 = _mm512_add_epi64(F, one);
-        __m512i wuv = _mm512_mask_i64gather_epi64(x[0], _mm512_cmplt_epu64_mask(F1, vnw),
-                                                  _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)),
-                                                  (const void *)words, 8);
-        _mm512_store_si512(wf, wfv);
-        _mm512_store_si512(wu, wuv);
-        unsigned accept;
-        __m512d xacc;
-        __mmask8 clear = (__mmask8)wedge8_avx512(wf, wu, &accept, &xacc) & valid;
-        __mmask8 acc = (__mmask8)accept & clear;
-        _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)), xacc,
-                                  8);
-        /* lane g: normal K[g] next, from word K[g] + OFF[g] (1 after an accepted wedge,
-         * 2 after a rejected one) */
-        __m512i K = _mm512_mask_add_epi64(F, acc, F, one);
-        __m512i OFF = _mm512_mask_sub_epi64(_mm512_set1_epi64(2), acc, _mm512_set1_epi64(2), one);
-        __m512i stopk = _mm512_set1_epi64((long long)n);
-        __mmask8 live = clear & _mm512_cmplt_epu64_mask(K, _mm512_set1_epi64((long long)n));
-        size_t k = live ? (size_t)_mm512_mask_reduce_min_epu64(live, K) : n;
-        for (; k < n && live; k++) {
-            __m512i kv = _mm512_set1_epi64((long long)k);
-            __mmask8 act = live & _mm512_cmple_epu64_mask(K, kv);
-            __m512i J = _mm512_add_epi64(kv, OFF);
-            __mmask8 inb = act & _mm512_cmplt_epu64_mask(J, vnw);
-            __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
-            __m512i w = _mm512_mask_i64gather_epi64(
-                wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)), (const void *)words, 8);
-            uint64_t wk[NLANE] __attribute__((aligned(64)));
-            _mm512_store_si512(wk, w);
-            __m512d u = _mm512_mul_pd(_mm512_cvtepi64_pd(_mm512_and_si512(w, high53)),
-                                      _mm512_set1_pd(0x1.0p-63));
-            __m512d rr = lookup8_avx512(am_zig_r, wk), xi = lookup8_avx512(am_zig_x, wk);
-            __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(u), rr, _CMP_LT_OQ);
-            _mm512_mask_i64scatter_pd(out, act & pass,
-                                      _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
-                                      _mm512_mul_pd(u, xi), 8);
-            __mmask8 failed = act & ~pass;
-            stopk = _mm512_mask_mov_epi64(stopk, failed, kv);
-            live &= ~failed;
+    /* in batches of RARE_BATCH events: first the extra block and the wedge words of every
+     * event, then every wedge test, then the rest event vector by event vector (the chains
+     * of consecutive vectors overlap in the first two loops) */
+    for (size_t b0 = 0; b0 < nev; b0 += RARE_BATCH) {
+        size_t nbat = nev - b0 < RARE_BATCH ? nev - b0 : RARE_BATCH;
+        const uint64_t *evb = ev + b0;
+        uint64_t xw[2][RARE_BATCH] __attribute__((aligned(64)));
+        uint64_t wfa[RARE_BATCH] __attribute__((aligned(64)));
+        uint64_t wua[RARE_BATCH] __attribute__((aligned(64)));
+        double xacca[RARE_BATCH] __attribute__((aligned(64)));
+        unsigned accepta[RARE_BATCH / NLANE], cleara[RARE_BATCH / NLANE];
+        for (size_t e0 = 0; e0 < nbat; e0 += NLANE) {
+            __mmask8 valid = (__mmask8)(nbat - e0 < NLANE ? (1u << (nbat - e0)) - 1 : 0xffu);
+            __m512i E = _mm512_maskz_loadu_epi64(valid, evb + e0);
+            __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
+            __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
+            __m512i step = _mm512_add_epi64(_mm512_set1_epi64((long long)step0), T);
+            __m512i c2 = _mm512_or_si512(_mm512_permutexvar_epi64(L, C2),
+                                         _mm512_and_si512(_mm512_slli_epi64(step, 16), low));
+            __m512i c3 = _mm512_and_si512(_mm512_srli_epi64(step, 16), low);
+            __m512i x[2];
+            event_block_avx512((const uint64_t(*)[2])ks, _mm512_permutexvar_epi64(L, C1), c2, c3,
+                               (uint32_t)nb, x);
+            __m512i wbase =
+                _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
+            __m512i wfv = _mm512_i64gather_epi64(_mm512_add_epi64(wbase, _mm512_slli_epi64(F, 3)),
+                                                 (const void *)words, 8);
+            __m512i F1 = _mm512_add_epi64(F, one);
+            __m512i wuv = _mm512_mask_i64gather_epi64(
+                x[0], _mm512_cmplt_epu64_mask(F1, vnw),
+                _mm512_add_epi64(wbase, _mm512_slli_epi64(F1, 3)), (const void *)words, 8);
+            _mm512_store_si512(xw[0] + e0, x[0]);
+            _mm512_store_si512(xw[1] + e0, x[1]);
+            _mm512_store_si512(wfa + e0, wfv);
+            _mm512_store_si512(wua + e0, wuv);
         }
-        /* the rest by the scalar ziggurat: lanes without a clear decision from normal f at
-         * word f, lanes whose fast test failed again from there */
-        unsigned rest = (unsigned)(valid & ~clear) |
-                        (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
-        if (!rest) continue;
-        uint64_t ta[NLANE], fa[NLANE], la[NLANE], ka[NLANE], offa[NLANE], xa[2][NLANE];
-        _mm512_storeu_si512(ta, T);
-        _mm512_storeu_si512(fa, F);
-        _mm512_storeu_si512(la, L);
-        _mm512_storeu_si512(ka, stopk);
-        _mm512_storeu_si512(offa, OFF);
-        _mm512_storeu_si512(xa[0], x[0]);
-        _mm512_storeu_si512(xa[1], x[1]);
-        for (; rest; rest &= rest - 1) {
-            unsigned g = (unsigned)__builtin_ctz(rest);
-            size_t t = (size_t)ta[g], l = (size_t)la[g], kk = (size_t)fa[g], j = kk;
-            if (clear >> g & 1) {
-                kk = (size_t)ka[g];
-                j = kk + (size_t)offa[g];
+        for (size_t e0 = 0; e0 < nbat; e0 += NLANE) {
+            __m512d xacc;
+            cleara[e0 / NLANE] = wedge8_avx512(wfa + e0, wua + e0, &accepta[e0 / NLANE], &xacc);
+            _mm512_store_pd(xacca + e0, xacc);
+        }
+        for (size_t e0 = 0; e0 < nbat; e0 += NLANE) {
+            __mmask8 valid = (__mmask8)(nbat - e0 < NLANE ? (1u << (nbat - e0)) - 1 : 0xffu);
+            __m512i E = _mm512_maskz_loadu_epi64(valid, evb + e0);
+            __m512i T = _mm512_srli_epi64(E, 32), L = _mm512_and_si512(E, _mm512_set1_epi64(0xff));
+            __m512i F = _mm512_and_si512(_mm512_srli_epi64(E, 8), _mm512_set1_epi64(0xffffff));
+            __m512i x[2] = {_mm512_load_si512(xw[0] + e0), _mm512_load_si512(xw[1] + e0)};
+            /* word j of lane g at words[wbase[g] + 8 j] (j < nw), else x[j - nw]; normal k of
+             * lane g at out[obase[g] + 8 k] */
+            __m512i wbase =
+                _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * nw))), L);
+            __m512i obase =
+                _mm512_add_epi64(_mm512_mullo_epi64(T, _mm512_set1_epi64((long long)(8 * n))), L);
+            unsigned accept = accepta[e0 / NLANE];
+            __m512d xacc = _mm512_load_pd(xacca + e0);
+            __mmask8 clear = (__mmask8)cleara[e0 / NLANE] & valid;
+            __mmask8 acc = (__mmask8)accept & clear;
+            _mm512_mask_i64scatter_pd(out, acc, _mm512_add_epi64(obase, _mm512_slli_epi64(F, 3)),
+                                      xacc, 8);
+            /* lane g: normal K[g] next, from word K[g] + OFF[g] (1 after an accepted wedge,
+             * 2 after a rejected one) */
+            __m512i K = _mm512_mask_add_epi64(F, acc, F, one);
+            __m512i OFF =
+                _mm512_mask_sub_epi64(_mm512_set1_epi64(2), acc, _mm512_set1_epi64(2), one);
+            __m512i stopk = _mm512_set1_epi64((long long)n);
+            __mmask8 live = clear & _mm512_cmplt_epu64_mask(K, _mm512_set1_epi64((long long)n));
+            size_t k = live ? (size_t)_mm512_mask_reduce_min_epu64(live, K) : n;
+            for (; k < n && live; k++) {
+                __m512i kv = _mm512_set1_epi64((long long)k);
+                __mmask8 act = live & _mm512_cmple_epu64_mask(K, kv);
+                __m512i J = _mm512_add_epi64(kv, OFF);
+                /* all lanes gathered (not only the active ones): the next normal's loads do
+                 * not wait for this one's test */
+                __mmask8 inb = _mm512_cmplt_epu64_mask(J, vnw);
+                __m512i wx = _mm512_mask_blend_epi64(_mm512_cmpeq_epi64_mask(J, vnw), x[1], x[0]);
+                __m512i w = wx; /* no gather when every lane is past the step's words */
+                if (inb)
+                    w = _mm512_mask_i64gather_epi64(
+                        wx, inb, _mm512_add_epi64(wbase, _mm512_slli_epi64(J, 3)),
+                        (const void *)words, 8);
+                uint64_t wk[NLANE] __attribute__((aligned(64)));
+                _mm512_store_si512(wk, w);
+                __m512d c = _mm512_cvtepi64_pd(_mm512_and_si512(w, high53)), rr, xi;
+                pair8_avx512(wk, &rr, &xi);
+                __mmask8 pass = _mm512_cmp_pd_mask(_mm512_abs_pd(c), rr, _CMP_LT_OQ);
+                _mm512_mask_i64scatter_pd(out, act & pass,
+                                          _mm512_add_epi64(obase, _mm512_slli_epi64(kv, 3)),
+                                          _mm512_mul_pd(c, xi), 8);
+                __mmask8 failed = act & ~pass;
+                stopk = _mm512_mask_mov_epi64(stopk, failed, kv);
+                live &= ~failed;
             }
-            uint64_t buf[LANE_WORDS + 2];
-            double tmp[LANE_WORDS];
-            for (size_t i = 0; i < nw; i++)
-                buf[i] = words[(t * nw + i) * NLANE + l];
-            buf[nw] = xa[0][g];
-            buf[nw + 1] = xa[1][g];
-            am_rng q;
-            lane_at(&r[l], step0 + t, &q);
-            size_t c = zig_from_buffer(&q, buf, 0, nb + 1, j, tmp, n - kk, 0);
-            if (c < n - kk) am_rng_fill_gaussian(&q, tmp + c, n - kk - c);
-            for (size_t i = kk; i < n; i++)
-                out[(t * n + i) * NLANE + l] = tmp[i - kk];
+            /* the rest by the scalar ziggurat: lanes without a clear decision from normal f at
+             * word f, lanes whose fast test failed again from there */
+            unsigned rest =
+                (unsigned)(valid & ~clear) |
+                (unsigned)_mm512_cmplt_epu64_mask(stopk, _mm512_set1_epi64((long long)n));
+            if (!rest) continue;
+            uint64_t ta[NLANE], fa[NLANE], la[NLANE], ka[NLANE], offa[NLANE], xa[2][NLANE];
+            _mm512_storeu_si512(ta, T);
+            _mm512_storeu_si512(fa, F);
+            _mm512_storeu_si512(la, L);
+            _mm512_storeu_si512(ka, stopk);
+            _mm512_storeu_si512(offa, OFF);
+            _mm512_storeu_si512(xa[0], x[0]);
+            _mm512_storeu_si512(xa[1], x[1]);
+            for (; rest; rest &= rest - 1) {
+                unsigned g = (unsigned)__builtin_ctz(rest);
+                size_t t = (size_t)ta[g], l = (size_t)la[g], kk = (size_t)fa[g], j = kk;
+                if (clear >> g & 1) {
+                    kk = (size_t)ka[g];
+                    j = kk + (size_t)offa[g];
+                }
+                uint64_t buf[LANE_WORDS + 2];
+                double tmp[LANE_WORDS];
+                for (size_t i = 0; i < nw; i++)
+                    buf[i] = words[(t * nw + i) * NLANE + l];
+                buf[nw] = xa[0][g];
+                buf[nw + 1] = xa[1][g];
+                am_rng q;
+                lane_at(&r[l], step0 + t, &q);
+                size_t c = zig_from_buffer(&q, buf, 0, nb + 1, j, tmp, n - kk, 0);
+                if (c < n - kk) am_rng_fill_gaussian(&q, tmp + c, n - kk - c);
+                for (size_t i = kk; i < n; i++)
+                    out[(t * n + i) * NLANE + l] = tmp[i - kk];
+            }
         }
     }
 }
@@ -1501,15 +1664,20 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
         size_t ns = nsteps - t0 < per ? nsteps - t0 : per, nev;
         double *o = out + t0 * n * NLANE;
-        am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
 #if AM_RNG_X86
-        if (s == 2)
-            nev = zig_lanes_avx512(words, ns, n, nw, o, ev);
-        else if (s == 1)
-            nev = zig_lanes_avx2(words, ns, n, nw, o, ev);
-        else
+        if (s == 2) {
+            nev = lanes_gauss_avx512(r, step0 + t0, ns, n, nb, words, o, ev);
+        } else
 #endif
-            nev = zig_lanes_portable(words, ns, n, nw, o, ev);
+        {
+            am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
+#if AM_RNG_X86
+            if (s == 1)
+                nev = zig_lanes_avx2(words, ns, n, nw, o, ev);
+            else
+#endif
+                nev = zig_lanes_portable(words, ns, n, nw, o, ev);
+        }
         if (!nev) continue;
 #if AM_RNG_X86
         if (s == 2) {

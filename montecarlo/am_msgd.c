@@ -610,10 +610,10 @@ static void msgd_advance_batch(const void *ctx, void *const *works, size_t n, ui
                                uint64_t k1, int *diverged)
 {
     const am_msgd *m = ctx;
-    for (size_t j0 = 0; j0 < n; j0 += AM_MSGD_LANES) {
-        size_t nl = n - j0 < AM_MSGD_LANES ? n - j0 : AM_MSGD_LANES;
-        double *rings[AM_MSGD_LANES];
-        uint64_t reps[AM_MSGD_LANES];
+    for (size_t j0 = 0; j0 < n; j0 += AM_MSGD_BATCH_REPLICAS) {
+        size_t nl = n - j0 < AM_MSGD_BATCH_REPLICAS ? n - j0 : AM_MSGD_BATCH_REPLICAS;
+        double *rings[AM_MSGD_BATCH_REPLICAS];
+        uint64_t reps[AM_MSGD_BATCH_REPLICAS];
         for (size_t j = 0; j < nl; j++) {
             work_t *w = works[j0 + j];
             rings[j] = w->ring;
@@ -637,7 +637,7 @@ void am_msgd_set_path(am_msgd *m, int path)
     /* data sets run one replica at a time (the batched kernel draws the synthetic laws) */
     int on = m->path != AM_MSGD_PATH_SCALAR && m->p->dim <= AM_MSGD_BATCH_MAXDIM &&
              m->p->dist.kind != AM_DIST_DATA;
-    m->model.batch = on ? AM_MSGD_LANES : 0;
+    m->model.batch = on ? AM_MSGD_BATCH_REPLICAS : 0;
     m->model.advance_batch = on ? msgd_advance_batch : NULL;
 }
 

@@ -1,16 +1,24 @@
 /*
  * am_msgd_batch.c -- the replica-batched Async-MSGD step of am_msgd_batch.h.
  *
- * One lane group holds AM_MSGD_LANES replicas: the ring of iterates as vectors
- * ring[slot d + i] (lane l = replica l), the data x[i] and the stale iterate w[i]. Each
- * step performs, lane by lane, exactly the one-replica operations of am_msgd.c:
+ * One lane group holds AM_MSGD_LANES replicas: the ring of iterates as vectors (lane l =
+ * replica l), the data x[i] and the stale iterate w[i]; one call runs one lane group or two
+ * (AM_MSGD_GROUPS), their rings interleaved (ring[(slot d + i) G + g] for group g of G), so
+ * that the two groups' step-to-step dependency chains overlap. Each step performs, lane by
+ * lane, exactly the one-replica operations of am_msgd.c:
  *   a = ((0 + x_0 w_0) + x_1 w_1) + ...,   v' = (v + mu (v - v_prev)) + (eta a) (x - a w)
  * (expected data: s = Sigma w, q = ((0 + s_0 w_0) + ...), v' = (v + mu (v - v_prev)) +
  * eta (s - q w)), so the bytes equal the one-replica path's; the normals of the Gaussian
  * fast path are those of am_rng_fill_gaussian_steps on each replica's own data stream,
  * the other draws those of am_data_draw and am_delay_draw per lane. The body is written
  * once with GCC vector types and compiled for three instruction sets (no FMA: products
- * and sums are rounded separately, as in the scalar code built with -ffp-contract=off).
+ * and sums are rounded separately, as in the scalar code built with -ffp-contract=off),
+ * each for one or two groups, for the delay (the stale iterate the current one or not), for
+ * the data and, for d = 2, 3, 4 and data drawn without calls, for the dimension as a
+ * literal: then the loops over coordinates unroll and the current and previous iterates
+ * stay in registers (the draws are refilled outside the loop over the steps, which calls
+ * nothing). The rings move into and out of the lane layout at every call, with AVX-512 by
+ * 8 x 8 transposes.
  */
 #include "am_msgd_batch.h"
 
@@ -31,7 +39,8 @@
 #define AM_BATCH_X86 0
 #endif
 
-enum { NL = AM_MSGD_LANES, MAXD = AM_MSGD_BATCH_MAXDIM };
+/* DS: the largest dimension with a body of its own (iterates in registers) */
+enum { NL = AM_MSGD_LANES, MAXD = AM_MSGD_BATCH_MAXDIM, MAXG = AM_MSGD_GROUPS, DS = 4 };
 _Static_assert(AM_MSGD_LANES == AM_RNG_LANES, "one lane per replica of am_rng_gaussian_lanes");
 
 /* Normals of the Gaussian fast path drawn per replica at once (as in am_msgd.c). */
@@ -53,37 +62,137 @@ am_msgd_path am_msgd_batch_path(void)
     return (am_msgd_path)am_common_simd_path();
 }
 
-/* The whole advance of one lane group; state in ring (L d vectors). Inlined into one
- * function per instruction set. */
-static inline __attribute__((always_inline)) void batch_body(const am_msgd_batch *b,
-                                                             const uint64_t *rep, uint64_t k0,
-                                                             uint64_t k1, vd *ring, int *diverged,
-                                                             int simd)
+/* The statement for g = 0 and, with G = 2, for g = 1: written out rather than a loop, so
+ * that the iterates of both groups (vc, vq, vn below) are indexed by constants when the
+ * compiler scalarises them into registers. */
+#define FOR_G(...)                                                                                 \
+    do {                                                                                           \
+        {                                                                                          \
+            const size_t g = 0;                                                                    \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+        if (G > 1) {                                                                               \
+            const size_t g = 1;                                                                    \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    } while (0)
+_Static_assert(AM_MSGD_GROUPS == 2, "FOR_G writes out two groups");
+
+/* The statement for i = 0 .. n-1: with a literal D, a loop of constant length DS unrolled
+ * completely (for the same reason), else a loop. */
+#define FOR_I(n, ...)                                                                              \
+    do {                                                                                           \
+        if (D) {                                                                                   \
+            _Pragma("GCC unroll 4") for (size_t i = 0; i < DS; i++) if (i < D)                     \
+            {                                                                                      \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (size_t i = 0; i < (n); i++) {                                                     \
+                __VA_ARGS__                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+_Static_assert(DS == 4, "FOR_I unrolls DS iterations");
+
+/* Word 0 of each of n steps (tw[2 t], lane by lane) becomes its delay, drawn as
+ * am_delay_draw draws it; once per refill, so that the steps call nothing. */
+static inline __attribute__((always_inline)) void delays_of_words_body(const am_delay *dl, vu *tw,
+                                                                       size_t n)
+{
+    for (size_t t = 0; t < n; t++)
+        for (size_t l = 0; l < NL; l++) {
+            uint64_t u = tw[2 * t][l], tau;
+            if (dl->kind == AM_DELAY_UNIFORM) {
+                tau = (uint64_t)(((unsigned __int128)u * (dl->max + 1)) >> 64);
+            } else {
+                double uu = ((double)(u >> 11) + 0.5) * 0x1.0p-53;
+                double j = floor(log(uu) / dl->log1mp);
+                tau = j >= (double)dl->max ? dl->max : (uint64_t)j;
+            }
+            tw[2 * t][l] = tau;
+        }
+}
+
+static __attribute__((noinline)) void delays_portable(const am_delay *dl, vu *tw, size_t n)
+{
+    delays_of_words_body(dl, tw, n);
+}
+
+#if AM_BATCH_X86
+__attribute__((target("avx2"), noinline)) static void delays_avx2(const am_delay *dl, vu *tw,
+                                                                  size_t n)
+{
+    delays_of_words_body(dl, tw, n);
+}
+
+__attribute__((target("avx512f,avx512dq,avx512vl"), noinline)) static void
+delays_avx512(const am_delay *dl, vu *tw, size_t n)
+{
+    delays_of_words_body(dl, tw, n);
+}
+#endif
+
+/* The delays for the body of instruction set simd (0 portable, 1 AVX2, 2 AVX-512). */
+static inline __attribute__((always_inline)) void delays_of_words(const am_delay *dl, vu *tw,
+                                                                  size_t n, int simd)
+{
+#if AM_BATCH_X86
+    if (simd == 2)
+        delays_avx512(dl, tw, n);
+    else if (simd == 1)
+        delays_avx2(dl, tw, n);
+    else
+#endif
+        delays_portable(dl, tw, n);
+}
+
+/* The data of a body: Gaussian in the eigenbasis (the fast path), other data drawn from
+ * words side by side (Gaussian in a rotated basis, Rademacher, uniform), any (also Student,
+ * lane by lane, and expected). */
+enum { BODY_GAUSS, BODY_SAMPLED, BODY_ANY };
+
+/* The ring of G lane groups (G = 1 or 2) side by side: coordinate i of slot s of group g is
+ * the vector R(s, i, g). */
+#define R(s, i, g) ring[((size_t)(s)*d + (size_t)(i)) * G + (size_t)(g)]
+
+/* The whole advance of G lane groups (8 G replicas; the groups' step-to-step dependency
+ * chains are independent, so two of them overlap); state in ring (L d G vectors). D is the
+ * dimension as a literal (2, 3, 4: loops unrolled, the current and previous iterates kept in
+ * registers; with mode BODY_GAUSS or BODY_SAMPLED) or 0 (any d <= MAXD, iterates read from
+ * the ring). mode: the data (below). wv: the stale iterate is the current one (no delay, or
+ * the constant delay 0). Inlined into one function per instruction set, D, G, mode and wv;
+ * every instance performs the same operations in the same order per lane. */
+static inline __attribute__((always_inline)) void
+batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1, vd *ring,
+           int *diverged, int simd, const size_t D, const size_t G, const int mode, const int wv)
 {
     const am_problem *p = b->p;
-    const size_t d = p->dim, L = b->ring_len;
+    const size_t d = D ? D : p->dim, L = b->ring_len;
     const double eta = b->eta, mu = b->mu;
     const am_delay *dl = b->delay;
-    const int has_delay = dl->kind != AM_DELAY_NONE;
-    const int fast_gauss = p->dist.kind == AM_DIST_GAUSSIAN && !p->q;
-    const int expected = p->dist.kind == AM_DIST_EXPECTED;
     const am_dist_kind kind = p->dist.kind;
+    const int fast_gauss = mode == BODY_GAUSS;
+    const int expected = mode == BODY_ANY && kind == AM_DIST_EXPECTED;
     /* data from words drawn side by side: normals, signs (one word), uniforms (d words);
      * Student data lane by lane through am_data_draw (a varying number of words) */
-    const int gauss = kind == AM_DIST_GAUSSIAN, rade = kind == AM_DIST_RADEMACHER;
-    const int unif = kind == AM_DIST_UNIFORM;
+    const int gauss = fast_gauss || kind == AM_DIST_GAUSSIAN;
+    const int rade = !fast_gauss && kind == AM_DIST_RADEMACHER;
+    const int unif = !fast_gauss && kind == AM_DIST_UNIFORM;
     const int drawn_delay = dl->kind == AM_DELAY_UNIFORM || dl->kind == AM_DELAY_GEOMETRIC;
     const size_t dnb = rade ? 1 : (d + 1) / 2; /* blocks of data words per step */
-    am_rng data[NL], delay[NL];
-    vd x[MAXD], y[MAXD], wb[MAXD], sw[MAXD];
+    am_rng data[MAXG * NL], delay[MAXG * NL];
+    vd x[MAXG][MAXD], y[MAXG][MAXD], sw[MAXG][MAXD];
+    vd wb[MAXD * MAXG];            /* drawn delays: the stale iterates, laid out as a ring slot */
+    vd vc[MAXG][DS], vq[MAXG][DS]; /* D > 0: v_k and v_{k-1} */
     double tmp[MAXD];
-    vd zs[BATCH_DOUBLES];
-    vu dw[LANE_WORDS], tw[LANE_WORDS]; /* words of the data and delay streams */
+    vd zs[MAXG][BATCH_DOUBLES];
+    vu dw[MAXG][LANE_WORDS], tw[MAXG][LANE_WORDS]; /* words of the data and delay streams */
     uint64_t kw = k0, nw = 0, perw = LANE_WORDS / (2 * dnb);
     uint64_t kt = k0, nt = 0, pert = LANE_WORDS / 2;
     const double s3 = sqrt(3.0);
     memset(y, 0, sizeof y); /* written before use (rotated data); zeroed for the analysers */
-    for (size_t l = 0; l < NL; l++) {
+    for (size_t l = 0; l < G * NL; l++) {
         am_rng_init(&data[l], b->seed, rep[l], AM_STREAM_DATA, 0);
         am_rng_init(&delay[l], b->seed, rep[l], AM_STREAM_DELAY, 0);
     }
@@ -91,155 +200,362 @@ static inline __attribute__((always_inline)) void batch_body(const am_msgd_batch
     const vd veta = {eta, eta, eta, eta, eta, eta, eta, eta};
     const vd zero = {0, 0, 0, 0, 0, 0, 0, 0};
     size_t cur = (size_t)(k0 % L);
+    /* the constant delay's slot offset (wv: none) */
+    const size_t ctau = drawn_delay || wv ? 0 : (size_t)dl->max;
+    if (D)
+        FOR_I(D, FOR_G({
+                  vc[g][i % DS] = R(cur, i, g);
+                  vq[g][i % DS] = R(cur == 0 ? L - 1 : cur - 1, i, g);
+              }););
+/* v_k, v_{k-1} and the stale iterate of group g, coordinate i */
+#define V(g, i) (D ? vc[g][(i) % DS] : R(cur, i, g))
+#define VP(g, i) (D ? vq[g][(i) % DS] : R(prev, i, g))
+/* v_{k+1}: into the ring, and with D > 0 into vn */
+#define SET_VN(g, i, val)                                                                          \
+    do {                                                                                           \
+        vd t_ = (val);                                                                             \
+        R(next, i, g) = t_;                                                                        \
+        if (D) vn[g][(i) % DS] = t_;                                                               \
+    } while (0)
+#define W(g, i) (wv ? V(g, i) : wp[(size_t)(i)*G + (size_t)(g)])
     uint64_t kb = k0, nz = 0, per = BATCH_DOUBLES / d;
-    for (uint64_t k = k0; k < k1; k++) {
-        size_t prev = cur == 0 ? L - 1 : cur - 1;
-        size_t next = cur + 1 == L ? 0 : cur + 1;
-        const vd *v = ring + cur * d, *vp = ring + prev * d;
-        vd *vn = ring + next * d;
-        const vd *w = v;
-        if (has_delay) {
-            if (!drawn_delay) {
-                uint64_t tau = dl->max;
-                size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
-                w = ring + slot * d;
-            } else {
-                if (k >= kt + nt) {
-                    kt = k;
-                    nt = k1 - k < pert ? k1 - k : pert;
-                    am_rng_words_lanes(delay, kt, (size_t)nt, 1, (uint64_t *)tw, simd);
+    /* the words and normals drawn in blocks of steps; the steps between two refills run in an
+     * inner loop without calls (the iterates stay in registers) */
+    for (uint64_t k = k0; k < k1;) {
+        uint64_t kend = k1;
+        if (!wv && drawn_delay) {
+            if (k >= kt + nt) {
+                kt = k;
+                nt = k1 - k < pert ? k1 - k : pert;
+                for (size_t g = 0; g < G; g++) {
+                    am_rng_words_lanes(delay + g * NL, kt, (size_t)nt, 1, (uint64_t *)tw[g], simd);
+                    delays_of_words(dl, tw[g], (size_t)nt, simd);
                 }
-                const vu tk = tw[2 * (k - kt)]; /* word 0 of step k */
-                for (size_t l = 0; l < NL; l++) {
-                    uint64_t tau;
-                    if (dl->kind == AM_DELAY_UNIFORM) {
-                        tau = (uint64_t)(((unsigned __int128)tk[l] * (dl->max + 1)) >> 64);
-                    } else {
-                        double uu = ((double)(tk[l] >> 11) + 0.5) * 0x1.0p-53;
-                        double j = floor(log(uu) / dl->log1mp);
-                        tau = j >= (double)dl->max ? dl->max : (uint64_t)j;
-                    }
-                    size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
-                    for (size_t i = 0; i < d; i++)
-                        wb[i][l] = ring[slot * d + i][l];
-                }
-                w = wb;
             }
+            kend = kt + nt < kend ? kt + nt : kend;
         }
-        if (expected) {
-            if (b->sigma) {
-                for (size_t i = 0; i < d; i++) {
-                    vd s = zero;
-                    for (size_t j = 0; j < d; j++)
-                        s = s + b->sigma[i * d + j] * w[j];
-                    sw[i] = s;
-                }
-            } else {
-                for (size_t i = 0; i < d; i++)
-                    sw[i] = p->lambda[i] * w[i];
+        if (gauss) {
+            if (k >= kb + nz) {
+                kb = k;
+                nz = k1 - k < per ? k1 - k : per;
+                for (size_t g = 0; g < G; g++)
+                    am_rng_gaussian_lanes(data + g * NL, kb, (size_t)nz, d, (double *)zs[g], simd);
             }
-            vd q = zero;
-            for (size_t i = 0; i < d; i++)
-                q = q + sw[i] * w[i];
-            for (size_t i = 0; i < d; i++)
-                vn[i] = v[i] + vmu * (v[i] - vp[i]) + veta * (sw[i] - q * w[i]);
-        } else {
-            vd a = zero;
-            if (fast_gauss) {
-                if (k >= kb + nz) {
-                    kb = k;
-                    nz = k1 - k < per ? k1 - k : per;
-                    am_rng_gaussian_lanes(data, kb, (size_t)nz, d, (double *)zs, simd);
-                }
-                const vd *z = zs + (size_t)(k - kb) * d;
-                for (size_t i = 0; i < d; i++) {
-                    x[i] = z[i] * p->sqrt_lambda[i];
-                    a = a + x[i] * w[i];
-                }
-            } else {
-                vd *dst = p->q ? y : x;
-                if (gauss) {
-                    if (k >= kb + nz) {
-                        kb = k;
-                        nz = k1 - k < per ? k1 - k : per;
-                        am_rng_gaussian_lanes(data, kb, (size_t)nz, d, (double *)zs, simd);
-                    }
-                    const vd *z = zs + (size_t)(k - kb) * d;
-                    for (size_t i = 0; i < d; i++)
-                        dst[i] = z[i] * p->sqrt_lambda[i];
-                } else if (rade || unif) {
-                    if (k >= kw + nw) {
-                        kw = k;
-                        nw = k1 - k < perw ? k1 - k : perw;
-                        am_rng_words_lanes(data, kw, (size_t)nw, dnb, (uint64_t *)dw, simd);
-                    }
-                    const vu *wk = dw + 2 * dnb * (k - kw);
-                    for (size_t i = 0; i < d; i++) {
-                        if (rade) {
-                            /* bit i of the word flips the sign of sqrt(lambda_i) */
-                            uint64_t sl;
-                            memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
-                            vu bits = sl ^ ((wk[0] >> i & 1) << 63);
-                            memcpy(&dst[i], &bits, sizeof bits);
-                        } else {
-                            vd u = (__builtin_convertvector(wk[i] >> 11, vd) + 0.5) * 0x1.0p-53;
-                            dst[i] = s3 * p->sqrt_lambda[i] * (2.0 * u - 1.0);
-                        }
-                    }
-                } else {
+            kend = kb + nz < kend ? kb + nz : kend;
+        } else if (rade || unif) {
+            if (k >= kw + nw) {
+                kw = k;
+                nw = k1 - k < perw ? k1 - k : perw;
+                for (size_t g = 0; g < G; g++)
+                    am_rng_words_lanes(data + g * NL, kw, (size_t)nw, dnb, (uint64_t *)dw[g], simd);
+            }
+            kend = kw + nw < kend ? kw + nw : kend;
+        }
+        for (; k < kend; k++) {
+            size_t prev = cur == 0 ? L - 1 : cur - 1;
+            size_t next = cur + 1 == L ? 0 : cur + 1;
+            size_t wslot = cur >= ctau ? cur - ctau : cur + L - ctau;
+            const vd *wp = drawn_delay ? wb : ring + wslot * d * G;
+            (void)prev;
+            (void)wp;
+            vd vn[MAXG][DS];
+            if (!wv && drawn_delay) {
+                for (size_t g = 0; g < G; g++) {
+                    const vu tk = tw[g][2 * (k - kt)]; /* the delays of step k */
+                    const vd *rl[NL];                  /* lane l's stale slot, coordinate 0 */
                     for (size_t l = 0; l < NL; l++) {
-                        am_rng_seek(&data[l], k);
-                        am_data_draw(p, &data[l], tmp);
-                        for (size_t i = 0; i < d; i++)
-                            dst[i][l] = tmp[i];
+                        uint64_t tau = tk[l];
+                        size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
+                        rl[l] = &R(slot, 0, g);
+                    }
+                    /* each coordinate's vector built in registers, then stored whole (lane
+                     * by lane stores would not forward to the vector loads below) */
+                    for (size_t i = 0; i < d; i++) {
+                        size_t o = i * G;
+                        vd t = {rl[0][o][0], rl[1][o][1], rl[2][o][2], rl[3][o][3],
+                                rl[4][o][4], rl[5][o][5], rl[6][o][6], rl[7][o][7]};
+                        wb[i * G + g] = t;
                     }
                 }
-                if (p->q)
-                    for (size_t i = 0; i < d; i++) {
-                        const double *qi = p->q + i * d;
-                        vd s = zero;
-                        for (size_t j = 0; j < d; j++)
-                            s = s + qi[j] * y[j];
-                        x[i] = s;
-                    }
-                for (size_t i = 0; i < d; i++)
-                    a = a + x[i] * w[i];
             }
-            vd ea = veta * a;
-            for (size_t i = 0; i < d; i++)
-                vn[i] = v[i] + vmu * (v[i] - vp[i]) + ea * (x[i] - a * w[i]);
+            if (expected) {
+                for (size_t g = 0; g < G; g++) {
+                    if (b->sigma) {
+                        for (size_t i = 0; i < d; i++) {
+                            vd s = zero;
+                            for (size_t j = 0; j < d; j++)
+                                s = s + b->sigma[i * d + j] * W(g, j);
+                            sw[g][i] = s;
+                        }
+                    } else {
+                        for (size_t i = 0; i < d; i++)
+                            sw[g][i] = p->lambda[i] * W(g, i);
+                    }
+                    vd q = zero;
+                    for (size_t i = 0; i < d; i++)
+                        q = q + sw[g][i] * W(g, i);
+                    for (size_t i = 0; i < d; i++)
+                        SET_VN(g, i,
+                               V(g, i) + vmu * (V(g, i) - VP(g, i)) +
+                                   veta * (sw[g][i] - q * W(g, i)));
+                }
+            } else {
+                if (fast_gauss) {
+                    FOR_G({
+                        const vd *z = zs[g] + (size_t)(k - kb) * d;
+                        vd xg[MAXD], ag = zero;
+                        FOR_I(d, {
+                            xg[i] = z[i] * p->sqrt_lambda[i];
+                            ag = ag + xg[i] * W(g, i);
+                        });
+                        vd ea = veta * ag;
+                        FOR_I(d, SET_VN(g, i,
+                                        V(g, i) + vmu * (V(g, i) - VP(g, i)) +
+                                            ea * (xg[i] - ag * W(g, i))););
+                    });
+                } else {
+                    FOR_G({
+                        vd *dst = p->q ? y[g] : x[g];
+                        if (gauss) {
+                            const vd *z = zs[g] + (size_t)(k - kb) * d;
+                            for (size_t i = 0; i < d; i++)
+                                dst[i] = z[i] * p->sqrt_lambda[i];
+                        } else if (rade || unif) {
+                            const vu *wk = dw[g] + 2 * dnb * (k - kw);
+                            for (size_t i = 0; i < d; i++) {
+                                if (rade) {
+                                    /* bit i of the word flips the sign of sqrt(lambda_i) */
+                                    uint64_t sl;
+                                    memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
+                                    vu bits = sl ^ ((wk[0] >> i & 1) << 63);
+                                    memcpy(&dst[i], &bits, sizeof bits);
+                                } else {
+                                    vd u = (__builtin_convertvector(wk[i] >> 11, vd) + 0.5) *
+                                           0x1.0p-53;
+                                    dst[i] = s3 * p->sqrt_lambda[i] * (2.0 * u - 1.0);
+                                }
+                            }
+                        } else if (mode == BODY_ANY) {
+                            for (size_t l = 0; l < NL; l++) {
+                                am_rng_seek(&data[g * NL + l], k);
+                                am_data_draw(p, &data[g * NL + l], tmp);
+                                for (size_t i = 0; i < d; i++)
+                                    dst[i][l] = tmp[i];
+                            }
+                        }
+                        if (p->q)
+                            for (size_t i = 0; i < d; i++) {
+                                const double *qi = p->q + i * d;
+                                vd s = zero;
+                                for (size_t j = 0; j < d; j++)
+                                    s = s + qi[j] * y[g][j];
+                                x[g][i] = s;
+                            }
+                        vd ag = zero;
+                        FOR_I(d, ag = ag + x[g][i] * W(g, i););
+                        vd ea = veta * ag;
+                        FOR_I(d, SET_VN(g, i,
+                                        V(g, i) + vmu * (V(g, i) - VP(g, i)) +
+                                            ea * (x[g][i] - ag * W(g, i))););
+                    });
+                }
+            }
+            if (D)
+                FOR_I(D, FOR_G({
+                          vq[g][i % DS] = vc[g][i % DS];
+                          vc[g][i % DS] = vn[g][i % DS];
+                      }););
+            cur = next;
         }
-        cur = next;
     }
-    const vd *v = ring + cur * d;
-    vd nn = zero;
-    for (size_t i = 0; i < d; i++)
-        nn = nn + v[i] * v[i];
-    double bb = b->blowup * b->blowup;
-    for (size_t l = 0; l < NL; l++)
-        diverged[l] = !(nn[l] <= bb);
+#undef V
+#undef VP
+#undef W
+#undef SET_VN
+    for (size_t g = 0; g < G; g++) {
+        vd nn = zero;
+        for (size_t i = 0; i < d; i++)
+            nn = nn + R(cur, i, g) * R(cur, i, g);
+        double bb = b->blowup * b->blowup;
+        for (size_t l = 0; l < NL; l++)
+            diverged[g * NL + l] = !(nn[l] <= bb);
+    }
 }
 
+/* One function per instruction set: the body for the lane groups, the delay (wv), the data
+ * (mode) and, but for Student and expected data, the dimension (a literal for d = 2, 3, 4). */
+#define BODY_SWITCH(simd)                                                                          \
+    do {                                                                                           \
+        const am_delay *dl_ = b->delay;                                                            \
+        int wv_ =                                                                                  \
+            dl_->kind == AM_DELAY_NONE ||                                                          \
+            (dl_->kind != AM_DELAY_UNIFORM && dl_->kind != AM_DELAY_GEOMETRIC && dl_->max == 0);   \
+        if (G == 1) {                                                                              \
+            BODY_W(simd, 1, wv_);                                                                  \
+        } else {                                                                                   \
+            BODY_W(simd, 2, wv_);                                                                  \
+        }                                                                                          \
+    } while (0)
+#define BODY_W(simd, g_, wv_)                                                                      \
+    do {                                                                                           \
+        if (wv_) {                                                                                 \
+            BODY_D(simd, g_, 1);                                                                   \
+        } else {                                                                                   \
+            BODY_D(simd, g_, 0);                                                                   \
+        }                                                                                          \
+    } while (0)
+#define BODY_D(simd, g_, w_)                                                                       \
+    do {                                                                                           \
+        am_dist_kind kd_ = b->p->dist.kind;                                                        \
+        size_t d_ = b->p->dim;                                                                     \
+        if (kd_ == AM_DIST_GAUSSIAN && !b->p->q) {                                                 \
+            BODY_DIM(simd, g_, BODY_GAUSS, w_, d_);                                                \
+        } else if (kd_ == AM_DIST_GAUSSIAN || kd_ == AM_DIST_RADEMACHER ||                         \
+                   kd_ == AM_DIST_UNIFORM) {                                                       \
+            BODY_DIM(simd, g_, BODY_SAMPLED, w_, d_);                                              \
+        } else {                                                                                   \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, BODY_ANY, w_);                 \
+        }                                                                                          \
+    } while (0)
+#define BODY_DIM(simd, g_, m_, w_, d_)                                                             \
+    do {                                                                                           \
+        switch (d_) {                                                                              \
+        case 2:                                                                                    \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 2, g_, m_, w_);                       \
+            break;                                                                                 \
+        case 3:                                                                                    \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 3, g_, m_, w_);                       \
+            break;                                                                                 \
+        case 4:                                                                                    \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 4, g_, m_, w_);                       \
+            break;                                                                                 \
+        default:                                                                                   \
+            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, m_, w_);                       \
+        }                                                                                          \
+    } while (0)
+
 static void body_portable(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1,
-                          vd *ring, int *diverged)
+                          vd *ring, int *diverged, size_t G)
 {
-    batch_body(b, rep, k0, k1, ring, diverged, 0);
+    BODY_SWITCH(0);
 }
 
 #if AM_BATCH_X86
 __attribute__((target("avx2"))) static void body_avx2(const am_msgd_batch *b, const uint64_t *rep,
                                                       uint64_t k0, uint64_t k1, vd *ring,
-                                                      int *diverged)
+                                                      int *diverged, size_t G)
 {
-    batch_body(b, rep, k0, k1, ring, diverged, 1);
+    BODY_SWITCH(1);
 }
 
 __attribute__((target("avx512f,avx512dq,avx512vl"))) static void
 body_avx512(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1, vd *ring,
-            int *diverged)
+            int *diverged, size_t G)
 {
-    batch_body(b, rep, k0, k1, ring, diverged, 2);
+    BODY_SWITCH(2);
 }
+#endif
+
+/* Rows of eight doubles as columns: c[j][l] = r[l][j]. */
+#define SHUF_LO2 0, 8, 2, 10, 4, 12, 6, 14
+#define SHUF_HI2 1, 9, 3, 11, 5, 13, 7, 15
+#define SHUF_LO4 0, 1, 8, 9, 4, 5, 12, 13
+#define SHUF_HI4 2, 3, 10, 11, 6, 7, 14, 15
+#define SHUF_LO8 0, 1, 2, 3, 8, 9, 10, 11
+#define SHUF_HI8 4, 5, 6, 7, 12, 13, 14, 15
+#ifdef __clang__
+#define SHUF(a, b, m) __builtin_shufflevector(a, b, m)
+#else
+typedef int64_t vi __attribute__((vector_size(NL * sizeof(int64_t))));
+#define SHUF(a, b, m) __builtin_shuffle(a, b, (vi){m})
+#endif
+static inline __attribute__((always_inline)) void transpose8(const vd *r, vd *c)
+{
+    /* pairs of rows interleaved, then pairs of pairs, then halves */
+    vd t0 = SHUF(r[0], r[1], SHUF_LO2), t1 = SHUF(r[0], r[1], SHUF_HI2);
+    vd t2 = SHUF(r[2], r[3], SHUF_LO2), t3 = SHUF(r[2], r[3], SHUF_HI2);
+    vd t4 = SHUF(r[4], r[5], SHUF_LO2), t5 = SHUF(r[4], r[5], SHUF_HI2);
+    vd t6 = SHUF(r[6], r[7], SHUF_LO2), t7 = SHUF(r[6], r[7], SHUF_HI2);
+    vd u0 = SHUF(t0, t2, SHUF_LO4), u2 = SHUF(t0, t2, SHUF_HI4);
+    vd u1 = SHUF(t1, t3, SHUF_LO4), u3 = SHUF(t1, t3, SHUF_HI4);
+    vd u4 = SHUF(t4, t6, SHUF_LO4), u6 = SHUF(t4, t6, SHUF_HI4);
+    vd u5 = SHUF(t5, t7, SHUF_LO4), u7 = SHUF(t5, t7, SHUF_HI4);
+    c[0] = SHUF(u0, u4, SHUF_LO8);
+    c[4] = SHUF(u0, u4, SHUF_HI8);
+    c[1] = SHUF(u1, u5, SHUF_LO8);
+    c[5] = SHUF(u1, u5, SHUF_HI8);
+    c[2] = SHUF(u2, u6, SHUF_LO8);
+    c[6] = SHUF(u2, u6, SHUF_HI8);
+    c[3] = SHUF(u3, u7, SHUF_LO8);
+    c[7] = SHUF(u3, u7, SHUF_HI8);
+}
+
+/* The rings of replicas src[0 .. 8G-1] (T = L d doubles each) into the lane layout, group g
+ * at ring[t G + g], eight slots at a time. */
+static inline __attribute__((always_inline)) void rings_in(const double *const *src, size_t T,
+                                                           size_t G, vd *ring, int tr)
+{
+    for (size_t g = 0; g < G; g++) {
+        const double *const *s = src + g * NL;
+        size_t t = 0;
+        for (; tr && t + NL <= T; t += NL) {
+            vd r[NL], c[NL];
+#pragma GCC unroll 8
+            for (size_t l = 0; l < NL; l++)
+                memcpy(&r[l], s[l] + t, sizeof r[l]);
+            transpose8(r, c);
+#pragma GCC unroll 8
+            for (size_t j = 0; j < NL; j++)
+                ring[(t + j) * G + g] = c[j];
+        }
+        for (; t < T; t++)
+#pragma GCC unroll 8
+            for (size_t l = 0; l < NL; l++)
+                ring[t * G + g][l] = s[l][t];
+    }
+}
+
+/* The inverse of rings_in for the first n replicas. */
+static inline __attribute__((always_inline)) void rings_out(const vd *ring, size_t T, size_t G,
+                                                            size_t n, double *const *dst, int tr)
+{
+    for (size_t g = 0; g < G; g++) {
+        double *const *s = dst + g * NL;
+        size_t nl = n - g * NL < NL ? n - g * NL : NL;
+        size_t t = 0;
+        for (; tr && t + NL <= T; t += NL) {
+            vd r[NL], c[NL];
+#pragma GCC unroll 8
+            for (size_t j = 0; j < NL; j++)
+                r[j] = ring[(t + j) * G + g];
+            transpose8(r, c);
+#pragma GCC unroll 8
+            for (size_t l = 0; l < nl; l++)
+                memcpy(s[l] + t, &c[l], sizeof c[l]);
+        }
+        for (; t < T; t++)
+#pragma GCC unroll 8
+            for (size_t l = 0; l < nl; l++)
+                s[l][t] = ring[t * G + g][l];
+    }
+}
+
+/* The whole advance for one instruction set: rings in, body, rings out. */
+#define ADVANCE_FN(name, body, target, tr)                                                         \
+    target static void name(const am_msgd_batch *b, const double *const *src, double *const *dst,  \
+                            const uint64_t *rep, size_t n, uint64_t k0, uint64_t k1, vd *ring,     \
+                            int *div, size_t G)                                                    \
+    {                                                                                              \
+        size_t T = b->ring_len * b->p->dim;                                                        \
+        rings_in(src, T, G, ring, tr);                                                             \
+        body(b, rep, k0, k1, ring, div, G);                                                        \
+        rings_out(ring, T, G, n, dst, tr);                                                         \
+    }
+/* the transposes pay with AVX-512 (one shuffle per step); elsewhere slot by slot */
+ADVANCE_FN(advance_portable, body_portable, , 0)
+#if AM_BATCH_X86
+ADVANCE_FN(advance_avx2, body_avx2, __attribute__((target("avx2"))), 0)
+ADVANCE_FN(advance_avx512, body_avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))), 1)
 #endif
 
 int am_msgd_batch_advance(const am_msgd_batch *b, am_msgd_path path, double *const *rings,
@@ -247,30 +563,28 @@ int am_msgd_batch_advance(const am_msgd_batch *b, am_msgd_path path, double *con
                           int *diverged)
 {
     size_t d = b->p->dim, L = b->ring_len;
-    vd *ring = aligned_alloc(sizeof(vd), L * d * sizeof(vd));
-    uint64_t rep[NL];
-    int div[NL];
+    size_t G = n > NL ? 2 : 1; /* lane groups */
+    vd *ring = aligned_alloc(sizeof(vd), G * L * d * sizeof(vd));
+    uint64_t rep[MAXG * NL];
+    const double *src[MAXG * NL];
+    int div[MAXG * NL];
     if (!ring) return -1;
-    /* lanes n .. NL-1 repeat lane 0 (their results are dropped) */
-    for (size_t l = 0; l < NL; l++) {
+    /* lanes n .. 8G-1 repeat lane 0 (their results are dropped) */
+    for (size_t l = 0; l < G * NL; l++) {
         size_t j = l < n ? l : 0;
         rep[l] = replicas[j];
-        for (size_t t = 0; t < L * d; t++)
-            ring[t][l] = rings[j][t];
+        src[l] = rings[j];
     }
 #if AM_BATCH_X86
     if (path == AM_MSGD_PATH_AVX512)
-        body_avx512(b, rep, k0, k1, ring, div);
+        advance_avx512(b, src, rings, rep, n, k0, k1, ring, div, G);
     else if (path == AM_MSGD_PATH_AVX2)
-        body_avx2(b, rep, k0, k1, ring, div);
+        advance_avx2(b, src, rings, rep, n, k0, k1, ring, div, G);
     else
 #endif
-        body_portable(b, rep, k0, k1, ring, div);
-    for (size_t j = 0; j < n; j++) {
-        for (size_t t = 0; t < L * d; t++)
-            rings[j][t] = ring[t][j];
+        advance_portable(b, src, rings, rep, n, k0, k1, ring, div, G);
+    for (size_t j = 0; j < n; j++)
         diverged[j] = div[j];
-    }
     free(ring);
     return 0;
 }

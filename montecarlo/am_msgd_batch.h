@@ -6,7 +6,10 @@
  * performs the one-replica path's operations in the same order, with no fused
  * multiply-add, so the result is the one-replica result byte for byte. The same code is
  * compiled for AVX-512 (8 replicas per register), AVX2 (4 per register, two registers per
- * lane group) and portable C; the path is chosen at run time (am_msgd_batch_path).
+ * lane group) and portable C; the path is chosen at run time (am_msgd_batch_path). One
+ * call advances one lane group or two (AM_MSGD_GROUPS) side by side, whose step-to-step
+ * dependency chains overlap; at d = 2, 3, 4 the Gaussian, Rademacher and uniform data have
+ * bodies of their own with the current and previous iterates in registers.
  * Internal to the engine (am_msgd.c); for d <= AM_MSGD_BATCH_MAXDIM.
  */
 #ifndef AM_MSGD_BATCH_H
@@ -16,8 +19,11 @@
 #include "../theory/am_problem.h"
 #include "am_delay.h"
 
-/* Replicas per lane group, and the largest dimension of the batched path. */
+/* Replicas per lane group, lane groups advanced together (their dependency chains
+ * overlap), replicas per call, and the largest dimension of the batched path. */
 #define AM_MSGD_LANES 8
+#define AM_MSGD_GROUPS 2
+#define AM_MSGD_BATCH_REPLICAS (AM_MSGD_GROUPS * AM_MSGD_LANES)
 #define AM_MSGD_BATCH_MAXDIM 16
 
 /* Paths of the batched step: one replica at a time (the reference), portable C, AVX2,
@@ -46,7 +52,8 @@ am_msgd_path am_msgd_batch_best(void);
  * environment, else `auto`; a path the CPU lacks falls back to the best one it has. */
 am_msgd_path am_msgd_batch_path(void);
 
-/* Advances n <= AM_MSGD_LANES replicas from step k0 to step k1: rings[j] is replica
+/* Advances n <= AM_MSGD_BATCH_REPLICAS replicas (one lane group, or two when n >
+ * AM_MSGD_LANES) from step k0 to step k1: rings[j] is replica
  * replicas[j]'s ring (L * d doubles, slot s at rings[j] + s d, slot k mod L holding v_k),
  * left as the one-replica path leaves it, and diverged[j] its return value. path != SCALAR.
  * Returns 0, or -1 without touching anything when the lane group's memory is not there. */

@@ -1,7 +1,8 @@
 /*
  * test_msgd_batch.c -- the replica-batched Async-MSGD step (am_msgd_batch.h) against the
  * one-replica path, byte for byte: every data distribution x delay model x d in
- * {2, 3, 4, 7, 16} x replica counts that are not multiples of the lane width, for each
+ * {2, 3, 4, 7, 16} x replica counts that are not multiples of the lane width, one lane
+ * group or two per call (9, 17, 23, 40 replicas), the literal-dimension bodies, for each
  * path this CPU has (portable C, AVX2, AVX-512), comparing the ensemble's statistics,
  * alive counts, divergence count and every replica's summary with memcmp. Also: rotated
  * eigenbases and every initial point, replicas that diverge at different times (lanes
@@ -158,6 +159,40 @@ Test(msgd_batch, rotated_basis_and_initial_points)
         }
 }
 
+/* Two lane groups per call (replica counts that give a pair of full groups, a pair with a
+ * part-filled second group, and a single group after a pair: the ensemble passes up to
+ * AM_MSGD_BATCH_REPLICAS replicas of a 32-replica chunk at a time, so 9 = one pair, 17 = a
+ * pair and one replica alone, 23 = a pair and a single group, 40 = two pairs and a single
+ * group), the bodies for the literal dimensions 2, 3, 4 (Gaussian data) next to the general
+ * one (7, 16), and the stale iterate taken from the registers (none, const:0) or from the
+ * ring (const:1, const:3, drawn delays). */
+Test(msgd_batch, lane_group_pairs_and_dimension_bodies)
+{
+    static const char *const pdelays[] = {"none",    "const:0",   "const:1",
+                                          "const:3", "uniform:4", "geometric:2"};
+    static const size_t preps[] = {9, 17, 23, 40};
+    int ran = 0, settings = 0;
+    for (size_t di = 0; di < sizeof dists / sizeof dists[0]; di++)
+        for (size_t dd = 0; dd < sizeof pdelays / sizeof pdelays[0]; dd++)
+            for (size_t ni = 0; ni < sizeof dims / sizeof dims[0]; ni++) {
+                am_problem *p = make_problem(dims[ni], dists[di].kind, dists[di].nu, 0);
+                am_msgd_params mp = base_params(pdelays[dd], 0.7);
+                for (size_t ri = 0; ri < sizeof preps / sizeof preps[0]; ri++) {
+                    char what[128];
+                    snprintf(what, sizeof what, "pairs: dist %s delay %s", dists[di].name,
+                             pdelays[dd]);
+                    int r = compare_paths(p, &mp, grid, NGRID, preps[ri], what);
+                    ran += r;
+                    settings += r > 0;
+                }
+                am_problem_free(p);
+            }
+    /* every setting ran on at least one batched path (the portable path runs on every CPU) */
+    cr_assert_eq(settings, 5 * 6 * 5 * 4, "only %d of %d settings compared", settings,
+                 5 * 6 * 5 * 4);
+    cr_assert_geq(ran, settings);
+}
+
 /* Large steps: replicas diverge at different saved times and leave their lane group. */
 Test(msgd_batch, replicas_diverging_at_different_times)
 {
@@ -205,7 +240,9 @@ Test(msgd_batch, default_path_and_environment)
     unsetenv("AMSGD_SIMD");
     am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
     cr_assert_eq(am_msgd_path_get(m), (int)am_msgd_batch_best());
-    cr_assert_gt(am_msgd_model(m)->batch, 1);
+    /* two lane groups per call */
+    cr_assert_eq(am_msgd_model(m)->batch, AM_MSGD_BATCH_REPLICAS);
+    cr_assert_eq(AM_MSGD_BATCH_REPLICAS, 2 * AM_MSGD_LANES);
     am_msgd_free(m);
     setenv("AMSGD_SIMD", "scalar", 1);
     m = am_msgd_alloc(p, &mp, &st, NULL, 0);

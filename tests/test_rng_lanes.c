@@ -168,3 +168,48 @@ Test(rng_lanes, gaussian_lanes_equal_steps_over_rare_cases, .timeout = 60)
     cr_log_info("rare cases: %zu events, %zu twice, %zu tail, %zu top, %zu last", total.events,
                 total.twice, total.tail, total.top, total.last);
 }
+
+/* Calls of every length around the batch boundaries of am_rng_gaussian_lanes (a batch is 256
+ * words per lane, in sets of four (step, block) pairs, so the last set of a batch is often
+ * partial), from many first steps, for each step length 1..9 and instruction set: the normals
+ * equal am_rng_fill_gaussian_steps lane by lane, and rare cases occur in the last steps of
+ * the calls (where a partial set is). */
+Test(rng_lanes, gaussian_lanes_call_and_batch_boundaries, .timeout = 60)
+{
+    enum { NMAX = 9, SMAX = 260 };
+    static const size_t lens[] = {1,  2,  3,  5,  7,   31,  42,  43, 63,
+                                  64, 65, 85, 86, 127, 128, 129, 257};
+    static double a[SMAX * NMAX * AM_RNG_LANES], b[AM_RNG_LANES][SMAX * NMAX];
+    size_t late_events = 0, calls = 0;
+    for (size_t n = 1; n <= NMAX; n++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+            for (uint64_t rep = 0; rep < 3; rep++) {
+                size_t ns = lens[li];
+                uint64_t step0 = 1000 * rep + 7 * n + li;
+                am_rng r[AM_RNG_LANES];
+                for (int l = 0; l < AM_RNG_LANES; l++)
+                    am_rng_init(&r[l], 4099, (uint64_t)(3 * l) + 100 * n, AM_STREAM_DATA, 0);
+                for (int l = 0; l < AM_RNG_LANES; l++) {
+                    am_rng q;
+                    am_rng_init(&q, 4099, (uint64_t)(3 * l) + 100 * n, AM_STREAM_DATA, 0);
+                    am_rng_fill_gaussian_steps(&q, step0, ns, n, b[l]);
+                }
+                size_t tail = ns < 4 ? ns : 4; /* rare cases in the last steps of the call */
+                late_events += count_rare(r, step0 + ns - tail, tail, n).events;
+                for (int simd = 0; simd <= 2; simd++) {
+                    memset(a, 0, ns * n * AM_RNG_LANES * sizeof a[0]);
+                    am_rng_gaussian_lanes(r, step0, ns, n, a, simd);
+                    calls++;
+                    for (int l = 0; l < AM_RNG_LANES; l++)
+                        for (size_t t = 0; t < ns * n; t++)
+                            cr_assert(memcmp(&a[t * AM_RNG_LANES + (size_t)l], &b[l][t],
+                                             sizeof a[0]) == 0,
+                                      "n=%zu steps=%zu step0=%llu simd=%d lane %d step %zu normal "
+                                      "%zu: %.17g vs %.17g",
+                                      n, ns, (unsigned long long)step0, simd, l, t / n, t % n,
+                                      a[t * AM_RNG_LANES + (size_t)l], b[l][t]);
+                }
+            }
+    cr_assert(late_events > 100, "only %zu rare cases in the last steps of %zu calls", late_events,
+              calls);
+}
