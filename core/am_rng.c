@@ -21,6 +21,7 @@
  */
 #include "am_rng.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1051,15 +1052,23 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d lookup8_avx512
  * normal need no multiply by 2^-63: zig_pair[i] = {r[i] 2^63, x[i] 2^-63}. With
  * c = (double)(int64_t)(w & ~0x7ff) (exact) and u = c 2^-63, |u| < r[i] iff |c| < r[i] 2^63, and
  * u x[i] = c (x[i] 2^-63) as the same real number rounded once (no power of 2 here reaches
- * the subnormal range), so both give am_rng_gaussian's bits. Filled once at load time. */
+ * the subnormal range), so both give am_rng_gaussian's bits. Filled once, by the first
+ * am_rng_gaussian_lanes call of the process (zig_pair_ready), so that no call, not even one
+ * from another library's load-time constructor, can see it empty. */
 static double zig_pair[256][2] __attribute__((aligned(64)));
+static pthread_once_t zig_pair_once = PTHREAD_ONCE_INIT;
 
-__attribute__((constructor)) static void zig_pair_init(void)
+static void zig_pair_init(void)
 {
     for (int i = 0; i < 256; i++) {
         zig_pair[i][0] = ldexp(am_zig_r[i], 63);
         zig_pair[i][1] = ldexp(am_zig_x[i], -63);
     }
+}
+
+static void zig_pair_ready(void)
+{
+    pthread_once(&zig_pair_once, zig_pair_init);
 }
 
 /* {r, x} of the 8 lanes' layers w[l] & 0xff (zig_pair): 8 loads of 16 bytes, put together
@@ -1658,6 +1667,9 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         return;
     }
     int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
+#if AM_RNG_X86
+    if (s == 2) zig_pair_ready();
+#endif
     uint64_t words[LANE_WORDS * NLANE];
     uint64_t ev[EVENT_ROOM];
     size_t per = nw <= CHUNK_WORDS ? CHUNK_WORDS / nw : 1;
