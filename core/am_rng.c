@@ -888,15 +888,38 @@ AVX2 static inline void lanes_store8(__m128i x0l, __m128i x0h, __m128i x1l, __m1
     _mm256_storeu_si256((__m256i *)out + 1, b);
 }
 
-/* Pairs (step, block) t0 .. t0+3 of the 8 lanes: one register per pair and state word,
- * the 32-bit state in the low half of each 64-bit lane (one lane per stream), so that one
- * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
- * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
-AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo,
-                                              const uint64_t (*ctr)[3], uint64_t *out)
+/* The 10 round keys of key (k0, k1), as 64-bit words to broadcast from memory. */
+static void lanes_round_keys(const am_rng *r, uint64_t ks[10][2])
 {
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
-    __m512i x0[4], x1[4], x2[4], x3[4];
+    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    for (int round = 0; round < 10; round++) {
+        ks[round][0] = k0;
+        ks[round][1] = k1;
+        k0 += PHILOX_W32_0;
+        k1 += PHILOX_W32_1;
+    }
+}
+
+/* Counter words (c0, high part of c2, c3) of the next four pairs (step, block) from (*step,
+ * *b), nb blocks per step; advances (*step, *b) past them. */
+static inline void lanes_ctr4(uint64_t *step, uint32_t *b, size_t nb, uint64_t ctr[4][3])
+{
+    for (int g = 0; g < 4; g++) {
+        ctr[g][0] = *b;
+        ctr[g][1] = (uint32_t)(*step << 16);
+        ctr[g][2] = (uint32_t)(*step >> 16);
+        if (++*b == nb) {
+            *b = 0;
+            ++*step;
+        }
+    }
+}
+
+/* The state of four pairs before the rounds (lanes_words4_avx512's layout). */
+AVX512 static inline __attribute__((always_inline)) void
+lanes_init4_avx512(__m512i c1, __m512i c2lo, const uint64_t (*ctr)[3], __m512i *x0, __m512i *x1,
+                   __m512i *x2, __m512i *x3)
+{
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
@@ -904,20 +927,37 @@ AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c
         x2[g] = _mm512_or_si512(c2lo, _mm512_set1_epi64((long long)ctr[g][1]));
         x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
     }
-#pragma GCC unroll 1
-    for (int round = 0; round < 10; round++) {
-        /* the round keys broadcast from memory */
-        __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
-        __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
+}
+
+/* One Philox round of four pairs with the round keys ks (broadcast from memory). */
+AVX512 static inline __attribute__((always_inline)) void
+lanes_round4_avx512(const uint64_t *ks, __m512i *x0, __m512i *x1, __m512i *x2, __m512i *x3)
+{
+    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
+    __m512i kk0 = _mm512_set1_epi64((long long)ks[0]);
+    __m512i kk1 = _mm512_set1_epi64((long long)ks[1]);
 #pragma GCC unroll 4
-        for (int g = 0; g < 4; g++) {
-            __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
-            x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
-            x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
-            x1[g] = p1;
-            x3[g] = p0;
-        }
+    for (int g = 0; g < 4; g++) {
+        __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
+        x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
+        x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
+        x1[g] = p1;
+        x3[g] = p0;
     }
+}
+
+/* Pairs (step, block) t0 .. t0+3 of the 8 lanes: one register per pair and state word,
+ * the 32-bit state in the low half of each 64-bit lane (one lane per stream), so that one
+ * vpmuludq gives the whole 64-bit product; the high halves carry garbage that the
+ * multiplies ignore and the final mask removes. Words of pair t to out[(2 t + j) 8 + l]. */
+AVX512 static inline void lanes_words4_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2lo,
+                                              const uint64_t (*ctr)[3], uint64_t *out)
+{
+    __m512i x0[4], x1[4], x2[4], x3[4];
+    lanes_init4_avx512(c1, c2lo, ctr, x0, x1, x2, x3);
+#pragma GCC unroll 1
+    for (int round = 0; round < 10; round++)
+        lanes_round4_avx512(ks[round], x0, x1, x2, x3);
 #pragma GCC unroll 4
     for (int g = 0; g < 4; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
@@ -938,28 +978,13 @@ AVX512 static void lanes_words_avx512(const am_rng *r, uint64_t step0, size_t ns
     }
     __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
     uint64_t ks[10][2]; /* round keys */
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    for (int round = 0; round < 10; round++) {
-        ks[round][0] = k0;
-        ks[round][1] = k1;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
-    }
+    lanes_round_keys(r, ks);
     size_t np = ns * nb;
     uint64_t step = step0;
     uint32_t b = 0;
     for (size_t t = 0; t < np; t += 4) {
-        /* counter words (c0, high part of c2, c3) of the next four pairs (step, block) */
         uint64_t ctr[4][3]; /* 64-bit: broadcast straight from memory */
-        for (int g = 0; g < 4; g++) {
-            ctr[g][0] = b;
-            ctr[g][1] = (uint32_t)(step << 16);
-            ctr[g][2] = (uint32_t)(step >> 16);
-            if (++b == nb) {
-                b = 0;
-                step++;
-            }
-        }
+        lanes_ctr4(&step, &b, nb, ctr);
         if (t + 4 <= np) {
             lanes_words4_avx512((const uint64_t(*)[2])ks, vc1, vc2, (const uint64_t(*)[3])ctr,
                                 out + 2 * t * AM_RNG_LANES);
@@ -1174,16 +1199,9 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
         c2[l] = r[l].ctr.v[2] & 0xffffu;
     }
     const __m512i vc1 = _mm512_loadu_si512(c1), vc2 = _mm512_loadu_si512(c2);
-    const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
     const __m512i lane = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
     uint64_t ks[10][2]; /* round keys */
-    uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
-    for (int round = 0; round < 10; round++) {
-        ks[round][0] = k0;
-        ks[round][1] = k1;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
-    }
+    lanes_round_keys(r, ks);
     const size_t nw = 2 * nb, np = ns * nb, nrows = 2 * np;
     size_t zrow = 0, zi = 0, zt = 0, nev = 0;
     double *zo = out;
@@ -1195,35 +1213,12 @@ lanes_gauss_avx512(const am_rng *r, uint64_t step0, size_t ns, size_t n, size_t 
     for (size_t t = 0; t < np; t += 4) {
         size_t ready = t >= 4 ? 2 * t - 8 : 0; /* rows stored before the previous set */
         uint64_t ctr[4][3];                    /* 64-bit: broadcast straight from memory */
-        for (int g = 0; g < 4; g++) {
-            ctr[g][0] = b;
-            ctr[g][1] = (uint32_t)(step << 16);
-            ctr[g][2] = (uint32_t)(step >> 16);
-            if (++b == nb) {
-                b = 0;
-                step++;
-            }
-        }
+        lanes_ctr4(&step, &b, nb, ctr);
         __m512i x0[4], x1[4], x2[4], x3[4];
-#pragma GCC unroll 4
-        for (int g = 0; g < 4; g++) {
-            x0[g] = _mm512_set1_epi64((long long)ctr[g][0]);
-            x1[g] = vc1;
-            x2[g] = _mm512_or_si512(vc2, _mm512_set1_epi64((long long)ctr[g][1]));
-            x3[g] = _mm512_set1_epi64((long long)ctr[g][2]);
-        }
+        lanes_init4_avx512(vc1, vc2, (const uint64_t(*)[3])ctr, x0, x1, x2, x3);
 #pragma GCC unroll 1
         for (int round = 0; round < 10; round++) {
-            __m512i kk0 = _mm512_set1_epi64((long long)ks[round][0]);
-            __m512i kk1 = _mm512_set1_epi64((long long)ks[round][1]);
-#pragma GCC unroll 4
-            for (int g = 0; g < 4; g++) {
-                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
-                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
-                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
-                x1[g] = p1;
-                x3[g] = p0;
-            }
+            lanes_round4_avx512(ks[round], x0, x1, x2, x3);
             if (zrow < ready) ZIG_ROW();
         }
         uint64_t *dst = t + 4 <= np ? words + 2 * t * AM_RNG_LANES : tmp;
@@ -1481,13 +1476,7 @@ rare_lanes_avx512(const am_rng *r, uint64_t step0, size_t n, size_t nb, const ui
     enum { NLANE = AM_RNG_LANES };
     const size_t nw = 2 * nb;
     uint64_t ks[10][2], c1a[NLANE], c2a[NLANE];
-    uint32_t k0 = r[0].key.v[0], k1 = r[0].key.v[1];
-    for (int round = 0; round < 10; round++) {
-        ks[round][0] = k0;
-        ks[round][1] = k1;
-        k0 += PHILOX_W32_0;
-        k1 += PHILOX_W32_1;
-    }
+    lanes_round_keys(r, ks);
     for (int l = 0; l < NLANE; l++) {
         c1a[l] = r[l].ctr.v[1];
         c2a[l] = r[l].ctr.v[2] & 0xffffu;
