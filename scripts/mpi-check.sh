@@ -92,8 +92,8 @@ LONG=(phase --mu-grid 0.5,0.7,0.9 --tau-grid 0:20:6 --replicas 2000 --time 50 --
       --threads 1 --format json --quiet)
 build/amsgd "${LONG[@]}" -o "$TMP/long-serial.json"
 set +e
-mpirun --oversubscribe -np 2 build-mpi/amsgd "${LONG[@]}" --checkpoint "$TMP/int.ckpt" \
-    -o "$TMP/int.json" 2>"$TMP/int.err" &
+AMSGD_TEST_CELL_PAUSE_MS=500 mpirun --oversubscribe -np 2 -x AMSGD_TEST_CELL_PAUSE_MS \
+    build-mpi/amsgd "${LONG[@]}" --checkpoint "$TMP/int.ckpt" -o "$TMP/int.json" 2>"$TMP/int.err" &
 mp=$!
 # interrupt once two cells are in the checkpoint (at most 60 s)
 for _ in $(seq 600); do

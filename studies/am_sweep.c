@@ -424,7 +424,22 @@ typedef struct {
     size_t ndone, computed;
     int fd;
     double t0;
+    long pause_ms; /* test hook: AMSGD_TEST_CELL_PAUSE_MS, 0 when unset */
 } sweep_state;
+
+/* The test-only pause after each recorded cell, in milliseconds: the environment variable
+ * AMSGD_TEST_CELL_PAUSE_MS (0 to 10000; unset, empty or malformed is 0). It makes the
+ * kill, interrupt and resume tests independent of the machine's speed: a test that waits
+ * for N checkpointed cells then has at least that long before cell N+1 is written. A signal
+ * cuts the pause short (nanosleep returns EINTR) and the stop flag is seen at once. */
+static long test_cell_pause_ms(void)
+{
+    const char *e = getenv("AMSGD_TEST_CELL_PAUSE_MS");
+    if (!e || !*e) return 0;
+    char *end;
+    long ms = strtol(e, &end, 10);
+    return *end || ms < 0 || ms > 10000 ? 0 : ms;
+}
 
 /* Records a finished cell on rank 0: table, checkpoint line, progress. */
 static am_status record_cell(sweep_state *s, size_t c, const double *v, char *err, size_t errlen)
@@ -448,6 +463,10 @@ static am_status record_cell(sweep_state *s, size_t c, const double *v, char *er
     if (s->par->progress)
         s->par->progress(s->par->progress_ctx, s->ndone, pb->ncells, s->computed,
                          now_seconds() - s->t0);
+    if (s->pause_ms > 0) {
+        struct timespec ts = {s->pause_ms / 1000, (s->pause_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     return AM_OK;
 }
 
@@ -643,7 +662,7 @@ am_status am_sweep_run(const am_sweep_problem *pb, const am_sweep_params *par, d
         values[i] = NAN;
     memset(done, 0, pb->ncells);
     int rank = am_sweep_rank(), nranks = am_sweep_nranks();
-    sweep_state s = {pb, par, values, done, 0, 0, -1, now_seconds()};
+    sweep_state s = {pb, par, values, done, 0, 0, -1, now_seconds(), test_cell_pause_ms()};
     am_status st = AM_OK;
 
     if (rank == 0 && par->checkpoint) {

@@ -19,7 +19,9 @@
  * another run"). Since 17 digits round-trip every double, a resumed sweep ends with exactly the
  * values of an uninterrupted one. A stop flag (set by the caller's signal handler; the library
  * installs none) ends the sweep between cells; a cell may poll the same flag and return
- * AM_ECANCELED, which ends the sweep like the flag (the cell is not kept).
+ * AM_ECANCELED, which ends the sweep like the flag (the cell is not kept). For tests, the
+ * environment variable AMSGD_TEST_CELL_PAUSE_MS=N (0..10000) pauses N ms after each recorded
+ * cell (a signal cuts it short), so that kill and interrupt tests do not depend on speed.
  *
  * In a build with AM_HAVE_MPI and MPI initialised on more than one rank, rank 0 hands the
  * cells out one at a time from a work queue (in cell order, to whichever rank is free; rank 0

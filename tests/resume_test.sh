@@ -3,6 +3,8 @@
 # mid-way, resumed with --resume, and its output compared byte for byte with an
 # uninterrupted run; a torn last checkpoint line is tolerated; a checkpoint written with
 # other parameters is refused (exit 2).
+# The interrupted runs pause PAUSE_MS after each checkpointed cell (AMSGD_TEST_CELL_PAUSE_MS),
+# so that a signal sent after the first cells lands mid-sweep on a machine of any speed.
 # Usage: tests/resume_test.sh [path/to/amsgd]   (default build/amsgd); runs in < 30 s.
 set -u
 BIN=${1:-${AMSGD:-build/amsgd}}
@@ -16,6 +18,7 @@ bad() { echo "FAIL: $1"; fail=$((fail + 1)); }
 ARGS=(phase --mu-grid 0.8,0.9 --tau-grid 0:30:6 --replicas 48 --time 4 --grid 41
       --threads 1 --format json --quiet)
 NCELLS=12
+PAUSE_MS=300 # 9 pauses after the third cell: 2.7 s at least before the sweep could end
 
 "$BIN" "${ARGS[@]}" -o "$TMP/full.json" || { echo "FAIL: reference run"; exit 1; }
 
@@ -32,7 +35,7 @@ wait_cells() {
 }
 
 # 1. SIGKILL mid-way, then --resume
-"$BIN" "${ARGS[@]}" --checkpoint "$TMP/k.ckpt" -o "$TMP/k.json" &
+AMSGD_TEST_CELL_PAUSE_MS=$PAUSE_MS "$BIN" "${ARGS[@]}" --checkpoint "$TMP/k.ckpt" -o "$TMP/k.json" &
 pid=$!
 if wait_cells "$TMP/k.ckpt" 3 "$pid"; then
     kill -KILL "$pid" 2>/dev/null
@@ -53,7 +56,8 @@ else bad "resumed after SIGKILL: output differs"; fi
     bad "checkpoint has $(cells "$TMP/k.ckpt") cell lines, expected $NCELLS"
 
 # 2. SIGINT stops cleanly (exit 130, checkpoint kept), then --resume
-"$BIN" "${ARGS[@]}" --checkpoint "$TMP/i.ckpt" -o "$TMP/i.json" 2>"$TMP/i.err" &
+AMSGD_TEST_CELL_PAUSE_MS=$PAUSE_MS "$BIN" "${ARGS[@]}" --checkpoint "$TMP/i.ckpt" -o "$TMP/i.json" \
+    2>"$TMP/i.err" &
 pid=$!
 if wait_cells "$TMP/i.ckpt" 2 "$pid"; then
     kill -INT "$pid"
