@@ -105,7 +105,8 @@ Test(cli_tmp, sigterm_stops_a_sweep_like_sigint, .timeout = 60)
     if (!bin) bin = "build/amsgd";
     char sh[2048];
     snprintf(sh, sizeof sh,
-             "cd '%s' || exit 1; AMSGD_TEST_CELL_PAUSE_MS=500 '%s' phase --mu-grid 0.5,0.7,0.9 --tau-grid 0:20:6 --replicas 300 "
+             "cd '%s' || exit 1; AMSGD_TEST_CELL_PAUSE_MS=500 '%s' phase --mu-grid 0.5,0.7,0.9 "
+             "--tau-grid 0:20:6 --replicas 300 "
              "--time 20 --grid 21 --threads 1 --quiet --checkpoint c.ckpt -o x.json 2>err & "
              "p=$!; i=0; while [ \"$(cat c.ckpt 2>/dev/null | wc -l)\" -lt 2 ] && "
              "[ $i -lt 500 ]; do sleep 0.05; i=$((i+1)); done; kill -TERM $p; wait $p; "
