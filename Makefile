@@ -13,7 +13,7 @@
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make bench-scaling  strong scaling of one ensemble over threads and MPI ranks (docs/mpi.md)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
-#   make bitident-check  default, -march=native and clang builds give the same output bytes
+#   make bitident-check  default, -march=native, clang and portable builds give the same bytes
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
 
@@ -33,7 +33,11 @@ CFLAGS  ?= $(OPT) -g
 # target has one (-march=native), rounding once instead of twice, so output bits would depend
 # on the machine and the flags; off, every build rounds each operation as written
 # (make bitident-check compares the default, -march=native and clang builds byte for byte).
-ALL_CFLAGS := -std=gnu11 -ffp-contract=off $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(EXTRA_CFLAGS)
+# make PORTABLE=1: every x86 SIMD path compiled out (AM_X86 0 in core/am_common.h).
+ifeq ($(PORTABLE),1)
+PORTABLE_CFLAGS := -DAM_PORTABLE
+endif
+ALL_CFLAGS := -std=gnu11 -ffp-contract=off $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(PORTABLE_CFLAGS) $(EXTRA_CFLAGS)
 # models/: OpenBLAS for the network GEMMs (called through dgemm_) and zlib for IDX files.
 # libgslcblas is kept in the executable's own list (--no-as-needed) ahead of -lopenblas, so
 # GSL's cblas_* calls still bind to GSL's CBLAS and existing results stay bit-identical.
@@ -166,7 +170,8 @@ mpi-check:
 bench-scaling:
 	scripts/bench-scaling.sh 3 100000 8
 
-# Default, -march=native and clang builds must write the same bytes (scripts/bitident-check.sh).
+# Default, -march=native, clang and portable (PORTABLE=1) builds must write the same bytes
+# (scripts/bitident-check.sh).
 bitident-check: $(DEPS_STAMP)
 	scripts/bitident-check.sh
 

@@ -40,7 +40,7 @@ void am_common_gsl_handler_off(void)
 
 int am_common_simd_best(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl"))
         return 3;

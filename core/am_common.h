@@ -22,6 +22,16 @@
 
 #define AM_VERSION "0.1.0"
 
+/* AM_X86: 1 where the x86-64 SIMD paths (AVX2, AVX-512; target attributes of GCC and clang)
+ * are compiled in, else 0. A build with -DAM_PORTABLE (make PORTABLE=1) compiles them all
+ * out: every engine then runs its portable C path, with the same output bytes (make
+ * bitident-check). Every SIMD block of the library is guarded by this one macro. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(AM_PORTABLE)
+#define AM_X86 1
+#else
+#define AM_X86 0
+#endif
+
 typedef enum {
     AM_OK = 0,       /* success */
     AM_EINVAL = 1,   /* an argument is out of its domain */

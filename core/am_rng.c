@@ -20,16 +20,14 @@
  *    in one pass (lanes_gauss_avx512), the rare cases of a batch together (rare_lanes_avx512).
  */
 #include "am_rng.h"
+#include "am_common.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 #include <immintrin.h>
-#define AM_RNG_X86 1
-#else
-#define AM_RNG_X86 0
 #endif
 
 #define ZIG_R 3.6541528853610088
@@ -111,7 +109,7 @@ double am_rng_gaussian_slow(am_rng *r, uint64_t w)
  * make the next state (hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0). Elsewhere: Random123. */
 static inline void philox_block(const am_rng *r, uint32_t b, uint64_t *out)
 {
-#if AM_RNG_X86
+#if AM_X86
     __m128i x = _mm_setr_epi32((int)b, (int)r->ctr.v[1], (int)r->ctr.v[2], (int)r->ctr.v[3]);
     const __m128i m = _mm_set_epi64x(PHILOX_M4x32_1, PHILOX_M4x32_0);
     const __m128i w = _mm_set_epi64x(PHILOX_W32_1, PHILOX_W32_0);
@@ -179,7 +177,22 @@ static void blocks_portable(const am_rng *r, uint32_t b0, size_t nb, uint64_t *o
         philox_block(r, b0 + (uint32_t)b, out + 2 * b);
 }
 
-#if AM_RNG_X86
+/* A sequential sum a = a + p[i] + p[i+1] + ... + p[n-1] carried along by the Philox rounds and
+ * ziggurat passes of am_rng_fill_gaussian_sum (so that its chain of additions overlaps the
+ * ziggurat). */
+typedef struct {
+    const double *p;
+    size_t i, n;
+    double a;
+} side_sum;
+
+/* One term of the side sum ss (if any) per call while terms are left. */
+#define SIDE_TERM(ss, a, sp, si, sn)                                                               \
+    do {                                                                                           \
+        if ((ss) && (si) < (sn)) (a) += (sp)[(si)++];                                              \
+    } while (0)
+
+#if AM_X86
 #define AVX2 __attribute__((target("avx2")))
 
 /* hi and lo halves of the 8 products a_l * m (m = multiplier in every 64-bit lane). */
@@ -278,21 +291,6 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
 }
 
 #define AVX512 __attribute__((target("avx512f")))
-
-/* A sequential sum a = a + p[i] + p[i+1] + ... + p[n-1] carried along by the Philox rounds and
- * ziggurat passes of am_rng_fill_gaussian_sum (so that its chain of additions overlaps the
- * ziggurat). */
-typedef struct {
-    const double *p;
-    size_t i, n;
-    double a;
-} side_sum;
-
-/* One term of the side sum ss (if any) per call while terms are left. */
-#define SIDE_TERM(ss, a, sp, si, sn)                                                               \
-    do {                                                                                           \
-        if ((ss) && (si) < (sn)) (a) += (sp)[(si)++];                                              \
-    } while (0)
 
 /* Blocks b0 .. b0 + 8 NG - 1 into out[0 .. 16 NG - 1]: NG register sets of 8 consecutive
  * blocks, one block per 64-bit lane with the 32-bit state in the low half (one vpmuludq
@@ -517,7 +515,7 @@ AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t 
 /* Best instruction set of this CPU: 2 = AVX-512F, 1 = AVX2, 0 = portable only. */
 int am_rng_simd(void)
 {
-#if AM_RNG_X86
+#if AM_X86
     if (__builtin_cpu_supports("avx512f")) return 2;
     if (__builtin_cpu_supports("avx2")) return 1;
 #endif
@@ -526,7 +524,7 @@ int am_rng_simd(void)
 
 void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd)
 {
-#if AM_RNG_X86
+#if AM_X86
     if (simd >= 2 && __builtin_cpu_supports("avx512f")) {
         blocks_avx512(r, block, nb, out);
         return;
@@ -588,7 +586,7 @@ static inline void zig_pass(const uint64_t *src, double *dst, size_t m, uint64_t
                             side_sum *ss)
 {
     memset(rej, 0, ZIG_PASS / 8);
-#if AM_RNG_X86
+#if AM_X86
     if (zig_simd == 2) {
         if (ss)
             zig_pass_sum_avx512(src, dst, m, rej, ss);
@@ -692,7 +690,7 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
 /* Vector ziggurat of this CPU: 2 AVX-512F/DQ, 1 AVX2, 0 none. */
 static int zig_simd_available(void)
 {
-#if AM_RNG_X86
+#if AM_X86
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
     return __builtin_cpu_supports("avx2") ? 1 : 0;
 #else
@@ -726,7 +724,7 @@ static inline void fill_gaussian_sum(am_rng *r, double *out, size_t n, side_sum 
              * whole register sets of 8 blocks (cheaper than a second refill) */
             if (need > 4) need = (need + SPARE_BLOCKS + 7) / 8 * 8;
             nb = need < BUF_BLOCKS - 1 ? need : BUF_BLOCKS - 1; /* whole AVX-512 groups */
-#if AM_RNG_X86
+#if AM_X86
             if (ss && zig_simd == 2)
                 blocks_avx512_sum(r, b0, nb, buf, ss);
             else
@@ -781,7 +779,7 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
                 c[3] = r->ctr.v[3];
             }
         }
-#if AM_RNG_X86
+#if AM_X86
         if (__builtin_cpu_supports("avx512f")) {
             size_t nb16 = (nb + 15) / 16 * 16;
             for (size_t t = nb; t < nb16; t++)
@@ -864,7 +862,7 @@ static void lanes_words_portable(const am_rng *r, uint64_t step0, size_t ns, siz
         return nev;                                                                                \
     }
 
-#if AM_RNG_X86
+#if AM_X86
 /* Counter words c0, c2, c3 of pair t (step step0 + t / nb, block t % nb). */
 static inline void pair_ctr(uint64_t step0, size_t nb, size_t t, uint32_t *c0, uint32_t *c2,
                             uint32_t *c3)
@@ -1280,10 +1278,12 @@ ZIG_LANES(zig_lanes_portable, , zig8_portable)
 
 static int lanes_simd(int simd)
 {
-#if AM_RNG_X86
+#if AM_X86
     if (simd >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
         return 2;
     if (simd >= 1 && __builtin_cpu_supports("avx2")) return 1;
+#else
+    (void)simd;
 #endif
     return 0;
 }
@@ -1292,7 +1292,7 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
                         uint64_t *out, int simd)
 {
     int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
-#if AM_RNG_X86
+#if AM_X86
     if (s == 2) {
         lanes_words_avx512(r, step0, nsteps, nblocks, out);
         return;
@@ -1325,7 +1325,7 @@ void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t n
 /* Events per batch of rare_lanes_avx512 (a multiple of AM_RNG_LANES). */
 #define RARE_BATCH 64
 
-#if AM_RNG_X86
+#if AM_X86
 /* Margin of wedge8_avx512: a decision within it of the boundary is left to zig_rare. */
 #define LANE_WEDGE_MARGIN 1e-9
 
@@ -1410,7 +1410,7 @@ static void rare_lanes_batch(const am_rng *r, uint64_t step0, size_t n, size_t n
     }
     for (size_t e = nx; e < nx16; e++)
         memcpy(ctr[e], ctr[0], sizeof ctr[0]);
-#if AM_RNG_X86
+#if AM_X86
     if (__builtin_cpu_supports("avx512f"))
         blocks_at_avx512(&r[0].key, (const uint32_t(*)[4])ctr, nx16, extra);
     else
@@ -1442,7 +1442,7 @@ static void rare_lanes(const am_rng *r, uint64_t step0, size_t n, size_t nb, con
                          nev - e0 < RARE_BATCH ? nev - e0 : RARE_BATCH);
 }
 
-#if AM_RNG_X86
+#if AM_X86
 /* Block b of 8 streams at once, stream g with counter words (c1[g], c2[g], c3[g])
  * (lanes_words4_avx512's scheme): its words 2 b and 2 b + 1 to x[0], x[1]. */
 AVX512 static void event_block_avx512(const uint64_t (*ks)[2], __m512i c1, __m512i c2, __m512i c3,
@@ -1656,7 +1656,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
         return;
     }
     int s = lanes_same_key(r) ? lanes_simd(simd) : 0;
-#if AM_RNG_X86
+#if AM_X86
     if (s == 2) zig_pair_ready();
 #endif
     uint64_t words[LANE_WORDS * NLANE];
@@ -1665,14 +1665,14 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
     for (size_t t0 = 0; t0 < nsteps; t0 += per) {
         size_t ns = nsteps - t0 < per ? nsteps - t0 : per, nev;
         double *o = out + t0 * n * NLANE;
-#if AM_RNG_X86
+#if AM_X86
         if (s == 2) {
             nev = lanes_gauss_avx512(r, step0 + t0, ns, n, nb, words, o, ev);
         } else
 #endif
         {
             am_rng_words_lanes(r, step0 + t0, ns, nb, words, s);
-#if AM_RNG_X86
+#if AM_X86
             if (s == 1)
                 nev = zig_lanes_avx2(words, ns, n, nw, o, ev);
             else
@@ -1680,7 +1680,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
                 nev = zig_lanes_portable(words, ns, n, nw, o, ev);
         }
         if (!nev) continue;
-#if AM_RNG_X86
+#if AM_X86
         if (s == 2) {
             rare_lanes_avx512(r, step0 + t0, n, nb, words, o, ev, nev);
             continue;
@@ -1693,7 +1693,7 @@ void am_rng_gaussian_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_
 unsigned am_rng_lanes_wedge(const uint64_t *wf, const uint64_t *wu, unsigned *accept)
 {
     *accept = 0;
-#if AM_RNG_X86
+#if AM_X86
     if (lanes_simd(2) == 2) {
         __m512d x;
         return wedge8_avx512(wf, wu, accept, &x);

@@ -9,6 +9,7 @@
  * x . w of one step (its rounding order is part of the output) runs alongside other work.
  */
 #include "am_msgd.h"
+#include "../core/am_common.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,7 +21,7 @@
 #include "am_datadist.h"
 #include "am_msgd_batch.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 #include <immintrin.h>
 #endif
 
@@ -259,7 +260,7 @@ static inline void msgd_step_body(size_t d, double mu, double ea, double a, cons
         vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 /* The same four lanes at a time (AVX2 without FMA, so every product is rounded as above). */
 __attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, double ea, double a,
                                                            const double *v, const double *vp,
@@ -289,7 +290,7 @@ static inline void scale_products_body(size_t d, double *x, const double *sl, co
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 __attribute__((target("avx2"))) static void
 scale_products_avx2(size_t d, double *x, const double *sl, const double *wv, double *pr)
 {
@@ -306,7 +307,7 @@ scale_products_avx2(size_t d, double *x, const double *sl, const double *wv, dou
 static inline void scale_products(size_t d, double *x, const double *sl, const double *wv,
                                   double *pr)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (d >= 16 && __builtin_cpu_supports("avx2")) {
         scale_products_avx2(d, x, sl, wv, pr);
         return;
@@ -318,7 +319,7 @@ static inline void scale_products(size_t d, double *x, const double *sl, const d
 static inline void msgd_step(size_t d, double mu, double ea, double a, const double *v,
                              const double *vp, const double *x, const double *wv, double *vn)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (d >= 16 && __builtin_cpu_supports("avx2")) {
         msgd_step_avx2(d, mu, ea, a, v, vp, x, wv, vn);
         return;
@@ -341,7 +342,7 @@ static inline double step_and_sum_body(size_t d, double mu, double ea, double a,
     return s;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 __attribute__((target("avx2"))) static double
 step_and_sum_avx2(size_t d, double mu, double ea, double a, const double *v, const double *vp,
                   const double *x, const double *wv, double *vn, const double *x1, const double *w1)
@@ -371,7 +372,7 @@ static inline double step_and_sum(size_t d, double mu, double ea, double a, cons
                                   const double *vp, const double *x, const double *wv, double *vn,
                                   const double *x1, const double *w1)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (d >= 16 && __builtin_cpu_supports("avx2"))
         return step_and_sum_avx2(d, mu, ea, a, v, vp, x, wv, vn, x1, w1);
 #endif
@@ -393,7 +394,7 @@ static inline void step_and_products_body(size_t d, double mu, double ea, double
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 __attribute__((target("avx2"))) static void
 step_and_products_avx2(size_t d, double mu, double ea, double a, const double *v, const double *vp,
                        const double *x, const double *wv, double *vn, double *x1, const double *sl,
@@ -421,7 +422,7 @@ static inline void step_and_products(size_t d, double mu, double ea, double a, c
                                      double *vn, double *x1, const double *sl, const double *w1,
                                      double *pr)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (d >= 16 && __builtin_cpu_supports("avx2")) {
         step_and_products_avx2(d, mu, ea, a, v, vp, x, wv, vn, x1, sl, w1, pr);
         return;

@@ -21,6 +21,7 @@
  * 8 x 8 transposes.
  */
 #include "am_msgd_batch.h"
+#include "../core/am_common.h"
 
 /* Products and sums rounded separately, as in the one-replica code, even where the build
  * does not pass -ffp-contract=off: the AVX-512 target has fused multiply-add, which GCC's
@@ -32,12 +33,6 @@
 #include <string.h>
 
 #include "am_data.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AM_BATCH_X86 1
-#else
-#define AM_BATCH_X86 0
-#endif
 
 /* DS: the largest dimension with a body of its own (iterates in registers) */
 enum { NL = AM_MSGD_LANES, MAXD = AM_MSGD_BATCH_MAXDIM, MAXG = AM_MSGD_GROUPS, DS = 4 };
@@ -119,7 +114,7 @@ static __attribute__((noinline)) void delays_portable(const am_delay *dl, vu *tw
     delays_of_words_body(dl, tw, n);
 }
 
-#if AM_BATCH_X86
+#if AM_X86
 __attribute__((target("avx2"), noinline)) static void delays_avx2(const am_delay *dl, vu *tw,
                                                                   size_t n)
 {
@@ -137,7 +132,8 @@ delays_avx512(const am_delay *dl, vu *tw, size_t n)
 static inline __attribute__((always_inline)) void delays_of_words(const am_delay *dl, vu *tw,
                                                                   size_t n, int simd)
 {
-#if AM_BATCH_X86
+    (void)simd; /* unused when the x86 paths are compiled out */
+#if AM_X86
     if (simd == 2)
         delays_avx512(dl, tw, n);
     else if (simd == 1)
@@ -440,7 +436,7 @@ static void body_portable(const am_msgd_batch *b, const uint64_t *rep, uint64_t 
     BODY_SWITCH(0);
 }
 
-#if AM_BATCH_X86
+#if AM_X86
 __attribute__((target("avx2"))) static void body_avx2(const am_msgd_batch *b, const uint64_t *rep,
                                                       uint64_t k0, uint64_t k1, vd *ring,
                                                       int *diverged, size_t G)
@@ -553,7 +549,7 @@ static inline __attribute__((always_inline)) void rings_out(const vd *ring, size
     }
 /* the transposes pay with AVX-512 (one shuffle per step); elsewhere slot by slot */
 ADVANCE_FN(advance_portable, body_portable, , 0)
-#if AM_BATCH_X86
+#if AM_X86
 ADVANCE_FN(advance_avx2, body_avx2, __attribute__((target("avx2"))), 0)
 ADVANCE_FN(advance_avx512, body_avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))), 1)
 #endif
@@ -575,7 +571,8 @@ int am_msgd_batch_advance(const am_msgd_batch *b, am_msgd_path path, double *con
         rep[l] = replicas[j];
         src[l] = rings[j];
     }
-#if AM_BATCH_X86
+    (void)path; /* unused when the x86 paths are compiled out */
+#if AM_X86
     if (path == AM_MSGD_PATH_AVX512)
         advance_avx512(b, src, rings, rep, n, k0, k1, ring, div, G);
     else if (path == AM_MSGD_PATH_AVX2)

@@ -14,6 +14,7 @@
  * compiled for AVX-512, AVX2 and portable C (am_msgd_batch_path chooses).
  */
 #include "am_msgd_ps.h"
+#include "../core/am_common.h"
 #include "am_ps_impl.h"
 
 /* Products and sums rounded separately, as in the one-replica code, even where the build
@@ -32,12 +33,6 @@
 #include "am_data.h"
 #include "am_msgd_batch.h"
 #include "am_ps.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AM_MSGD_PS_X86 1
-#else
-#define AM_MSGD_PS_X86 0
-#endif
 
 /* Normals per replica drawn at once by the one-replica path; vectors of lane data (normals or
  * words) drawn at once by the lane path. */
@@ -469,7 +464,7 @@ static void lanes_portable(const am_msgd_ps *m, work_t *const *ws, size_t n, uin
     lanes_body(m, ws, n, k0, k1, diverged, 0);
 }
 
-#if AM_MSGD_PS_X86
+#if AM_X86
 __attribute__((target("avx2"))) static void lanes_avx2(const am_msgd_ps *m, work_t *const *ws,
                                                        size_t n, uint64_t k0, uint64_t k1,
                                                        int *diverged)
@@ -489,7 +484,7 @@ lanes_avx512(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0, uint
 static void lanes_advance(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0,
                           uint64_t k1, int *diverged)
 {
-#if AM_MSGD_PS_X86
+#if AM_X86
     if (m->path == AM_MSGD_PATH_AVX512)
         lanes_avx512(m, ws, n, k0, k1, diverged);
     else if (m->path == AM_MSGD_PATH_AVX2)

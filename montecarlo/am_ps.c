@@ -14,6 +14,7 @@
  * quantiles kept in a per-learner buffer; the runtimes, hence the events, are unchanged.
  */
 #include "am_ps_impl.h"
+#include "../core/am_common.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,12 +23,6 @@
 #include "../core/am_rng.h"
 #include "../core/am_ensemble.h"
 #include "am_msgd_batch.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AM_PS_X86 1
-#else
-#define AM_PS_X86 0
-#endif
 
 /* Jobs per learner whose runtimes are computed together, and the largest P that buffers. */
 enum { RB = 8, SCAN_WORKERS = 16 };
@@ -311,7 +306,7 @@ static void philox8_portable(const am_rng *r, const uint64_t *c2, const uint64_t
     PHILOX_LANES(v4q, MUL_PORTABLE, c2 + 4, c3 + 4, out + 4);
 }
 
-#if AM_PS_X86
+#if AM_X86
 #include <immintrin.h>
 
 #define MUL_AVX2(dst, a, m)                                                                        \
@@ -355,7 +350,8 @@ void am_ps_words(const am_ps_params *params, uint64_t replica, size_t learner, u
         c2[b] = r.ctr.v[2];
         c3[b] = r.ctr.v[3];
     }
-#if AM_PS_X86
+    (void)path; /* unused when the x86 paths are compiled out */
+#if AM_X86
     if (path == AM_MSGD_PATH_AVX512)
         philox8_avx512(&r, c2, c3, out);
     else if (path == AM_MSGD_PATH_AVX2)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# bitident-check.sh [DIR] -- the output bits must not depend on the build. Builds amsgd three
+# bitident-check.sh [DIR] -- the output bits must not depend on the build. Builds amsgd four
 # times in separate build directories under DIR (default build-bitident/):
 #
 #   default   the default flags (OPT=-O2)
 #   native    OPT="-O2 -march=native" (FMA, AVX2/AVX-512 where the machine has them)
 #   clang     CC=clang (OpenMP through libomp)
+#   portable  PORTABLE=1: every x86 SIMD path compiled out (-DAM_PORTABLE), so each engine
+#             runs its portable C path whatever the CPU has
 #
 # runs the same small invocations of amsgd mc, sde, ode, phase and validate --quick in each
 # (JSON, every double with 17 significant digits; none of these outputs carries a wall time)
@@ -46,16 +48,17 @@ mkdir -p "$root"
 build default
 build native OPT="-O2 -march=native"
 build clang CC=clang
+build portable PORTABLE=1
 
 status=0
 for r in "${runs[@]}"; do
     name=${r%%|*}
     read -r -a args <<<"${r#*|}"
-    for b in default native clang; do
+    for b in default native clang portable; do
         # validate exits 1 when a check fails; the bytes are compared all the same
         "$root/$b/amsgd" "${args[@]}" --format json >"$root/$b.$name.json" || [ $? -eq 1 ]
     done
-    for b in native clang; do
+    for b in native clang portable; do
         if cmp -s "$root/default.$name.json" "$root/$b.$name.json"; then
             echo "bitident: $name: $b identical ($(wc -c <"$root/default.$name.json") bytes)"
         else
@@ -65,5 +68,5 @@ for r in "${runs[@]}"; do
         fi
     done
 done
-[ $status -eq 0 ] && echo "bitident: all outputs identical in the default, native and clang builds"
+[ $status -eq 0 ] && echo "bitident: all outputs identical in the default, native, clang and portable builds"
 exit $status

@@ -16,6 +16,7 @@
  * compiler, target and SUNDIALS build.
  */
 #include "am_ode.h"
+#include "../core/am_common.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -170,7 +171,7 @@ static double dot8(const double *x, const double *y, size_t n)
     AM_DOT8_BODY
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 __attribute__((target("avx2"))) static double dot8_avx2(const double *x, const double *y, size_t n)
 {
     AM_DOT8_BODY
@@ -189,7 +190,7 @@ __attribute__((target("avx512f"))) static double dot8_avx512(const double *x, co
 double am_ode_dot_level(const double *x, const double *y, size_t n, int level);
 double am_ode_dot_level(const double *x, const double *y, size_t n, int level)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (level >= 2 && __builtin_cpu_supports("avx512f")) return dot8_avx512(x, y, n);
     if (level >= 1 && __builtin_cpu_supports("avx2")) return dot8_avx2(x, y, n);
 #endif
@@ -199,7 +200,7 @@ double am_ode_dot_level(const double *x, const double *y, size_t n, int level)
 
 static dot_fn dot8_select(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (__builtin_cpu_supports("avx512f")) return dot8_avx512;
     if (__builtin_cpu_supports("avx2")) return dot8_avx2;
 #endif
@@ -287,7 +288,7 @@ static void symv(const double *S, size_t d, const double *v, double *s)
     AM_SYMV_BODY
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 __attribute__((target("avx2"))) static void symv_avx2(const double *S, size_t d, const double *v,
                                                       double *s)
 {
@@ -301,7 +302,7 @@ __attribute__((target("avx2"))) static void symv_avx2(const double *S, size_t d,
 void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, int level);
 void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, int level)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (level >= 1 && __builtin_cpu_supports("avx2")) {
         symv_avx2(S, d, v, s);
         return;
@@ -313,7 +314,7 @@ void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, in
 
 static symv_fn symv_select(void)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
     if (__builtin_cpu_supports("avx2")) return symv_avx2;
 #endif
     return symv;
@@ -453,7 +454,7 @@ static int proj(sunrealtype t, N_Vector yv, N_Vector corr, sunrealtype eps, N_Ve
 
 /* The elementwise kernels are compiled twice on x86-64, for the baseline and for AVX2 (never
  * FMA: the same roundings), and the loader picks the AVX2 copy where the processor has it. */
-#if defined(__x86_64__) && defined(__GNUC__)
+#if AM_X86
 #define AM_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define AM_CLONES

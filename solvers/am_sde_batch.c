@@ -21,6 +21,7 @@
  * result byte for byte.
  */
 #include "am_sde_pca_impl.h"
+#include "../core/am_common.h"
 
 /* Products and sums rounded separately, as in the one-replica code, even where the build
  * does not pass -ffp-contract=off (the AVX-512 target has fused multiply-add). */
@@ -34,11 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define AM_SDEB_X86 1
+#if AM_X86
 #include <immintrin.h>
-#else
-#define AM_SDEB_X86 0
 #endif
 
 enum { NL = AM_SDE_LANES, MAXD = AM_SDE_BATCH_MAXDIM };
@@ -76,7 +74,7 @@ static void vsqrt_portable(vd *o, const vd *x)
     memcpy(o, t, sizeof t);
 }
 
-#if AM_SDEB_X86
+#if AM_X86
 __attribute__((target("avx2"))) static void vsqrt_avx2(vd *o, const vd *x)
 {
     const double *p = (const double *)x;
@@ -93,7 +91,8 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) static void vsqrt_avx512(vd
 
 static inline __attribute__((always_inline)) void vsqrt(vd *o, const vd *x, int simd)
 {
-#if AM_SDEB_X86
+    (void)simd; /* unused when the x86 paths are compiled out */
+#if AM_X86
     if (simd == 2)
         vsqrt_avx512(o, x);
     else if (simd == 1)
@@ -344,7 +343,7 @@ static void body_portable(const am_sde_pca *m, const am_sde_params *par, const u
     lanes_body(m, par, rep, k0, k1, x, zs, L, diverged, 0);
 }
 
-#if AM_SDEB_X86
+#if AM_X86
 __attribute__((target("avx2"))) static void body_avx2(const am_sde_pca *m, const am_sde_params *par,
                                                       const uint64_t *rep, uint64_t k0, uint64_t k1,
                                                       vd *x, vd *zs, vd *L, int *diverged)
@@ -381,7 +380,7 @@ int am_sde_batch_advance(const void *params, const am_sde_params *par, double *c
         for (size_t i = 0; i < dim; i++)
             xs[i][t] = x[j][i];
     }
-#if AM_SDEB_X86
+#if AM_X86
     if (m->simd == AM_SDE_SIMD_AVX512)
         body_avx512(m, par, rep, k0, k1, xs, zs, L, div);
     else if (m->simd == AM_SDE_SIMD_AVX2)
