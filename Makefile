@@ -281,6 +281,12 @@ api-doc:
 $(BUILD)/bench_rng: $(BUILD)/bench/bench_rng.o $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# ARCHITECTURE.md's include rules and amsgd.h's list of headers against the code (and the
+# same check failing on copies with a broken rule planted).
+.PHONY: check-layers
+check-layers:
+	PYTHON=$(PYTHON) tests/check_layers_test.sh
+
 check-format:
 	clang-format --dry-run --Werror $(LIB_SRC) $(CLI_SRC) $(TEST_SRC) $(wildcard */*.h)
 

@@ -16,7 +16,7 @@
 #include "../models/am_nn.h"
 #include "../montecarlo/am_optim.h"
 #include "../studies/am_nnstale.h"
-#include "../studies/am_wallclock.h"
+#include "../montecarlo/am_wallclock.h"
 #include "../studies/am_wallclock_nn.h"
 #include "../studies/am_wallclock_sweep.h"
 #include "cli_common.h"

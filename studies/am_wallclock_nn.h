@@ -45,7 +45,7 @@
 #include "../models/am_nn.h"
 #include "../montecarlo/am_optim.h"
 #include "../theory/am_runtime.h"
-#include "am_wallclock.h"
+#include "../montecarlo/am_wallclock.h"
 
 typedef struct {
     size_t workers;     /* P >= 1 */

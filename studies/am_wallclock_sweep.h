@@ -29,7 +29,7 @@
 #include "../core/am_common.h"
 #include "../core/am_stats.h"
 #include "../theory/am_runtime.h"
-#include "am_wallclock.h"
+#include "../montecarlo/am_wallclock.h"
 
 /* A variant of the sweep: K fixed, or K = max(1, P / k_div) per worker count when k_div > 0. */
 typedef struct {

@@ -28,7 +28,7 @@
 #include "../studies/am_runtime_study.h"
 #include "../studies/am_staleness.h"
 #include "../studies/am_theory_study.h"
-#include "../studies/am_wallclock.h"
+#include "../montecarlo/am_wallclock.h"
 #include "../theory/am_lsqbound.h"
 #include "../theory/am_runtime.h"
 #include "../theory/am_theory.h"

@@ -1,7 +1,7 @@
 /*
  * am_vf_async_bound.c -- the check family async-bound: Dutta et al.'s async / K-async decay
  * bound 1 - eta c (1 - gamma + p0/2) on strongly convex streaming least squares (theory.md
- * section 7; studies/am_wallclock.h), with p0 and gamma measured by the parameter-server
+ * section 7; montecarlo/am_wallclock.h), with p0 and gamma measured by the parameter-server
  * simulator. One-sided: the measured decay must be at least as fast as the bound's.
  */
 #include "am_validate_impl.h"
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../studies/am_wallclock.h"
+#include "../montecarlo/am_wallclock.h"
 
 /* P = 8 learners, exp:1 runtimes, d = 4, L = 2, c = 0.5, sigma = 0.5, eta = 0.02, N = 2000
  * updates (am_wallclock_params_default) for Async and K-async (K = 4), S independent seeds

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../core/am_ensemble.h"
-#include "../montecarlo/am_msgd_ps.h"
-#include "../montecarlo/am_pslsq.h"
+#include "am_msgd_ps.h"
+#include "am_pslsq.h"
 #include "../theory/am_lsqbound.h"
 
 static am_status fail(char *err, size_t errlen, am_status st, const char *why)

@@ -33,7 +33,7 @@
 #define AM_WALLCLOCK_H
 
 #include "../core/am_common.h"
-#include "../montecarlo/am_msgd.h"
+#include "am_msgd.h"
 #include "../theory/am_problem.h"
 #include "../theory/am_runtime.h"
 
