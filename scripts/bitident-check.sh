@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bitident-check.sh [DIR] -- the output bits must not depend on the build. Builds amsgd four
-# times in separate build directories under DIR (default build-bitident/):
+# times (the default one in build/, the others in separate build directories under DIR,
+# default build-bitident/):
 #
 #   default   the default flags (OPT=-O2)
 #   native    OPT="-O2 -march=native" (FMA, AVX2/AVX-512 where the machine has them)
@@ -19,11 +20,16 @@ root=${1:-build-bitident}
 jobs=${JOBS:-2}
 scripts/install-deps.sh --clang
 
+# the build directory of each build: the default one is the project's own build/ (reused
+# when it is up to date), the others live under $root
+dir_of() { if [ "$1" = default ]; then echo build; else echo "$root/$1"; fi; }
+
 build() { # name, make arguments...
-    local name=$1
+    local name=$1 dir
+    dir=$(dir_of "$1")
     shift
     echo "bitident: building $name ($*)" >&2
-    make --no-print-directory -j"$jobs" BUILD="$root/$name" "$@" "$root/$name/amsgd" >"$root/$name.log" 2>&1 ||
+    make --no-print-directory -j"$jobs" BUILD="$dir" "$@" "$dir/amsgd" >"$root/$name.log" 2>&1 ||
         { tail -20 "$root/$name.log" >&2; echo "bitident: build $name failed" >&2; exit 1; }
 }
 
@@ -31,6 +37,8 @@ build() { # name, make arguments...
 runs=(
     "mc|mc --dim 8 --rotate 3 --mu 0.5 --delay const:4 --replicas 200 --time 2 --grid 21 --coords --threads 2"
     "mc-ps|mc --dim 6 --mu 0.3 --delay workers:4:exp:1 --variant k-async:2 --replicas 100 --time 1 --grid 11 --threads 2"
+    "mc-lanes|mc --dim 4 --mu 0.9 --delay const:8 --replicas 2000 --time 2 --grid 21 --threads 2"
+    "mc-d100|mc --dim 100 --mu 0.9 --delay const:8 --replicas 64 --time 1 --grid 11 --threads 2"
     "mc-student|mc --dim 20 --dist student:5 --delay geometric:3 --init random-each --replicas 100 --time 1 --grid 11 --threads 2"
     "sde|sde --dim 8 --rotate 3 --mu 0.5 --replicas 200 --time 2 --grid 21 --coords --threads 2"
     "sde-ou|sde --model ou --dim 6 --mu 0.9 --replicas 200 --time 1 --grid 11 --threads 2"
@@ -56,7 +64,7 @@ for r in "${runs[@]}"; do
     read -r -a args <<<"${r#*|}"
     for b in default native clang portable; do
         # validate exits 1 when a check fails; the bytes are compared all the same
-        "$root/$b/amsgd" "${args[@]}" --format json >"$root/$b.$name.json" || [ $? -eq 1 ]
+        "$(dir_of "$b")/amsgd" "${args[@]}" --format json >"$root/$b.$name.json" || [ $? -eq 1 ]
     done
     for b in native clang portable; do
         if cmp -s "$root/default.$name.json" "$root/$b.$name.json"; then
