@@ -44,7 +44,7 @@ static const char *smaller(const char *cmd)
         {"phase", "--mu-grid 0.7 --tau-grid 0,10 --replicas 8 --time 0.5 --quiet"},
         {"knee", "--mus 0.5 --tau-max 8 --time 1 --replicas 8 --bootstrap 10 --quiet"},
         {"validate", "--only runtime"},
-        {"staleness --model", "--max-batches 200 --eval-every 100 --seeds 2"},
+        {"staleness --model", "--max-batches 40 --eval-every 20 --seeds 2 --eval-rows 200"},
         {"tradeoff", "--model mlp:4 --budget 20 --seeds 2 --eval-rows 500 --quiet"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
