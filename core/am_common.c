@@ -4,6 +4,7 @@
 #include "am_common.h"
 
 #include <gsl/gsl_errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,10 +44,10 @@ int am_common_simd_best(void)
 #if AM_X86
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
         __builtin_cpu_supports("avx512vl"))
-        return 3;
-    if (__builtin_cpu_supports("avx2")) return 2;
+        return AM_SIMD_AVX512;
+    if (__builtin_cpu_supports("avx2")) return AM_SIMD_AVX2;
 #endif
-    return 1;
+    return AM_SIMD_PORTABLE;
 }
 
 int am_common_simd_path(void)
@@ -54,8 +55,22 @@ int am_common_simd_path(void)
     int best = am_common_simd_best();
     const char *e = getenv("AMSGD_SIMD");
     if (!e || !*e || strcmp(e, "auto") == 0) return best;
-    if (strcmp(e, "scalar") == 0) return 0;
-    if (strcmp(e, "portable") == 0) return 1;
-    if (strcmp(e, "avx2") == 0) return best >= 2 ? 2 : best;
+    if (strcmp(e, "scalar") == 0) return AM_SIMD_SCALAR;
+    if (strcmp(e, "portable") == 0) return AM_SIMD_PORTABLE;
+    if (strcmp(e, "avx2") == 0) return best >= AM_SIMD_AVX2 ? AM_SIMD_AVX2 : best;
     return best; /* avx512 or anything else */
+}
+
+static pthread_once_t simd_once = PTHREAD_ONCE_INIT;
+static am_simd simd_cached;
+
+static void simd_init(void)
+{
+    simd_cached = (am_simd)am_common_simd_path();
+}
+
+am_simd am_common_simd(void)
+{
+    pthread_once(&simd_once, simd_init);
+    return simd_cached;
 }

@@ -52,13 +52,30 @@ const char *am_version(void);
  * to call once at start-up, never called by the library itself. */
 void am_common_gsl_handler_off(void);
 
-/* Instruction sets of the replica-batched engines (Monte Carlo, SDE, parameter server), as
- * their path enums number them: 0 scalar (one replica at a time), 1 portable C, 2 AVX2,
- * 3 AVX-512 (F, DQ and VL). am_common_simd_best: the best this CPU has (1 to 3).
+/* Instruction sets, in the one numbering of the program (the path enums of the
+ * replica-batched engines, am_msgd_path and am_sde_simd, use the same values). The CPU is
+ * asked in one place, am_common_simd_best; every SIMD dispatch of the library goes through
+ * am_common_simd_path or am_common_simd. */
+typedef enum {
+    AM_SIMD_SCALAR = 0,   /* one replica at a time (the engines' reference path) */
+    AM_SIMD_PORTABLE = 1, /* portable C */
+    AM_SIMD_AVX2 = 2,
+    AM_SIMD_AVX512 = 3 /* AVX-512 F, DQ and VL */
+} am_simd;
+
+/* am_common_simd_best: the best instruction set this CPU has (AM_SIMD_PORTABLE to
+ * AM_SIMD_AVX512; AM_SIMD_PORTABLE in a build without the x86 paths).
  * am_common_simd_path: the environment variable AMSGD_SIMD (scalar, portable, avx2, avx512;
- * unset, empty or auto: the best) capped at the best. */
+ * unset, empty or auto: the best) capped at the best, read at each call (the engines read it
+ * when they are allocated). */
 int am_common_simd_best(void);
 int am_common_simd_path(void);
+
+/* am_common_simd_path() as it was at the first call of this function in the process, for the
+ * dispatch inside routines called per step (the random streams' bulk draws and ziggurat, the
+ * per-replica Monte Carlo step, the ODE's kernels): AMSGD_SIMD=portable (or scalar) puts
+ * them on their portable code too. Thread-safe. */
+am_simd am_common_simd(void);
 
 /* Largest total allocation (bytes) the library accepts for one engine run. */
 #define AM_MEMORY_LIMIT ((size_t)8 << 30)

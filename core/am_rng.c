@@ -512,24 +512,22 @@ AVX512 static void blocks_at_avx512(const philox4x32_key_t *key, const uint32_t 
 
 #endif
 
-/* Best instruction set of this CPU: 2 = AVX-512F, 1 = AVX2, 0 = portable only. */
+/* The instruction set of the bulk draws, from am_common_simd() (AMSGD_SIMD capped at the
+ * CPU's best): 2 = AVX-512, 1 = AVX2, 0 = portable only. */
 int am_rng_simd(void)
 {
-#if AM_X86
-    if (__builtin_cpu_supports("avx512f")) return 2;
-    if (__builtin_cpu_supports("avx2")) return 1;
-#endif
-    return 0;
+    am_simd s = am_common_simd();
+    return s >= AM_SIMD_AVX512 ? 2 : s >= AM_SIMD_AVX2 ? 1 : 0;
 }
 
 void am_rng_blocks(const am_rng *r, uint32_t block, size_t nb, uint64_t *out, int simd)
 {
 #if AM_X86
-    if (simd >= 2 && __builtin_cpu_supports("avx512f")) {
+    if (simd >= 2 && am_rng_simd() >= 2) {
         blocks_avx512(r, block, nb, out);
         return;
     }
-    if (simd >= 1 && __builtin_cpu_supports("avx2")) {
+    if (simd >= 1 && am_rng_simd() >= 1) {
         blocks_avx2(r, block, nb, out);
         return;
     }
@@ -687,22 +685,11 @@ static size_t zig_from_buffer(am_rng *r, const uint64_t *buf, uint32_t b0, size_
     return zig_from_buffer_sum(r, buf, b0, nb, j, out, n, zig_simd, NULL);
 }
 
-/* Vector ziggurat of this CPU: 2 AVX-512F/DQ, 1 AVX2, 0 none. */
-static int zig_simd_available(void)
-{
-#if AM_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return 2;
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-    return 0;
-#endif
-}
-
 static inline void fill_gaussian_sum(am_rng *r, double *out, size_t n, side_sum *ss)
 {
     uint64_t buf[2 * BUF_BLOCKS];
     size_t k = 0;
-    int zig_simd = zig_simd_available();
+    int zig_simd = am_rng_simd();
     while (k < n) {
         /* buf starts at the block holding the next word of the stream and holds the words
          * still needed (one each, unless the rare case draws more: then it is refilled) */
@@ -765,7 +752,7 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
     }
     uint32_t ctr[STEP_BLOCKS][4];
     uint64_t buf[2 * STEP_BLOCKS];
-    int zig_simd = zig_simd_available();
+    int zig_simd = am_rng_simd();
     size_t per = STEP_BLOCKS / nbs; /* steps per batch */
     for (size_t s0 = 0; s0 < nsteps; s0 += per) {
         size_t ns = nsteps - s0 < per ? nsteps - s0 : per, nb = ns * nbs;
@@ -780,7 +767,7 @@ void am_rng_fill_gaussian_steps(am_rng *r, uint64_t step0, size_t nsteps, size_t
             }
         }
 #if AM_X86
-        if (__builtin_cpu_supports("avx512f")) {
+        if (am_rng_simd() >= 2) {
             size_t nb16 = (nb + 15) / 16 * 16;
             for (size_t t = nb; t < nb16; t++)
                 memcpy(ctr[t], ctr[0], sizeof ctr[0]);
@@ -1278,14 +1265,8 @@ ZIG_LANES(zig_lanes_portable, , zig8_portable)
 
 static int lanes_simd(int simd)
 {
-#if AM_X86
-    if (simd >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq"))
-        return 2;
-    if (simd >= 1 && __builtin_cpu_supports("avx2")) return 1;
-#else
-    (void)simd;
-#endif
-    return 0;
+    int best = am_rng_simd();
+    return simd >= 2 && best >= 2 ? 2 : simd >= 1 && best >= 1 ? 1 : 0;
 }
 
 void am_rng_words_lanes(const am_rng *r, uint64_t step0, size_t nsteps, size_t nblocks,
@@ -1411,7 +1392,7 @@ static void rare_lanes_batch(const am_rng *r, uint64_t step0, size_t n, size_t n
     for (size_t e = nx; e < nx16; e++)
         memcpy(ctr[e], ctr[0], sizeof ctr[0]);
 #if AM_X86
-    if (__builtin_cpu_supports("avx512f"))
+    if (am_rng_simd() >= 2)
         blocks_at_avx512(&r[0].key, (const uint32_t(*)[4])ctr, nx16, extra);
     else
 #endif
@@ -1706,7 +1687,7 @@ unsigned am_rng_lanes_wedge(const uint64_t *wf, const uint64_t *wu, unsigned *ac
 
 void am_rng_gaussian_words(am_rng *r, const uint64_t *w, size_t nw, double *out, size_t n, int simd)
 {
-    int zs = zig_simd_available();
+    int zs = am_rng_simd();
     if (zs > simd) zs = simd < 0 ? 0 : simd;
     nw &= ~(size_t)1;
     size_t k = zig_from_buffer(r, w, r->ctr.v[0], nw / 2, 0, out, n, zs);

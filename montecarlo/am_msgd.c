@@ -308,7 +308,7 @@ static inline void scale_products(size_t d, double *x, const double *sl, const d
                                   double *pr)
 {
 #if AM_X86
-    if (d >= 16 && __builtin_cpu_supports("avx2")) {
+    if (d >= 16 && am_common_simd() >= AM_SIMD_AVX2) {
         scale_products_avx2(d, x, sl, wv, pr);
         return;
     }
@@ -320,7 +320,7 @@ static inline void msgd_step(size_t d, double mu, double ea, double a, const dou
                              const double *vp, const double *x, const double *wv, double *vn)
 {
 #if AM_X86
-    if (d >= 16 && __builtin_cpu_supports("avx2")) {
+    if (d >= 16 && am_common_simd() >= AM_SIMD_AVX2) {
         msgd_step_avx2(d, mu, ea, a, v, vp, x, wv, vn);
         return;
     }
@@ -373,7 +373,7 @@ static inline double step_and_sum(size_t d, double mu, double ea, double a, cons
                                   const double *x1, const double *w1)
 {
 #if AM_X86
-    if (d >= 16 && __builtin_cpu_supports("avx2"))
+    if (d >= 16 && am_common_simd() >= AM_SIMD_AVX2)
         return step_and_sum_avx2(d, mu, ea, a, v, vp, x, wv, vn, x1, w1);
 #endif
     return step_and_sum_body(d, mu, ea, a, v, vp, x, wv, vn, x1, w1, 0.0);
@@ -423,7 +423,7 @@ static inline void step_and_products(size_t d, double mu, double ea, double a, c
                                      double *pr)
 {
 #if AM_X86
-    if (d >= 16 && __builtin_cpu_supports("avx2")) {
+    if (d >= 16 && am_common_simd() >= AM_SIMD_AVX2) {
         step_and_products_avx2(d, mu, ea, a, v, vp, x, wv, vn, x1, sl, w1, pr);
         return;
     }

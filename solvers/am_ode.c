@@ -191,8 +191,8 @@ double am_ode_dot_level(const double *x, const double *y, size_t n, int level);
 double am_ode_dot_level(const double *x, const double *y, size_t n, int level)
 {
 #if AM_X86
-    if (level >= 2 && __builtin_cpu_supports("avx512f")) return dot8_avx512(x, y, n);
-    if (level >= 1 && __builtin_cpu_supports("avx2")) return dot8_avx2(x, y, n);
+    if (level >= 2 && am_common_simd() >= AM_SIMD_AVX512) return dot8_avx512(x, y, n);
+    if (level >= 1 && am_common_simd() >= AM_SIMD_AVX2) return dot8_avx2(x, y, n);
 #endif
     (void)level;
     return dot8(x, y, n);
@@ -201,8 +201,8 @@ double am_ode_dot_level(const double *x, const double *y, size_t n, int level)
 static dot_fn dot8_select(void)
 {
 #if AM_X86
-    if (__builtin_cpu_supports("avx512f")) return dot8_avx512;
-    if (__builtin_cpu_supports("avx2")) return dot8_avx2;
+    if (am_common_simd() >= AM_SIMD_AVX512) return dot8_avx512;
+    if (am_common_simd() >= AM_SIMD_AVX2) return dot8_avx2;
 #endif
     return dot8;
 }
@@ -303,7 +303,7 @@ void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, in
 void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, int level)
 {
 #if AM_X86
-    if (level >= 1 && __builtin_cpu_supports("avx2")) {
+    if (level >= 1 && am_common_simd() >= AM_SIMD_AVX2) {
         symv_avx2(S, d, v, s);
         return;
     }
@@ -315,7 +315,7 @@ void am_ode_symv_level(const double *S, size_t d, const double *v, double *s, in
 static symv_fn symv_select(void)
 {
 #if AM_X86
-    if (__builtin_cpu_supports("avx2")) return symv_avx2;
+    if (am_common_simd() >= AM_SIMD_AVX2) return symv_avx2;
 #endif
     return symv;
 }

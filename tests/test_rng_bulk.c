@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <gsl/gsl_cdf.h>
 
+#include "../core/am_common.h"
 #include "../core/am_rng.h"
 #include "../montecarlo/am_msgd.h"
 
@@ -582,4 +583,37 @@ Test(rng_bulk, ziggurat_boundaries_tail_and_wedge_threshold)
      * other normals in most of them (the rest round to the same double) */
     cr_assert(tail_cases > 0 && 2 * tail_differs > tail_cases,
               "tail: %ld of %ld cases differ with a wrong tail constant", tail_differs, tail_cases);
+}
+
+/* AMSGD_SIMD reaches the dispatch inside the random streams (one selection for the whole
+ * program, am_common_simd): portable and scalar put the bulk draws on their portable code,
+ * avx2 caps them at AVX2, and without the variable they take the CPU's best. Each test runs
+ * in a fresh process, so the first am_common_simd() call sees the variable set here. */
+Test(rng_bulk, amsgd_simd_portable_reaches_the_streams)
+{
+    setenv("AMSGD_SIMD", "portable", 1);
+    cr_assert_eq(am_common_simd(), AM_SIMD_PORTABLE);
+    cr_assert_eq(am_rng_simd(), 0, "AMSGD_SIMD=portable: bulk draws on level %d", am_rng_simd());
+}
+
+Test(rng_bulk, amsgd_simd_scalar_reaches_the_streams)
+{
+    setenv("AMSGD_SIMD", "scalar", 1);
+    cr_assert_eq(am_common_simd(), AM_SIMD_SCALAR);
+    cr_assert_eq(am_rng_simd(), 0, "AMSGD_SIMD=scalar: bulk draws on level %d", am_rng_simd());
+}
+
+Test(rng_bulk, amsgd_simd_avx2_caps_the_streams)
+{
+    if (am_common_simd_best() < AM_SIMD_AVX2) cr_skip_test("no AVX2 on this CPU");
+    setenv("AMSGD_SIMD", "avx2", 1);
+    cr_assert_eq(am_rng_simd(), 1, "AMSGD_SIMD=avx2: bulk draws on level %d", am_rng_simd());
+}
+
+Test(rng_bulk, without_amsgd_simd_the_streams_take_the_best)
+{
+    unsetenv("AMSGD_SIMD");
+    int best = am_common_simd_best();
+    int want = best >= AM_SIMD_AVX512 ? 2 : best >= AM_SIMD_AVX2 ? 1 : 0;
+    cr_assert_eq(am_rng_simd(), want, "best %d: bulk draws on level %d", best, am_rng_simd());
 }

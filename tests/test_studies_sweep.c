@@ -49,6 +49,29 @@ static am_sweep_cell_params small_cell(const am_problem *p)
     return s;
 }
 
+/* A knee search of small_cell(p) over the nmu momenta mu. */
+static am_knee_params small_knee(const am_problem *p, const double *mu, size_t nmu)
+{
+    am_knee_params kp = am_knee_params_default();
+    kp.cell = small_cell(p);
+    kp.mu = mu;
+    kp.nmu = nmu;
+    return kp;
+}
+
+/* A phase diagram of small_cell(p) over the momenta mu and the delays tau. */
+static am_phase_params small_phase(const am_problem *p, const double *mu, size_t nmu,
+                                   const double *tau, size_t ntau)
+{
+    am_phase_params pp = am_phase_params_default();
+    pp.cell = small_cell(p);
+    pp.mu = mu;
+    pp.nmu = nmu;
+    pp.tau = tau;
+    pp.ntau = ntau;
+    return pp;
+}
+
 static int same_bits(double a, double b)
 {
     if (isnan(a) && isnan(b)) return 1;
@@ -87,12 +110,7 @@ Test(studies_phase, cells_equal_direct_ensemble_runs)
 {
     am_problem *p = small_problem();
     const double mu[] = {0.5, 0.9}, tau[] = {0, 3, 7};
-    am_phase_params pp = am_phase_params_default();
-    pp.cell = small_cell(p);
-    pp.mu = mu;
-    pp.nmu = 2;
-    pp.tau = tau;
-    pp.ntau = 3;
+    am_phase_params pp = small_phase(p, mu, 2, tau, 3);
     am_phase_result *r = NULL, *rr = NULL;
     char err[256];
     cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_OK, "%s", err);
@@ -174,12 +192,7 @@ Test(studies_phase, cancel_keeps_finished_cells_and_resume_completes)
     const double mu[] = {0.5, 0.9}, tau[] = {0, 2, 4};
     char path[256], err[256];
     tmp_path(path, sizeof path, "phase");
-    am_phase_params pp = am_phase_params_default();
-    pp.cell = small_cell(p);
-    pp.mu = mu;
-    pp.nmu = 2;
-    pp.tau = tau;
-    pp.ntau = 3;
+    am_phase_params pp = small_phase(p, mu, 2, tau, 3);
     /* reference: uninterrupted, with progress counts */
     progress_log full = {0, 0, 0, 0, 1, 0, NULL};
     pp.progress = on_progress;
@@ -300,12 +313,9 @@ Test(studies_knee, tau_c_equals_brute_force_scan)
 {
     am_problem *p = small_problem();
     const double mu[] = {0.95};
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
+    am_knee_params kp = small_knee(p, mu, 1);
     kp.cell.horizon = 2;
     kp.cell.ngrid = 21;
-    kp.mu = mu;
-    kp.nmu = 1;
     kp.bootstrap = 0;
     am_knee_result *r = NULL;
     char err[256];
@@ -337,11 +347,8 @@ Test(studies_knee, exponent_is_the_fit_of_tau_c_and_resume_is_exact)
     const double mu[] = {0.8, 0.9, 0.95};
     char path[256], err[256];
     tmp_path(path, sizeof path, "knee");
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
+    am_knee_params kp = small_knee(p, mu, 3);
     kp.cell.horizon = 2;
-    kp.mu = mu;
-    kp.nmu = 3;
     kp.bootstrap = 20;
     am_knee_result *ref = NULL, *r = NULL;
     cr_assert_eq(am_knee_run(&kp, &ref, err, sizeof err), AM_OK, "%s", err);
@@ -407,10 +414,7 @@ Test(studies_knee, bad_parameters_name_the_field_not_a_flag)
 {
     am_problem *p = small_problem();
     const double mu[] = {0.9};
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
-    kp.mu = mu;
-    kp.nmu = 1;
+    am_knee_params kp = small_knee(p, mu, 1);
     char err[256];
     am_knee_result *r = NULL;
     kp.factor = 0.5;
@@ -475,12 +479,7 @@ static char *signed_line(const char *json)
 static am_phase_params ckpt_phase(am_problem *p, const char *path)
 {
     static const double mu[] = {0.5, 0.9}, tau[] = {0, 2, 4};
-    am_phase_params pp = am_phase_params_default();
-    pp.cell = small_cell(p);
-    pp.mu = mu;
-    pp.nmu = 2;
-    pp.tau = tau;
-    pp.ntau = 3;
+    am_phase_params pp = small_phase(p, mu, 2, tau, 3);
     pp.checkpoint = path;
     am_phase_result *r = NULL;
     char err[256];
@@ -647,10 +646,7 @@ Test(studies_checkpoint, knee_counts_are_validated)
     char path[256], err[512];
     tmp_path(path, sizeof path, "kcount");
     const double mu[] = {0.9};
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
-    kp.mu = mu;
-    kp.nmu = 1;
+    am_knee_params kp = small_knee(p, mu, 1);
     kp.bootstrap = 2;
     kp.checkpoint = path;
     am_knee_result *r = NULL;
@@ -695,10 +691,7 @@ Test(studies_knee, memory_of_the_kept_summaries_is_checked_up_front)
 {
     am_problem *p = small_problem();
     const double mu[] = {0.5};
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
-    kp.mu = mu;
-    kp.nmu = 1;
+    am_knee_params kp = small_knee(p, mu, 1);
     kp.tau_max = 64;
     kp.refine = 3;
     kp.cell.replicas = 30000000;
@@ -751,14 +744,9 @@ Test(studies_phase, cancel_stops_the_cell_in_progress)
     char path[256], err[256];
     tmp_path(path, sizeof path, "inside");
     const double mu[] = {0.5}, tau[] = {2};
-    am_phase_params pp = am_phase_params_default();
-    pp.cell = small_cell(p);
+    am_phase_params pp = small_phase(p, mu, 1, tau, 1);
     pp.cell.horizon = 10;
     pp.cell.replicas = 20000;
-    pp.mu = mu;
-    pp.nmu = 1;
-    pp.tau = tau;
-    pp.ntau = 1;
     pp.checkpoint = path;
     volatile sig_atomic_t cancel = 0;
     pp.cancel = &cancel;
@@ -790,12 +778,7 @@ Test(studies_checkpoint, another_file_is_not_started_anew_over)
     fputs("x,y\n1,2\n", f);
     fclose(f);
     const double mu[] = {0.5}, tau[] = {0};
-    am_phase_params pp = am_phase_params_default();
-    pp.cell = small_cell(p);
-    pp.mu = mu;
-    pp.nmu = 1;
-    pp.tau = tau;
-    pp.ntau = 1;
+    am_phase_params pp = small_phase(p, mu, 1, tau, 1);
     pp.checkpoint = path;
     am_phase_result *r = NULL;
     cr_assert_eq(am_phase_run(&pp, &r, err, sizeof err), AM_EINVAL, "a data file was overwritten");
@@ -827,10 +810,7 @@ Test(studies_knee, critical_counts_the_diverged_fraction)
        blowup threshold near the initial norm marks part of the replicas diverged */
     am_problem *p = small_problem();
     const double mu[] = {0.5};
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
-    kp.mu = mu;
-    kp.nmu = 1;
+    am_knee_params kp = small_knee(p, mu, 1);
     kp.bootstrap = 0;
     kp.tau_max = 2;
     double frac = -1, e0, s0;
@@ -865,11 +845,8 @@ Test(studies_knee, seeds_give_mean_sd_and_an_interval_around_the_exponent)
     am_problem *p = small_problem();
     const double mu[] = {0.8, 0.9, 0.95};
     char err[256];
-    am_knee_params kp = am_knee_params_default();
-    kp.cell = small_cell(p);
+    am_knee_params kp = small_knee(p, mu, 3);
     kp.cell.horizon = 2;
-    kp.mu = mu;
-    kp.nmu = 3;
     kp.bootstrap = 10;
     kp.seeds = 3;
     am_knee_result *r = NULL;
