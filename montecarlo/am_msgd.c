@@ -159,7 +159,7 @@ void am_msgd_update(size_t d, double eta, double mu, const double *x, const doub
     for (size_t i = 0; i < d; i++)
         a += x[i] * w[i];
     for (size_t i = 0; i < d; i++)
-        vnext[i] = v[i] + mu * (v[i] - vprev[i]) + eta * a * (x[i] - a * w[i]);
+        vnext[i] = AM_MSGD_HEAVY_BALL(v[i], vprev[i], mu, AM_MSGD_OJA_STEP(eta * a, x[i], a, w[i]));
 }
 
 double am_msgd_error(size_t d, const double *u, const double *v)
@@ -257,7 +257,7 @@ static inline void msgd_step_body(size_t d, double mu, double ea, double a, cons
                                   const double *vp, const double *x, const double *wv, double *vn)
 {
     for (size_t i = 0; i < d; i++)
-        vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+        vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], mu, AM_MSGD_OJA_STEP(ea, x[i], a, wv[i]));
 }
 
 #if AM_X86
@@ -270,11 +270,9 @@ __attribute__((target("avx2"))) static void msgd_step_avx2(size_t d, double mu, 
     __m256d m = _mm256_set1_pd(mu), e = _mm256_set1_pd(ea), av = _mm256_set1_pd(a);
     size_t i = 0;
     for (; i + 4 <= d; i += 4) {
-        __m256d vi = _mm256_loadu_pd(v + i);
-        __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
-        __m256d g =
-            _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
-        _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
+        __m256d g = AM_MSGD_OJA_STEP(e, _mm256_loadu_pd(x + i), av, _mm256_loadu_pd(wv + i));
+        _mm256_storeu_pd(vn + i,
+                         AM_MSGD_HEAVY_BALL(_mm256_loadu_pd(v + i), _mm256_loadu_pd(vp + i), m, g));
     }
     msgd_step_body(d - i, mu, ea, a, v + i, vp + i, x + i, wv + i, vn + i);
 }
@@ -336,7 +334,7 @@ static inline double step_and_sum_body(size_t d, double mu, double ea, double a,
                                        double *vn, const double *x1, const double *w1, double s)
 {
     for (size_t i = 0; i < d; i++) {
-        vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+        vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], mu, AM_MSGD_OJA_STEP(ea, x[i], a, wv[i]));
         s += x1[i] * w1[i];
     }
     return s;
@@ -351,11 +349,9 @@ step_and_sum_avx2(size_t d, double mu, double ea, double a, const double *v, con
     double s = 0;
     size_t i = 0;
     for (; i + 4 <= d; i += 4) {
-        __m256d vi = _mm256_loadu_pd(v + i);
-        __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
-        __m256d g =
-            _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
-        _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
+        __m256d g = AM_MSGD_OJA_STEP(e, _mm256_loadu_pd(x + i), av, _mm256_loadu_pd(wv + i));
+        _mm256_storeu_pd(vn + i,
+                         AM_MSGD_HEAVY_BALL(_mm256_loadu_pd(v + i), _mm256_loadu_pd(vp + i), m, g));
         __m256d pr = _mm256_mul_pd(_mm256_loadu_pd(x1 + i), _mm256_loadu_pd(w1 + i));
         __m128d lo = _mm256_castpd256_pd128(pr), hi = _mm256_extractf128_pd(pr, 1);
         s += _mm_cvtsd_f64(lo);
@@ -388,7 +384,7 @@ static inline void step_and_products_body(size_t d, double mu, double ea, double
                                           const double *w1, double *pr)
 {
     for (size_t i = 0; i < d; i++) {
-        vn[i] = v[i] + mu * (v[i] - vp[i]) + ea * (x[i] - a * wv[i]);
+        vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], mu, AM_MSGD_OJA_STEP(ea, x[i], a, wv[i]));
         x1[i] *= sl[i];
         pr[i] = x1[i] * w1[i];
     }
@@ -403,11 +399,9 @@ step_and_products_avx2(size_t d, double mu, double ea, double a, const double *v
     __m256d m = _mm256_set1_pd(mu), e = _mm256_set1_pd(ea), av = _mm256_set1_pd(a);
     size_t i = 0;
     for (; i + 4 <= d; i += 4) {
-        __m256d vi = _mm256_loadu_pd(v + i);
-        __m256d t = _mm256_add_pd(vi, _mm256_mul_pd(m, _mm256_sub_pd(vi, _mm256_loadu_pd(vp + i))));
-        __m256d g =
-            _mm256_sub_pd(_mm256_loadu_pd(x + i), _mm256_mul_pd(av, _mm256_loadu_pd(wv + i)));
-        _mm256_storeu_pd(vn + i, _mm256_add_pd(t, _mm256_mul_pd(e, g)));
+        __m256d g = AM_MSGD_OJA_STEP(e, _mm256_loadu_pd(x + i), av, _mm256_loadu_pd(wv + i));
+        _mm256_storeu_pd(vn + i,
+                         AM_MSGD_HEAVY_BALL(_mm256_loadu_pd(v + i), _mm256_loadu_pd(vp + i), m, g));
         __m256d xi = _mm256_mul_pd(_mm256_loadu_pd(x1 + i), _mm256_loadu_pd(sl + i));
         _mm256_storeu_pd(x1 + i, xi);
         _mm256_storeu_pd(pr + i, _mm256_mul_pd(xi, _mm256_loadu_pd(w1 + i)));
@@ -575,7 +569,7 @@ static int msgd_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             for (size_t i = 0; i < d; i++)
                 q += sw[i] * wv[i];
             for (size_t i = 0; i < d; i++)
-                vn[i] = v[i] + mu * (v[i] - vp[i]) + eta * (sw[i] - q * wv[i]);
+                vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], mu, AM_MSGD_OJA_STEP(eta, sw[i], q, wv[i]));
         } else {
             double a, *x = w->x;
             if (fast_gauss) {

@@ -89,6 +89,19 @@ size_t am_msgd_nobs(const am_msgd *m);
 /* Writes the initial point v_0 of a replica (unit norm) into v0[0..d-1]. */
 void am_msgd_initial(const am_msgd *m, uint64_t replica, double *v0);
 
+/* The Async-MSGD update, written once for every engine (the scalar reference, the SIMD lanes
+ * of the replica-batched kernel, the dimension bodies, the parameter-server engine): the
+ * heavy-ball recursion of one coordinate
+ *     v_{k+1} = v_k + mu (v_k - v_{k-1}) + g_k
+ * with the step g_k of the stochastic Oja gradient at the stale iterate w,
+ *     g = (eta a) (x - a w),  a = x . w   (AM_MSGD_OJA_STEP(eta a, x, a, w)),
+ * its expectation, or the sum a parameter server applies. The operands may be doubles or
+ * vectors of lanes (GCC's vector types and __m256d/__m512d take the same operators); the
+ * operations are rounded one at a time in the order written, so every body that uses these
+ * macros computes the bits of am_msgd_update (tests/test_msgd_batch.c, tests/test_mc.c). */
+#define AM_MSGD_HEAVY_BALL(v, vprev, mu, g) ((v) + (mu) * ((v) - (vprev)) + (g))
+#define AM_MSGD_OJA_STEP(ea, x, a, w) ((ea) * ((x) - (a) * (w)))
+
 /* One Async-MSGD update with explicit data x (original coordinates):
  * vnext = v + mu (v - vprev) + eta a (x - a w), a = x . w. vnext may alias vprev. */
 void am_msgd_update(size_t d, double eta, double mu, const double *x, const double *v,

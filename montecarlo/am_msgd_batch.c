@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "am_data.h"
+#include "am_msgd.h"
 
 /* DS: the largest dimension with a body of its own (iterates in registers) */
 enum { NL = AM_MSGD_LANES, MAXD = AM_MSGD_BATCH_MAXDIM, MAXG = AM_MSGD_GROUPS, DS = 4 };
@@ -292,8 +293,8 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                         q = q + sw[g][i] * W(g, i);
                     for (size_t i = 0; i < d; i++)
                         SET_VN(g, i,
-                               V(g, i) + vmu * (V(g, i) - VP(g, i)) +
-                                   veta * (sw[g][i] - q * W(g, i)));
+                               AM_MSGD_HEAVY_BALL(V(g, i), VP(g, i), vmu,
+                                                  AM_MSGD_OJA_STEP(veta, sw[g][i], q, W(g, i))));
                 }
             } else {
                 if (fast_gauss) {
@@ -306,8 +307,9 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                         });
                         vd ea = veta * ag;
                         FOR_I(d, SET_VN(g, i,
-                                        V(g, i) + vmu * (V(g, i) - VP(g, i)) +
-                                            ea * (xg[i] - ag * W(g, i))););
+                                        AM_MSGD_HEAVY_BALL(
+                                            V(g, i), VP(g, i), vmu,
+                                            AM_MSGD_OJA_STEP(ea, xg[i], ag, W(g, i)))););
                     });
                 } else {
                     FOR_G({
@@ -351,8 +353,9 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                         FOR_I(d, ag = ag + x[g][i] * W(g, i););
                         vd ea = veta * ag;
                         FOR_I(d, SET_VN(g, i,
-                                        V(g, i) + vmu * (V(g, i) - VP(g, i)) +
-                                            ea * (x[g][i] - ag * W(g, i))););
+                                        AM_MSGD_HEAVY_BALL(
+                                            V(g, i), VP(g, i), vmu,
+                                            AM_MSGD_OJA_STEP(ea, x[g][i], ag, W(g, i)))););
                     });
                 }
             }

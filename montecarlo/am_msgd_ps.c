@@ -217,7 +217,7 @@ static int ps_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
             add_term(m, w, stale_iterate(m, w, cur, k, u.staleness[l]), coef,
                      zk ? zk + l * d : NULL);
         for (size_t i = 0; i < d; i++)
-            vn[i] = v[i] + mu * (v[i] - vp[i]) + w->acc[i];
+            vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], mu, w->acc[i]);
         w->t = u.time;
         cur = next;
     }
@@ -437,7 +437,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
             }
         }
         for (size_t i = 0; i < d; i++)
-            vn[i] = v[i] + vmu * (v[i] - vp[i]) + acc[i];
+            vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], vmu, acc[i]);
         for (size_t l = 0; l < n; l++) {
             double *dst = ws[l]->ring + next * d;
             for (size_t i = 0; i < d; i++)
