@@ -152,6 +152,12 @@ int cmd_wallclock(int argc, char **argv)
     cli_progress_end();
     if (st) cli_runtime_error("wallclock: %s", err);
     const uint64_t *ks = res.update;
+    for (size_t i = 0; i < nv; i++)
+        if (res.curves[i].diverged)
+            fprintf(stderr,
+                    "amsgd: warning: %zu of %zu replicas of %s diverged; the means are over the "
+                    "survivors (column alive), %s where none is left\n",
+                    res.curves[i].diverged, replicas, specs[i].spec, json ? "null" : "nan");
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);

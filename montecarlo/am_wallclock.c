@@ -128,10 +128,12 @@ static am_status store_curve(const am_ensemble_result *er, size_t ngrid, size_t 
     if (!w->wallclock_mean || !w->wallclock_sem || !w->err_mean || !w->err_sem || !w->alive)
         return AM_ENOMEM;
     for (size_t g = 0; g < ngrid; g++) {
-        w->wallclock_mean[g] = er->obs[g * no + ot].mean;
-        w->wallclock_sem[g] = am_stats_sem(&er->obs[g * no + ot]);
-        w->err_mean[g] = er->obs[g * no].mean;
-        w->err_sem[g] = am_stats_sem(&er->obs[g * no]);
+        /* no survivor at this update: no value (NaN), never the 0 of an empty mean */
+        int any = er->alive[g] > 0;
+        w->wallclock_mean[g] = any ? er->obs[g * no + ot].mean : NAN;
+        w->wallclock_sem[g] = any ? am_stats_sem(&er->obs[g * no + ot]) : NAN;
+        w->err_mean[g] = any ? er->obs[g * no].mean : NAN;
+        w->err_sem[g] = any ? am_stats_sem(&er->obs[g * no]) : NAN;
         w->alive[g] = er->alive[g];
     }
     w->diverged = er->diverged;

@@ -793,3 +793,57 @@ Test(paper_bound, one_constant_everywhere)
         test_run_free(&r);
     }
 }
+
+/* Once every replica has diverged there is no mean: the wall-clock and error columns are NaN
+ * (null in JSON) with alive 0, never the 0 of an empty mean; the command says so on stderr
+ * and exits 0 (a diverged replica is a result). */
+Test(studies_wallclock, no_survivor_gives_no_value)
+{
+    const am_wallclock_variant vars[2] = {{AM_VARIANT_SYNC, 1}, {AM_VARIANT_ASYNC, 1}};
+    am_wallclock_params wp = am_wallclock_params_default();
+    wp.eta = 5; /* far past the stable step: every replica diverges within a few updates */
+    wp.workers = 4;
+    wp.variants = vars;
+    wp.nvariants = 2;
+    wp.updates = 200;
+    wp.ngrid = 5;
+    wp.replicas = 10;
+    am_wallclock_result r;
+    char err[200];
+    cr_assert_eq(am_wallclock_run(&wp, &r, err, sizeof err), AM_OK, "%s", err);
+    for (size_t i = 0; i < 2; i++) {
+        const am_wallclock_curve *w = &r.curves[i];
+        cr_assert_eq(w->diverged, 10, "variant %zu: %zu of 10 diverged", i, w->diverged);
+        for (size_t g = 1; g < 5; g++) {
+            cr_assert_eq(w->alive[g], 0, "variant %zu point %zu: alive %zu", i, g, w->alive[g]);
+            cr_assert(isnan(w->err_mean[g]) && isnan(w->err_sem[g]) &&
+                          isnan(w->wallclock_mean[g]) && isnan(w->wallclock_sem[g]),
+                      "variant %zu point %zu without survivors: err %g +- %g, wall clock %g +- %g",
+                      i, g, w->err_mean[g], w->err_sem[g], w->wallclock_mean[g],
+                      w->wallclock_sem[g]);
+        }
+        cr_assert(isfinite(w->err_mean[0]) && w->alive[0] == 10, "point 0 has every replica");
+    }
+    am_wallclock_result_free(&r);
+    test_run c = test_amsgd("wallclock --eta 5 --workers 4 --updates 200 --replicas 10 --grid 5 "
+                            "--variants sync,async --format json");
+    cr_assert_eq(c.status, 0, "exit %d (%s)", c.status, c.err);
+    cr_assert(strstr(c.err, "amsgd: warning: 10 of 10 replicas of sync diverged") &&
+                  strstr(c.err, "amsgd: warning: 10 of 10 replicas of async diverged"),
+              "stderr: %s", c.err);
+    json_t *root = json_loads(c.out, 0, NULL);
+    cr_assert_not_null(root, "stdout is not JSON: %.200s", c.out);
+    json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(root, "variants"), i, v)
+    {
+        json_t *em = json_object_get(v, "err_mean"), *wm = json_object_get(v, "wallclock_mean");
+        cr_assert(json_is_real(json_array_get(em, 0)), "variant %zu: err_mean[0] not a number", i);
+        for (size_t g = 1; g < 5; g++)
+            cr_assert(json_is_null(json_array_get(em, g)) && json_is_null(json_array_get(wm, g)),
+                      "variant %zu point %zu: err_mean and wallclock_mean must be null", i, g);
+    }
+    cr_assert_eq(i, 2);
+    json_decref(root);
+    test_run_free(&c);
+}
