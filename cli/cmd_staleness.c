@@ -164,6 +164,10 @@ int cmd_staleness(int argc, char **argv)
     const char *data = cli_str(&a, "data");
     size_t rows = (size_t)cli_int(&a, "rows", 1, 10000000);
     size_t feats = (size_t)cli_int(&a, "features", 1, 10000);
+    if (data && (cli_given(&a, "rows") || cli_given(&a, "features")))
+        cli_usage_error("--%s sets the size of the synthetic data set; --data %s brings its own "
+                        "rows and features",
+                        cli_given(&a, "rows") ? "rows" : "features", data);
     if (data) {
         am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
         if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);

@@ -57,6 +57,13 @@ Test(staleness_cli, csv_data)
     test_run r = test_amsgd(cmd);
     cr_assert_eq(r.status, 0, "good file: status %d: %s", r.status, r.err);
     test_run_free(&r);
+    /* --rows and --features size the synthetic set: with a file they are refused, not ignored */
+    const char *sizes[] = {"--rows 7", "--features 3"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "staleness --data %s %s", good, sizes[i]);
+        test_expect_usage_error(cmd, i ? "--features sets the size of the synthetic data set"
+                                       : "--rows sets the size of the synthetic data set");
+    }
     f = fopen(bad, "w");
     fputs("1,2,0\n3,oops,1\n", f);
     fclose(f);
