@@ -6,6 +6,8 @@
  * paper's p = 2 and the linear-stability prediction. The search is the library call am_knee_run
  * (studies/am_knee.h); this file parses the flags and writes the table.
  */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +148,19 @@ int cmd_knee(int argc, char **argv)
         return status;
     }
 
+    /* a censored knee or an undefined exponent is a result, said once on stderr */
+    const char *none = json ? "null" : "nan";
+    for (size_t i = 0; i < nmu; i++)
+        if (!isfinite(r->tau_c[i]))
+            fprintf(stderr,
+                    "amsgd: warning: no knee of mu = %g up to --tau-max %llu (its tau_c is %s); "
+                    "raise --tau-max\n",
+                    mu[i], (unsigned long long)kp.tau_max, none);
+    if (nmu >= 2 && !isfinite(r->exponent))
+        fprintf(stderr,
+                "amsgd: warning: the exponent is %s: its fit needs the knees of two momenta at "
+                "least\n",
+                none);
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
     if (json) {

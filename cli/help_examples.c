@@ -63,9 +63,9 @@ const cli_example cli_examples[] = {
     {"phase", "amsgd phase --data fashion-mnist --project 16 --eta 1e-4 --mu-grid 0.5,0.9 --time 3",
      "the momentum x delay grid on Fashion-MNIST (docs/pca-data.md)"},
 
-    {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 64 --time 5 --replicas 50",
+    {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 256 --time 5 --replicas 50",
      "critical delay of two momenta and the fitted exponent"},
-    {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 64 --time 5 --seeds 3 --diverged-max 0.1",
+    {"knee", "amsgd knee --mus 0.5,0.9 --tau-max 256 --time 5 --seeds 3 --diverged-max 0.1",
      "three seeds: tau_c_mean, tau_c_sd and the exponent's interval over seeds"},
     {"knee", "amsgd knee --checkpoint knee.ckpt --format json -o knee.json",
      "the documented run (docs/knee.md), resumable with --resume"},

@@ -914,3 +914,20 @@ Test(studies_knee, seeds_give_mean_sd_and_an_interval_around_the_exponent)
     am_knee_result_free(r);
     am_problem_free(p);
 }
+
+/* A knee past --tau-max and the exponent it leaves undefined are results (exit 0), each said
+ * in one warning line; with room for both knees there is no warning. */
+Test(studies_knee, cli_warns_on_a_censored_knee)
+{
+    test_run r = test_amsgd("knee --mus 0.5,0.9 --tau-max 64 --time 5 --replicas 50");
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    cr_assert(strstr(r.err, "amsgd: warning: no knee of mu = 0.5 up to --tau-max 64") &&
+                  strstr(r.err, "amsgd: warning: the exponent is nan"),
+              "stderr: %s", r.err);
+    cr_assert_null(strstr(r.err, "mu = 0.9"), "the knee of mu = 0.9 lies below 64: %s", r.err);
+    test_run_free(&r);
+    r = test_amsgd("knee --mus 0.5,0.9 --tau-max 256 --time 5 --replicas 50");
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    cr_assert_eq(r.err[0], 0, "a warning with both knees found: %s", r.err);
+    test_run_free(&r);
+}
