@@ -204,6 +204,21 @@ AVX2 static inline void mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo)
     *hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
 }
 
+/* One Philox4x32 round on 8 blocks side by side, one 32-bit state word of every block in
+ * each of x[0..3] (m0, m1: the multipliers in every 64-bit lane; kk0, kk1: the round keys in
+ * every 32-bit lane): the round of every eight-lane AVX2 code. */
+AVX2 static inline __attribute__((always_inline)) void
+philox_round8_avx2(__m256i x[4], __m256i m0, __m256i m1, __m256i kk0, __m256i kk1)
+{
+    __m256i h0, l0, h1, l1;
+    mulhilo8(x[0], m0, &h0, &l0);
+    mulhilo8(x[2], m1, &h1, &l1);
+    x[0] = _mm256_xor_si256(_mm256_xor_si256(h1, x[1]), kk0);
+    x[2] = _mm256_xor_si256(_mm256_xor_si256(h0, x[3]), kk1);
+    x[1] = l1;
+    x[3] = l0;
+}
+
 /* Words of blocks b .. b+7 (lanes of x0..x3) to out[0..15] in stream order. */
 AVX2 static inline void store8(__m256i x0, __m256i x1, __m256i x2, __m256i x3, uint64_t *out)
 {
@@ -230,26 +245,16 @@ AVX2 static void philox16_avx2(const am_rng *r, uint32_t b0, uint64_t *out)
     __m256i a3 = _mm256_set1_epi32((int)r->ctr.v[3]);
     __m256i c0 = b0v, c1 = a1, c2 = a2, c3 = a3;
     uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    __m256i a[4] = {a0, a1, a2, a3}, c[4] = {c0, c1, c2, c3};
     for (int round = 0; round < 10; round++) {
         __m256i kk0 = _mm256_set1_epi32((int)k0), kk1 = _mm256_set1_epi32((int)k1);
-        __m256i h0, l0, h1, l1, g0, e0, g1, e1;
-        mulhilo8(a0, m0, &h0, &l0);
-        mulhilo8(a2, m1, &h1, &l1);
-        mulhilo8(c0, m0, &g0, &e0);
-        mulhilo8(c2, m1, &g1, &e1);
-        a0 = _mm256_xor_si256(_mm256_xor_si256(h1, a1), kk0);
-        a2 = _mm256_xor_si256(_mm256_xor_si256(h0, a3), kk1);
-        a1 = l1;
-        a3 = l0;
-        c0 = _mm256_xor_si256(_mm256_xor_si256(g1, c1), kk0);
-        c2 = _mm256_xor_si256(_mm256_xor_si256(g0, c3), kk1);
-        c1 = e1;
-        c3 = e0;
+        philox_round8_avx2(a, m0, m1, kk0, kk1);
+        philox_round8_avx2(c, m0, m1, kk0, kk1);
         k0 += PHILOX_W32_0;
         k1 += PHILOX_W32_1;
     }
-    store8(a0, a1, a2, a3, out);
-    store8(c0, c1, c2, c3, out + 16);
+    store8(a[0], a[1], a[2], a[3], out);
+    store8(c[0], c[1], c[2], c[3], out + 16);
 }
 
 /* Blocks b0 and b0+1: philox_block's one-register scheme with one block per 128-bit half
@@ -292,6 +297,22 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
 
 #define AVX512 __attribute__((target("avx512f")))
 
+/* One Philox4x32 round on 8 blocks side by side, one 32-bit state word of every block in the
+ * low half of each 64-bit lane of x0..x3 (one vpmuludq gives the whole product; the high
+ * halves carry garbage that the multiplies ignore): the round of every 64-bit-lane AVX-512
+ * code (the bulk blocks, the lanes' words and their rare cases). */
+AVX512 static inline __attribute__((always_inline)) void philox_round_q512(__m512i *x0, __m512i *x1,
+                                                                           __m512i *x2, __m512i *x3,
+                                                                           __m512i m0, __m512i m1,
+                                                                           __m512i kk0, __m512i kk1)
+{
+    __m512i p0 = _mm512_mul_epu32(*x0, m0), p1 = _mm512_mul_epu32(*x2, m1);
+    *x0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), *x1, kk0, 0x96);
+    *x2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), *x3, kk1, 0x96);
+    *x1 = p1;
+    *x3 = p0;
+}
+
 /* Blocks b0 .. b0 + 8 NG - 1 into out[0 .. 16 NG - 1]: NG register sets of 8 consecutive
  * blocks, one block per 64-bit lane with the 32-bit state in the low half (one vpmuludq
  * gives the whole product; the high halves carry garbage that the multiplies ignore and the
@@ -319,11 +340,7 @@ AVX2 static void blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *
             __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);                      \
             _Pragma("GCC unroll 4") for (int g = 0; g < NG; g++)                                   \
             {                                                                                      \
-                __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);        \
-                x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);    \
-                x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);    \
-                x1[g] = p1;                                                                        \
-                x3[g] = p0;                                                                        \
+                philox_round_q512(&x0[g], &x1[g], &x2[g], &x3[g], m0, m1, kk0, kk1);               \
                 SIDE_TERM(ss, a, sp, si, sn);                                                      \
             }                                                                                      \
             k0 += PHILOX_W32_0;                                                                    \
@@ -922,13 +939,8 @@ lanes_round4_avx512(const uint64_t *ks, __m512i *x0, __m512i *x1, __m512i *x2, _
     __m512i kk0 = _mm512_set1_epi64((long long)ks[0]);
     __m512i kk1 = _mm512_set1_epi64((long long)ks[1]);
 #pragma GCC unroll 4
-    for (int g = 0; g < 4; g++) {
-        __m512i p0 = _mm512_mul_epu32(x0[g], m0), p1 = _mm512_mul_epu32(x2[g], m1);
-        x0[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[g], kk0, 0x96);
-        x2[g] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[g], kk1, 0x96);
-        x1[g] = p1;
-        x3[g] = p0;
-    }
+    for (int g = 0; g < 4; g++)
+        philox_round_q512(&x0[g], &x1[g], &x2[g], &x3[g], m0, m1, kk0, kk1);
 }
 
 /* Pairs (step, block) t0 .. t0+3 of the 8 lanes: one register per pair and state word,
@@ -995,25 +1007,14 @@ AVX2 static void lanes_words2_avx2(const am_rng *r, __m256i c1, __m256i c2lo, ui
     __m256i a3 = _mm256_set1_epi32((int)c3[0]), e3 = _mm256_set1_epi32((int)c3[1]);
     __m256i a1 = c1, e1 = c1;
     uint32_t k0 = r->key.v[0], k1 = r->key.v[1];
+    __m256i x[2][4] = {{a0, a1, a2, a3}, {e0, e1, e2, e3}};
     for (int round = 0; round < 10; round++) {
         __m256i kk0 = _mm256_set1_epi32((int)k0), kk1 = _mm256_set1_epi32((int)k1);
-        __m256i h0, l0, h1, l1, g0, f0, g1, f1;
-        mulhilo8(a0, m0, &h0, &l0);
-        mulhilo8(a2, m1, &h1, &l1);
-        mulhilo8(e0, m0, &g0, &f0);
-        mulhilo8(e2, m1, &g1, &f1);
-        a0 = _mm256_xor_si256(_mm256_xor_si256(h1, a1), kk0);
-        a2 = _mm256_xor_si256(_mm256_xor_si256(h0, a3), kk1);
-        a1 = l1;
-        a3 = l0;
-        e0 = _mm256_xor_si256(_mm256_xor_si256(g1, e1), kk0);
-        e2 = _mm256_xor_si256(_mm256_xor_si256(g0, e3), kk1);
-        e1 = f1;
-        e3 = f0;
+        philox_round8_avx2(x[0], m0, m1, kk0, kk1);
+        philox_round8_avx2(x[1], m0, m1, kk0, kk1);
         k0 += PHILOX_W32_0;
         k1 += PHILOX_W32_1;
     }
-    __m256i x[2][4] = {{a0, a1, a2, a3}, {e0, e1, e2, e3}};
     for (int g = 0; g < 2; g++) {
         uint64_t *o = out + 2 * (size_t)g * AM_RNG_LANES;
         lanes_store8(_mm256_castsi256_si128(x[g][0]), _mm256_extracti128_si256(x[g][0], 1),
@@ -1431,15 +1432,9 @@ AVX512 static void event_block_avx512(const uint64_t (*ks)[2], __m512i c1, __m51
 {
     const __m512i m0 = _mm512_set1_epi64(PHILOX_M4x32_0), m1 = _mm512_set1_epi64(PHILOX_M4x32_1);
     __m512i x0 = _mm512_set1_epi64(b), x1 = c1, x2 = c2, x3 = c3;
-    for (int round = 0; round < 10; round++) {
-        __m512i p0 = _mm512_mul_epu32(x0, m0), p1 = _mm512_mul_epu32(x2, m1);
-        x0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1,
-                                       _mm512_set1_epi64((long long)ks[round][0]), 0x96);
-        x2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3,
-                                       _mm512_set1_epi64((long long)ks[round][1]), 0x96);
-        x1 = p1;
-        x3 = p0;
-    }
+    for (int round = 0; round < 10; round++)
+        philox_round_q512(&x0, &x1, &x2, &x3, m0, m1, _mm512_set1_epi64((long long)ks[round][0]),
+                          _mm512_set1_epi64((long long)ks[round][1]));
     x[0] = _mm512_mask_shuffle_epi32(x0, 0xAAAA, x1, _MM_PERM_CCAA); /* (x1 << 32) | x0 */
     x[1] = _mm512_mask_shuffle_epi32(x2, 0xAAAA, x3, _MM_PERM_CCAA);
 }
