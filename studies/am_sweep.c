@@ -260,6 +260,82 @@ static int rewrite_checkpoint(const char *path, const am_sweep_problem *pb, cons
     return fd;
 }
 
+/* The first top-level key of two fingerprints (JSON objects) whose values differ, into key,
+ * with both values as compact JSON (at most 60 characters each); 0 when none is found (a
+ * fingerprint that is not a JSON object). */
+static int fingerprint_diff(const char *file, const char *here, char *key, size_t keylen,
+                            char *vfile, char *vhere, size_t vlen)
+{
+    json_t *a = json_loads(file, 0, NULL), *b = json_loads(here ? here : "", 0, NULL);
+    int found = 0;
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        json_t *va;
+        json_object_foreach(a, k, va)
+        {
+            json_t *vb = json_object_get(b, k);
+            if (vb && json_equal(va, vb)) continue;
+            snprintf(key, keylen, "%s", k);
+            char *ta = json_dumps(va, JSON_COMPACT | JSON_ENCODE_ANY);
+            char *tb = vb ? json_dumps(vb, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+            snprintf(vfile, vlen, "%.60s", ta ? ta : "?");
+            snprintf(vhere, vlen, "%.60s", tb ? tb : "absent");
+            free(ta);
+            free(tb);
+            found = 1;
+            break;
+        }
+        if (!found) { /* a key of this run that the file lacks */
+            json_object_foreach(b, k, va)
+            {
+                if (json_object_get(a, k)) continue;
+                char *tb = json_dumps(va, JSON_COMPACT | JSON_ENCODE_ANY);
+                snprintf(key, keylen, "%s", k);
+                snprintf(vfile, vlen, "absent");
+                snprintf(vhere, vlen, "%.60s", tb ? tb : "?");
+                free(tb);
+                found = 1;
+                break;
+            }
+        }
+    }
+    json_decref(a);
+    json_decref(b);
+    return found;
+}
+
+/* The reason a checkpoint's header does not match this sweep, naming the real cause: another
+ * build (the fingerprint's version, engine, random streams or study version differ), another
+ * parameter (the first key that differs), or another size. */
+static void header_mismatch(const char *path, json_t *nc, json_t *nv, const char *ffile,
+                            const char *fhere, const am_sweep_problem *pb, char *err, size_t errlen)
+{
+    static const char *const build_keys[] = {"version", "engine", "rng", "stream", "study_version"};
+    char key[64], vf[64], vh[64];
+    if (fingerprint_diff(ffile, fhere, key, sizeof key, vf, vh, sizeof vf)) {
+        int build = 0;
+        for (size_t i = 0; i < sizeof build_keys / sizeof *build_keys; i++)
+            build |= strcmp(key, build_keys[i]) == 0;
+        snprintf(err, errlen,
+                 build ? "checkpoint '%s' was written by another build of amsgd (%s %s, this "
+                         "build %s); remove it to start anew"
+                       : "checkpoint '%s' was written with other parameters (%s %s there, %s "
+                         "now); remove it or rerun with the parameters it was written with",
+                 path, key, vf, vh);
+    } else if (strcmp(ffile, fhere ? fhere : "") != 0) {
+        snprintf(err, errlen,
+                 "checkpoint '%s' was written with different parameters; remove it or rerun "
+                 "with the same parameters",
+                 path);
+    } else {
+        snprintf(err, errlen,
+                 "checkpoint '%s' holds %lld cells of %lld values, this sweep has %zu of %zu; "
+                 "remove it or rerun with the parameters it was written with",
+                 path, (long long)json_integer_value(nc), (long long)json_integer_value(nv),
+                 pb->ncells, pb->nvalues);
+    }
+}
+
 /* Validates the header line (checksum stripped) against the sweep. */
 static am_status check_header(json_t *o, const char *path, const am_sweep_problem *pb,
                               const char *fp, char *err, size_t errlen)
@@ -282,10 +358,7 @@ static am_status check_header(json_t *o, const char *path, const am_sweep_proble
     if (json_integer_value(nc) < 0 || (size_t)json_integer_value(nc) != pb->ncells ||
         json_integer_value(nv) < 0 || (size_t)json_integer_value(nv) != pb->nvalues ||
         strcmp(json_string_value(fps), fp ? fp : "") != 0) {
-        snprintf(err, errlen,
-                 "checkpoint '%s' was written with different parameters; remove it or "
-                 "rerun with the same parameters",
-                 path);
+        header_mismatch(path, nc, nv, json_string_value(fps), fp, pb, err, errlen);
         return AM_EINVAL;
     }
     return AM_OK;
@@ -361,7 +434,13 @@ static am_status read_checkpoint(int fd, const char *path, const am_sweep_proble
         char why[320] = "";
         if (strip_crc(line, (size_t)len)) {
             json_t *old = lineno == 1 ? json_loads(line, 0, NULL) : NULL;
-            if (old && json_is_integer(json_object_get(old, "amsgd_checkpoint")))
+            json_t *oldver = old ? json_object_get(old, "amsgd_checkpoint") : NULL;
+            if (json_is_integer(oldver) && json_integer_value(oldver) == AM_CKPT_VERSION)
+                snprintf(err, errlen,
+                         "checkpoint '%s' line 1 (the header): checksum mismatch; the file is "
+                         "damaged, remove it to start anew",
+                         path);
+            else if (json_is_integer(oldver))
                 snprintf(err, errlen,
                          "checkpoint '%s' has format %lld, this build reads format %d; remove "
                          "it to start anew",

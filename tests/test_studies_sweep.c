@@ -577,12 +577,26 @@ Test(studies_checkpoint, header_holds_version_and_engine_identity)
     cr_assert(strstr(lines[0], "\"amsgd_checkpoint\":2") && strstr(lines[0], "\\\"version\\\"") &&
                   strstr(lines[0], "\\\"engine\\\":\\\""),
               "header: %s", lines[0]);
-    /* another engine identity (a build with other random streams): other parameters */
+    /* another engine identity (a build with other random streams): said to be another build,
+     * naming the key */
     char *hdr = strdup(lines[0]);
     hdr[strlen(hdr) - 9] = 0; /* strip the checksum */
     char *e = strstr(hdr, "\\\"engine\\\":\\\"") + 14;
     *e = *e == '0' ? '1' : '0';
-    expect_refused(&pp, path, 0, hdr, 0, "different parameters");
+    expect_refused(&pp, path, 0, hdr, 0, "was written by another build of amsgd (engine ");
+    free(hdr);
+    /* another parameter: named with its value in the file and now */
+    hdr = strdup(lines[0]);
+    hdr[strlen(hdr) - 9] = 0;
+    char *g = strstr(hdr, "\\\"mu_grid\\\":[");
+    cr_assert_not_null(g, "header without mu_grid: %s", hdr);
+    g[13] = g[13] == '0' ? '1' : '0'; /* the first momentum's first digit */
+    expect_refused(&pp, path, 0, hdr, 0, "was written with other parameters (mu_grid ");
+    free(hdr);
+    /* a damaged header of this format: the checksum, not the format */
+    hdr = strdup(lines[0]);
+    hdr[strlen(hdr) - 1] = hdr[strlen(hdr) - 1] == '0' ? '1' : '0';
+    expect_refused(&pp, path, 0, hdr, 1, "line 1 (the header): checksum mismatch");
     free(hdr);
     /* a format-1 checkpoint (no checksums) */
     expect_refused(&pp, path, 0,
