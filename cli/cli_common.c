@@ -236,6 +236,62 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* The descriptor of this process that path names through its links (/dev/stdout,
+ * /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N with this PID, or a link to one of them), or
+ * -1. Writing to it keeps the descriptor's offset and O_APPEND: a log the shell opened with
+ * >> keeps what it held. */
+static int own_descriptor(const char *path)
+{
+    char cur[PATH_MAX], pre[64];
+    snprintf(pre, sizeof pre, "/proc/%ld/fd/", (long)getpid());
+    if (strlen(path) >= sizeof cur) return -1;
+    strcpy(cur, path);
+    for (int hop = 0; hop < 40; hop++) {
+        const char *n = NULL;
+        if (strncmp(cur, "/proc/self/fd/", 14) == 0)
+            n = cur + 14;
+        else if (strncmp(cur, "/dev/fd/", 8) == 0)
+            n = cur + 8;
+        else if (strncmp(cur, pre, strlen(pre)) == 0)
+            n = cur + strlen(pre);
+        if (n && *n) {
+            char *end;
+            long fd = strtol(n, &end, 10);
+            if (!*end && fd >= 0 && fd < 1 << 20 && fcntl((int)fd, F_GETFL) >= 0) return (int)fd;
+            return -1;
+        }
+        struct stat st;
+        if (lstat(cur, &st) || !S_ISLNK(st.st_mode)) return -1;
+        char link[PATH_MAX];
+        ssize_t k = readlink(cur, link, sizeof link - 1);
+        if (k < 0) return -1;
+        link[k] = 0;
+        if (link[0] == '/') {
+            strcpy(cur, link);
+        } else {
+            char *slash = strrchr(cur, '/');
+            size_t keep = slash ? (size_t)(slash - cur) + 1 : 0;
+            if (keep + (size_t)k >= sizeof cur) return -1;
+            memmove(cur + keep, link, (size_t)k + 1);
+        }
+    }
+    return -1;
+}
+
+/* Opens the temporary tmp for writing, created anew (O_EXCL) and never through a link
+ * (O_NOFOLLOW): an entry already there (a link planted at the name, or a leftover of an
+ * earlier process with this PID) is removed first, the link itself and not its target. */
+static int open_temporary(const char *tmp)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) return fd;
+        if (unlink(tmp) && errno != ENOENT) return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
 void cli_out_write_file(const char *path, const char *buf, size_t len)
 {
     char target[PATH_MAX], why[PATH_MAX + 64];
@@ -245,7 +301,14 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
     struct stat st;
     int exists = stat(target, &st) == 0;
     if (through) {
-        /* a device, a FIFO or an open descriptor is written through, never replaced */
+        /* one of this process's descriptors (-o /dev/stdout): written to it, at its offset */
+        int own = own_descriptor(path);
+        if (own >= 0) {
+            if (fflush(stdout) || write_all(own, buf, len))
+                cli_runtime_error("cannot write '%s': %s", path, strerror(errno));
+            return;
+        }
+        /* a device, a FIFO or another process's descriptor is written through, never replaced */
         int fd = open(target, O_WRONLY | O_CLOEXEC | (exists && S_ISREG(st.st_mode) ? O_TRUNC : 0));
         if (fd < 0) cli_runtime_error("cannot open '%s' for writing: %s", path, strerror(errno));
         int bad = write_all(fd, buf, len);
@@ -260,7 +323,7 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
     char *tmp = malloc(n);
     if (!tmp) cli_runtime_error("out of memory");
     snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open_temporary(tmp);
     if (fd >= 0) cli_tmp_lock(fd); /* a live temporary: cli_tmp_cleanup leaves it */
     if (fd < 0) {
         int err = errno;

@@ -316,3 +316,46 @@ Test(cli_output, checkpoint_over_a_data_file_refused)
     test_run_free(&r);
     rm_scratch(d);
 }
+
+/* -o naming one of the process's own descriptors (/dev/stdout, /dev/fd/1, /proc/self/fd/1)
+ * writes to that descriptor at its offset: a log the shell opened for append keeps what it
+ * held (it was truncated before), and a log opened with > gets exactly the output. */
+Test(cli_output, own_descriptor_keeps_an_appended_log)
+{
+    char d[64], cmd[1024];
+    scratch(d);
+    const char *bin = getenv("AMSGD");
+    if (!bin) bin = "build/amsgd";
+    const char *names[] = {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd,
+                 "cd %s && '%s' %s > want && printf 'keep\\n' > log && '%s' %s -o %s >> log && "
+                 "{ printf 'keep\\n'; cat want; } | cmp -s - log && '%s' %s -o %s > log2 && "
+                 "cmp -s want log2",
+                 d, bin, THEORY, bin, THEORY, names[i], bin, THEORY, names[i]);
+        cr_assert_eq(system(cmd), 0, "-o %s: the appended log lost its line or differs (%s)",
+                     names[i], cmd);
+    }
+    rm_scratch(d);
+}
+
+/* A link planted at the name of the temporary (FILE.tmp.PID, the PID predicted by exec) is
+ * not followed: its target keeps its bytes, the output and the checkpoint are written, and
+ * no temporary is left. */
+Test(cli_output, planted_link_at_the_temporary_is_not_followed)
+{
+    char d[64], cmd[1024];
+    scratch(d);
+    const char *bin = getenv("AMSGD");
+    if (!bin) bin = "build/amsgd";
+    snprintf(cmd, sizeof cmd,
+             "cd %s && echo secret > victim && sh -c 'ln -s victim out.csv.tmp.$$ && "
+             "ln -s victim c.ckpt.tmp.$$ && exec \"$0\" phase --mu-grid 0.5 --tau-grid 0,2 "
+             "--replicas 8 --time 0.5 --grid 5 --quiet --checkpoint c.ckpt -o out.csv' '%s' && "
+             "[ \"$(cat victim)\" = secret ] && [ -s out.csv ] && head -c 20 c.ckpt | "
+             "grep -q amsgd_checkpoint",
+             d, bin);
+    cr_assert_eq(system(cmd), 0, "a planted link was followed or the run failed (%s)", cmd);
+    cr_assert_eq(count_names(d, "tmp"), 0, "a temporary or a planted link was left in %s", d);
+    rm_scratch(d);
+}
