@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "args.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "../core/am_common.h"
 
@@ -33,6 +34,10 @@ static const struct {
     {"validate", "gamma"},
     {"validate", "bound_constant"},
 };
+
+/* Options that name files this run would write or read back (a replay writes only what its
+ * own command line names: its -o, else nothing): never taken from the file. */
+static const char *const rerun_not_replayed[] = {"output", "checkpoint", "resume"};
 
 /* Options that take 0|1 but are recorded as booleans. */
 static const struct {
@@ -144,13 +149,51 @@ static int rerun_spawn(char **argv, char **out, size_t *outlen, char *err, size_
     return WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
 }
 
+/* The path of the first value that differs between two JSON documents (keys in the
+ * recorded file's order, then the keys only the new output has), e.g. "params.eta" or
+ * "variants[0].err_mean[3]"; 0 when they are equal. */
+static int rerun_first_diff(json_t *a, json_t *b, char *at, size_t len)
+{
+    size_t n = strlen(at);
+    if (json_is_object(a) && json_is_object(b)) {
+        const char *k;
+        json_t *va;
+        json_object_foreach(a, k, va)
+        {
+            snprintf(at + n, len - n, "%s%s", n ? "." : "", k);
+            json_t *vb = json_object_get(b, k);
+            if (!vb || rerun_first_diff(va, vb, at, len)) return 1;
+        }
+        json_object_foreach(b, k, va)
+        {
+            snprintf(at + n, len - n, "%s%s", n ? "." : "", k);
+            if (!json_object_get(a, k)) return 1;
+        }
+        at[n] = 0;
+        return 0;
+    }
+    if (json_is_array(a) && json_is_array(b)) {
+        size_t na = json_array_size(a), nb = json_array_size(b);
+        for (size_t i = 0; i < na || i < nb; i++) {
+            snprintf(at + n, len - n, "[%zu]", i);
+            if (i >= na || i >= nb) return 1;
+            if (rerun_first_diff(json_array_get(a, i), json_array_get(b, i), at, len)) return 1;
+        }
+        at[n] = 0;
+        return 0;
+    }
+    return !json_equal(a, b);
+}
+
 static void rerun_usage(FILE *f)
 {
-    fprintf(f, "usage: amsgd rerun FILE.json\n\n"
+    fprintf(f, "usage: amsgd rerun [-o NEW.json] FILE.json\n\n"
                "Run again the command that a JSON result file records (its \"command\" and\n"
                "\"params\") and report whether the new output is byte-identical to the file.\n"
                "Each params key becomes its option, once (on a command line an option given\n"
-               "twice counts once: the last one wins); --format json is added. FILE may be -\n"
+               "twice counts once: the last one wins); --format json is added. The new output\n"
+               "is compared in memory and written only where -o names; params.output,\n"
+               "params.checkpoint and params.resume are never replayed. FILE may be -\n"
                "(stdin); -- ends the options. Exit status: 0 identical, 1 different, 2 a file\n"
                "that cannot be rerun, 3 the rerun failed.\n");
     cli_print_examples(f, "rerun");
@@ -158,8 +201,17 @@ static void rerun_usage(FILE *f)
 
 int cmd_rerun(int argc, char **argv)
 {
-    const char *path = NULL;
+    const char *path = NULL, *keep = NULL;
     for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc) cli_usage_error("%s needs a file name", argv[i]);
+            keep = argv[++i];
+            continue;
+        }
+        if (strncmp(argv[i], "--output=", 9) == 0) {
+            keep = argv[i] + 9;
+            continue;
+        }
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             rerun_usage(stdout);
             if (fflush(stdout) || ferror(stdout))
@@ -177,6 +229,12 @@ int cmd_rerun(int argc, char **argv)
         path = argv[i];
     }
     if (!path) cli_usage_error("rerun needs a JSON result file (see amsgd rerun --help)");
+    if (keep) { /* refused before computing, like every command's -o */
+        char target[4096], why[4200];
+        int through;
+        if (cli_path_probe(keep, 0, target, sizeof target, &through, why, sizeof why))
+            cli_usage_error("cannot write '%s': %s", keep, why);
+    }
 
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) cli_usage_error("cannot open '%s' for reading", path);
@@ -224,6 +282,17 @@ int cmd_rerun(int argc, char **argv)
     json_object_foreach(params, key, v)
     {
         if (rerun_skipped(command, key, params) || strcmp(key, "format") == 0) continue;
+        int replayed = 1;
+        for (size_t i = 0; i < sizeof rerun_not_replayed / sizeof *rerun_not_replayed; i++)
+            replayed &= strcmp(key, rerun_not_replayed[i]) != 0;
+        if (!replayed) {
+            if (!json_is_null(v) && !json_is_false(v))
+                fprintf(stderr,
+                        "amsgd rerun: params.%s of '%s' not replayed: a rerun writes only what "
+                        "its own -o names\n",
+                        key, path);
+            continue;
+        }
         char flag[128], val[8192];
         snprintf(flag, sizeof flag, "--%s", key);
         for (char *p = flag + 2; *p; p++)
@@ -301,10 +370,18 @@ int cmd_rerun(int argc, char **argv)
                 "amsgd rerun: DIFFERENT: first difference at byte %zu (line %zu); %zu "
                 "bytes recorded, %zu now",
                 i, line, len, outlen);
+        json_t *fresh = json_loadb(out, outlen, 0, NULL);
+        char where[512] = "";
+        if (fresh && rerun_first_diff(root, fresh, where, sizeof where))
+            fprintf(stderr, "; first differing key: %s", where);
+        else if (fresh)
+            fprintf(stderr, "; the same JSON values, other bytes");
+        json_decref(fresh);
         if (version && strcmp(version, now) != 0)
             fprintf(stderr, "; recorded by version %s, this is %s", version, now);
         fputc('\n', stderr);
     }
+    if (keep) cli_out_write_file(keep, out, outlen);
     free(out);
     free(old);
     json_decref(root);

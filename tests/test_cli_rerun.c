@@ -94,7 +94,8 @@ Test(cli_rerun, a_changed_result_or_parameter_is_different)
     snprintf(line, sizeof line, "rerun %s", path);
     test_run r = test_amsgd(line);
     cr_expect_eq(r.status, 1, "a changed result: exit %d (%s)", r.status, r.err);
-    cr_expect(strstr(r.err, "DIFFERENT"), "%s", r.err);
+    cr_expect(strstr(r.err, "DIFFERENT") && strstr(r.err, "first differing key: stationary_error"),
+              "%s", r.err);
     test_run_free(&r);
     /* a changed parameter: the output follows the parameter, not the recorded results */
     cr_assert_eq(rerun_of("theory --mu 0.3", path, NULL), 0);
@@ -132,4 +133,44 @@ Test(cli_rerun, files_that_cannot_be_rerun)
     test_expect_usage_error("rerun /nonexistent/x.json", "cannot open");
     test_expect_usage_error("rerun a.json b.json", "one file");
     remove(path);
+}
+
+/* A replay writes only what its own command line names: params.output and params.checkpoint
+ * of the file are not replayed (nothing appears there, the file is compared in memory), and
+ * -o keeps the new output (refused before computing when it cannot be written). */
+Test(cli_rerun, a_replay_never_writes_where_the_file_says)
+{
+    char dir[] = "/tmp/amsgd-rerun-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[256], line[1024];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    cr_assert_eq(rerun_of("theory --mu 0.3", path, NULL), 0);
+    char want[320];
+    snprintf(want, sizeof want,
+             "\"params\": {\n  \"output\": \"%s/HIJACK\",\n  "
+             "\"checkpoint\": \"%s/CKPT\",\n  \"resume\": true,",
+             dir, dir);
+    edit(path, "\"params\": {", want);
+    snprintf(line, sizeof line, "rerun %s", path);
+    test_run r = test_amsgd(line);
+    cr_expect_eq(r.status, 1, "exit %d (%s)", r.status, r.err); /* the file gained keys */
+    cr_expect(strstr(r.err, "params.output of") && strstr(r.err, "params.checkpoint of") &&
+                  strstr(r.err, "not replayed"),
+              "%s", r.err);
+    test_run_free(&r);
+    char probe[600];
+    snprintf(probe, sizeof probe, "test ! -e %s/HIJACK && test ! -e %s/CKPT", dir, dir);
+    cr_expect_eq(system(probe), 0, "the rerun wrote where the file's params said");
+    /* -o keeps the new output, which equals the file of an unedited result */
+    cr_assert_eq(rerun_of("theory --mu 0.3", path, NULL), 0);
+    snprintf(line, sizeof line, "rerun -o %s/kept.json %s", dir, path);
+    r = test_amsgd(line);
+    cr_expect_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    test_run_free(&r);
+    snprintf(probe, sizeof probe, "cmp -s %s/kept.json %s", dir, path);
+    cr_expect_eq(system(probe), 0, "-o did not keep the new output");
+    snprintf(line, sizeof line, "rerun -o /nonexistent/dir/x.json %s", path);
+    test_expect_usage_error(line, "cannot write '/nonexistent/dir/x.json'");
+    snprintf(probe, sizeof probe, "rm -rf '%s'", dir);
+    cr_assert_eq(system(probe), 0);
 }
