@@ -65,6 +65,64 @@ void cli_runtime_error(const char *fmt, ...)
     fail(3, msg);
 }
 
+/* The optimal-string-alignment distance between a[0..la) and b (insertions, deletions,
+ * substitutions and swaps of neighbours), capped at 8. */
+static size_t edit_distance(const char *a, size_t la, const char *b)
+{
+    size_t lb = strlen(b);
+    if (la > 32 || lb > 32) return 8;
+    size_t d[33][33];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[la][lb] < 8 ? d[la][lb] : 8;
+}
+
+const char *cli_closest(const char *word, size_t len, const char *const *names, size_t n)
+{
+    const char *best = NULL;
+    size_t bd = len < 6 ? 1 : len < 12 ? 2 : 3, ties = 0; /* what counts as a typo */
+    for (size_t i = 0; i < n; i++) {
+        size_t dist = edit_distance(word, len, names[i]);
+        if (dist < bd || (dist == bd && !best)) {
+            best = names[i];
+            bd = dist;
+            ties = 0;
+        } else if (dist == bd) {
+            ties++;
+        }
+    }
+    return ties ? NULL : best; /* two equally close names: no guess */
+}
+
+/* Exits 2 for an unknown option, naming the closest option of the command if one is a likely
+ * typo of it. */
+static _Noreturn void unknown_option(const cli_args *a, const char *arg, const char *name,
+                                     size_t len, const char *cmd)
+{
+    const char *names[256];
+    size_t n = 0;
+    for (int i = 0; a->opts[i] && n < 256; i++)
+        names[n++] = a->opts[i]->name;
+    const char *near = name ? cli_closest(name, len, names, n) : NULL;
+    if (near)
+        cli_usage_error("unknown option '%s' for 'amsgd %s'; did you mean --%s? (see amsgd %s "
+                        "--help)",
+                        arg, cmd, near, cmd);
+    cli_usage_error("unknown option '%s' for 'amsgd %s' (see amsgd %s --help)", arg, cmd, cmd);
+}
+
 static int find(const cli_args *a, const char *name, size_t len)
 {
     for (int i = 0; a->opts[i]; i++)
@@ -418,13 +476,10 @@ void cli_parse(cli_args *a, const char *cmd, const char *summary, const cli_opt 
             len = eq ? (size_t)(eq - name) : strlen(name);
             if (eq) val = eq + 1;
         } else {
-            cli_usage_error("unknown option '%s' for 'amsgd %s' (see amsgd %s --help)", arg, cmd,
-                            cmd);
+            unknown_option(a, arg, NULL, 0, cmd);
         }
         int k = find(a, name, len);
-        if (k < 0)
-            cli_usage_error("unknown option '%s' for 'amsgd %s' (see amsgd %s --help)", arg, cmd,
-                            cmd);
+        if (k < 0) unknown_option(a, arg, name, len, cmd);
         if (!opts[k]->metavar) {
             if (val) cli_usage_error("--%s takes no value, got '%s'", opts[k]->name, arg);
             val = "1";

@@ -40,6 +40,12 @@ extern int cli_progress_line_open;
 /* Prints "amsgd: error: <message>" on stderr and exits with status 2. */
 void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* The one of names[0..n-1] closest to word[0..len) when it is a likely typo of it (an edit
+ * distance of 1 below 6 characters, 2 below 12, else 3; swaps of neighbours count one), or
+ * NULL (none that close, or two equally close): the "did you mean" of unknown options and
+ * commands. */
+const char *cli_closest(const char *word, size_t len, const char *const *names, size_t n);
+
 /* Prints "amsgd: error: <message>" on stderr and exits with status 3. */
 void cli_runtime_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 

@@ -3,7 +3,9 @@
  * main.c dispatches through it; embed.c runs the same entries in-process (libamsgd-cli.so).
  */
 #include <stddef.h>
+#include <string.h>
 
+#include "args.h"
 #include "commands.h"
 
 const cli_command cli_commands[] = {
@@ -25,3 +27,15 @@ const cli_command cli_commands[] = {
     {"rerun", cmd_rerun, "run again the command a JSON result records; byte-identical?"},
     {NULL, NULL, NULL},
 };
+
+_Noreturn void cli_unknown_command(const char *name)
+{
+    const char *names[sizeof cli_commands / sizeof *cli_commands];
+    size_t n = 0;
+    for (const cli_command *c = cli_commands; c->name; c++)
+        names[n++] = c->name;
+    const char *near = cli_closest(name, strlen(name), names, n);
+    if (near)
+        cli_usage_error("unknown command '%s'; did you mean '%s'? (see amsgd --help)", name, near);
+    cli_usage_error("unknown command '%s' (see amsgd --help)", name);
+}

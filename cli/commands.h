@@ -32,4 +32,7 @@ int cmd_rerun(int argc, char **argv);
 
 extern const cli_command cli_commands[];
 
+/* Exits 2 for an unknown command name, with the closest command if it is a likely typo. */
+_Noreturn void cli_unknown_command(const char *name);
+
 #endif

@@ -42,7 +42,7 @@ static int embed_dispatch(int argc, char **argv)
         cli_usage_error("'amsgd rerun' runs the amsgd binary; call it from the shell");
     for (const cli_command *c = cli_commands; c->name; c++)
         if (strcmp(argv[0], c->name) == 0) return c->run(argc - 1, argv + 1);
-    cli_usage_error("unknown command '%s' (see amsgd --help)", argv[0]);
+    cli_unknown_command(argv[0]);
 }
 
 int am_cli_call(int argc, char **argv, char **out, size_t *outlen, char *err, size_t errlen)

@@ -61,7 +61,7 @@ static const cli_command *command(const char *name)
 {
     for (const cli_command *c = cli_commands; c->name; c++)
         if (strcmp(name, c->name) == 0) return c;
-    cli_usage_error("unknown command '%s' (see amsgd --help)", name);
+    cli_unknown_command(name);
 }
 
 int main(int argc, char **argv)

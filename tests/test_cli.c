@@ -64,6 +64,26 @@ Test(cli, bad_inputs_exit_2)
     test_expect_usage_error("frobnicate", "unknown command");
 }
 
+/* An unknown option or command that is a likely typo names the one meant; one that is no
+ * near miss (or equally near two) names none. */
+Test(cli, did_you_mean)
+{
+    test_expect_usage_error("mc --rplicas 10", "unknown option '--rplicas' for 'amsgd mc'; did "
+                                               "you mean --replicas?");
+    test_expect_usage_error("phase --mu-gird 0.5", "did you mean --mu-grid?");
+    test_expect_usage_error("knee --tau-mx 3", "did you mean --tau-max?");
+    test_expect_usage_error("mcc", "unknown command 'mcc'; did you mean 'mc'?");
+    test_expect_usage_error("valdate", "did you mean 'validate'?");
+    const char *far[] = {"frobnicate", "mc --bogus 3", "mc --x 1"};
+    for (size_t i = 0; i < sizeof far / sizeof *far; i++) {
+        test_run r = test_amsgd(far[i]);
+        cr_assert_eq(r.status, 2, "%s: exit %d", far[i], r.status);
+        cr_assert_null(strstr(r.err, "did you mean"), "%s: a guess for no near miss: %s", far[i],
+                       r.err);
+        test_run_free(&r);
+    }
+}
+
 Test(cli, help_lists_flags_with_defaults)
 {
     test_run r = test_amsgd("mc --help");
