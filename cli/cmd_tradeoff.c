@@ -165,6 +165,11 @@ int cmd_tradeoff(int argc, char **argv)
     sweep_cli_sigint_restore();
     int status = sweep_cli_status(st, err, "tradeoff", "cells", r ? r->cells_done : 0, nw * nmu,
                                   sw.checkpoint, progress);
+    if (!st && am_sweep_rank() == 0 && sw.seeds == 1)
+        fprintf(stderr,
+                "amsgd: warning: one seed has no spread to resample: p_best, best_mu_lo, "
+                "best_mu_hi and the trend are %s (run --seeds 10 for a claim)\n",
+                json ? "null" : "nan");
     if (st || am_sweep_rank() != 0) {
         am_tradeoff_result_free(r);
         free(workers);
@@ -234,8 +239,8 @@ int cmd_tradeoff(int argc, char **argv)
             json_t *o = json_object(), *ci = json_array();
             json_object_set_new(o, "workers", json_integer((json_int_t)workers[w]));
             json_object_set_new(o, "best_mu", json_real(r->best[w].best_mu));
-            json_array_append_new(ci, json_real(r->best[w].best_mu_lo));
-            json_array_append_new(ci, json_real(r->best[w].best_mu_hi));
+            json_array_append_new(ci, cli_json_number(r->best[w].best_mu_lo));
+            json_array_append_new(ci, cli_json_number(r->best[w].best_mu_hi));
             json_object_set_new(o, "best_mu_ci", ci);
             json_array_append_new(best, o);
         }

@@ -230,10 +230,12 @@ static double quantile_sorted(const double *x, size_t n, double q)
     return x[r - 1];
 }
 
-/* Index of the largest mean of acc over the seed indices pick[0..n-1] (first on ties). */
-static size_t argmax_mean(const double *acc, size_t nmu, size_t seeds, const size_t *pick, size_t n)
+/* The momenta of the largest mean of acc over the seed indices pick[0..n-1]: every index of
+ * an exact tie into tied[], their number returned (at least 1). */
+static size_t argmax_mean(const double *acc, size_t nmu, size_t seeds, const size_t *pick, size_t n,
+                          size_t *tied)
 {
-    size_t best = 0;
+    size_t k = 0;
     double bv = -INFINITY;
     for (size_t m = 0; m < nmu; m++) {
         double s = 0;
@@ -242,10 +244,28 @@ static size_t argmax_mean(const double *acc, size_t nmu, size_t seeds, const siz
         double v = s / (double)n;
         if (v > bv) {
             bv = v;
-            best = m;
+            k = 0;
         }
+        if (v == bv) tied[k++] = m;
     }
-    return best;
+    return k;
+}
+
+/* The order statistic ceil(q R) (1-based, at least 1) of R draws spread over the increasing
+ * momenta mu[] with the (possibly fractional) counts count[]: the smallest mu whose
+ * cumulative count reaches it (the same as quantile_sorted of the draws when no count is
+ * fractional). */
+static double quantile_counts(const double *mu, const double *count, size_t nmu, size_t R, double q)
+{
+    size_t r = (size_t)ceil(q * (double)R - 1e-9);
+    if (r < 1) r = 1;
+    if (r > R) r = R;
+    double cum = 0;
+    for (size_t m = 0; m < nmu; m++) {
+        cum += count[m];
+        if (cum >= (double)r - 1e-9) return mu[m];
+    }
+    return mu[nmu - 1];
 }
 
 am_status am_tradeoff_best_mu(const double *acc, const double *mu, size_t nmu, size_t seeds,
@@ -257,36 +277,51 @@ am_status am_tradeoff_best_mu(const double *acc, const double *mu, size_t nmu, s
         return AM_EINVAL;
     for (size_t q = 0; q < nmu * seeds; q++)
         if (!isfinite(acc[q])) return AM_EINVAL;
-    size_t *pick = malloc(seeds * sizeof *pick), *count = calloc(nmu, sizeof *count);
-    double *d = malloc(resamples * sizeof *d);
-    if (!pick || !count || !d) {
+    size_t *pick = malloc(seeds * sizeof *pick), *tied = malloc(nmu * sizeof *tied);
+    double *count = calloc(nmu, sizeof *count);
+    if (!pick || !tied || !count) {
         free(pick);
+        free(tied);
         free(count);
-        free(d);
         return AM_ENOMEM;
     }
     for (size_t j = 0; j < seeds; j++)
         pick[j] = j;
-    out->best_mu = mu[argmax_mean(acc, nmu, seeds, pick, seeds)];
+    argmax_mean(acc, nmu, seeds, pick, seeds, tied);
+    out->best_mu = mu[tied[0]]; /* ties: the smaller mu */
     am_rng r;
     am_rng_init(&r, seed, replica, AM_STREAM_TRADE_BOOT, 0);
     for (size_t b = 0; b < resamples; b++) {
         am_rng_seek(&r, b);
         for (size_t j = 0; j < seeds; j++)
             pick[j] = (size_t)(am_rng_u64(&r) % seeds);
-        size_t m = argmax_mean(acc, nmu, seeds, pick, seeds);
-        count[m]++;
-        d[b] = mu[m];
-        if (draws) draws[b] = mu[m];
+        /* a draw whose best is tied between k momenta counts 1/k for each of them, and its
+         * best mu (for the trend) is their mean */
+        size_t k = argmax_mean(acc, nmu, seeds, pick, seeds, tied);
+        double sum = 0;
+        for (size_t t = 0; t < k; t++) {
+            count[tied[t]] += 1.0 / (double)k;
+            sum += mu[tied[t]];
+        }
+        if (draws) draws[b] = k == 1 ? mu[tied[0]] : sum / (double)k;
     }
-    for (size_t m = 0; m < nmu; m++)
-        p_best[m] = (double)count[m] / (double)resamples;
-    qsort(d, resamples, sizeof *d, cmp_double);
-    out->best_mu_lo = quantile_sorted(d, resamples, 0.025);
-    out->best_mu_hi = quantile_sorted(d, resamples, 0.975);
+    if (seeds == 1) {
+        /* every draw is the one seed: no spread to resample, no interval, no probability */
+        for (size_t m = 0; m < nmu; m++)
+            p_best[m] = NAN;
+        out->best_mu_lo = out->best_mu_hi = NAN;
+        if (draws)
+            for (size_t b = 0; b < resamples; b++)
+                draws[b] = NAN;
+    } else {
+        for (size_t m = 0; m < nmu; m++)
+            p_best[m] = count[m] / (double)resamples;
+        out->best_mu_lo = quantile_counts(mu, count, nmu, resamples, 0.025);
+        out->best_mu_hi = quantile_counts(mu, count, nmu, resamples, 0.975);
+    }
     free(pick);
+    free(tied);
     free(count);
-    free(d);
     return AM_OK;
 }
 
@@ -294,6 +329,11 @@ am_status am_tradeoff_trend(const double *draws_first, const double *draws_last,
                             am_tradeoff_trend_result *out)
 {
     if (resamples < 1) return AM_EINVAL;
+    if (!(isfinite(draws_first[0]) && isfinite(draws_last[0]))) { /* one seed: no draws */
+        out->change = out->change_lo = out->change_hi = NAN;
+        out->verdict = AM_TRADEOFF_UNRESOLVED;
+        return AM_OK;
+    }
     double *d = malloc(resamples * sizeof *d);
     if (!d) return AM_ENOMEM;
     double s = 0;

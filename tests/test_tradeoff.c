@@ -265,6 +265,43 @@ Test(tradeoff, best_mu_known_answer_and_wrong_claim)
     cr_expect_eq(am_tradeoff_best_mu(nan_acc, mu, 2, 1, 10, 1, 0, &b, pb, NULL), AM_EINVAL);
 }
 
+/* An exact tie is shared: every draw whose best is tied between k momenta counts 1/k for
+ * each (first-on-ties gave the first momentum p_best 1 and a zero-width interval), its best
+ * mu for the trend is their mean; one seed has no spread to resample and claims nothing. */
+Test(tradeoff, exact_ties_are_shared_and_one_seed_claims_nothing)
+{
+    const double mu[] = {0.1, 0.5, 0.9};
+    const double flat[] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1}; /* every momentum at chance */
+    double pb[3], d[1000];
+    am_tradeoff_best b;
+    cr_assert_eq(am_tradeoff_best_mu(flat, mu, 3, 2, 1000, 1, 0, &b, pb, d), AM_OK);
+    for (int m = 0; m < 3; m++)
+        cr_expect(fabs(pb[m] - 1.0 / 3) < 1e-12, "three-way tie: p_best(%g) = %g", mu[m], pb[m]);
+    cr_expect(b.best_mu_lo == 0.1 && b.best_mu_hi == 0.9, "three-way tie: interval [%g, %g]",
+              b.best_mu_lo, b.best_mu_hi);
+    cr_expect(fabs(d[0] - 0.5) < 1e-12 && fabs(d[999] - 0.5) < 1e-12, "tied draws: %g %g", d[0],
+              d[999]);
+    const double two[] = {0.8, 0.8, 0.8, 0.8, 0.6, 0.6}; /* 0.1 and 0.5 tie above 0.9 */
+    cr_assert_eq(am_tradeoff_best_mu(two, mu, 3, 2, 1000, 1, 0, &b, pb, NULL), AM_OK);
+    cr_expect(fabs(pb[0] - 0.5) < 1e-12 && fabs(pb[1] - 0.5) < 1e-12 && pb[2] == 0,
+              "two-way tie: p_best %g %g %g", pb[0], pb[1], pb[2]);
+    cr_expect(b.best_mu == 0.1 && b.best_mu_lo == 0.1 && b.best_mu_hi == 0.5,
+              "two-way tie: best %g [%g, %g]", b.best_mu, b.best_mu_lo, b.best_mu_hi);
+    /* one seed: no probability, no interval, no trend */
+    const double one[] = {0.7, 0.8, 0.6};
+    double d1[100];
+    cr_assert_eq(am_tradeoff_best_mu(one, mu, 3, 1, 100, 1, 0, &b, pb, d1), AM_OK);
+    cr_expect_eq(b.best_mu, 0.5);
+    cr_expect(isnan(pb[0]) && isnan(pb[1]) && isnan(pb[2]) && isnan(b.best_mu_lo) &&
+                  isnan(b.best_mu_hi),
+              "one seed: p_best %g %g %g, interval [%g, %g]", pb[0], pb[1], pb[2], b.best_mu_lo,
+              b.best_mu_hi);
+    am_tradeoff_trend_result t;
+    cr_assert_eq(am_tradeoff_trend(d1, d1, 100, &t), AM_OK);
+    cr_expect(t.verdict == AM_TRADEOFF_UNRESOLVED && isnan(t.change) && isnan(t.change_lo),
+              "one seed: trend %s, change %g", am_tradeoff_verdict_name(t.verdict), t.change);
+}
+
 Test(tradeoff, trend_verdict)
 {
     const double mu[] = {0.1, 0.3, 0.5, 0.7, 0.9};
@@ -445,4 +482,25 @@ Test(tradeoff_cli, bad_flags_exit_2)
              spec, ckpt);
     test_expect_usage_error(args, "--checkpoint");
     unlink(ckpt);
+}
+
+/* The command on the issue's fixture: a three-way tie at chance shares p_best; one seed says
+ * on stderr that it claims nothing, and writes null. */
+Test(tradeoff, cli_ties_and_one_seed)
+{
+    const char *base = "tradeoff --model mlr --data idx:tests/data/idx-tiny --workers 1,2 "
+                       "--mus 0.1,0.5,0.9 --budget 20 --quiet --format json";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --seeds 2", base);
+    test_run r = test_amsgd(cmd);
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    cr_expect(strstr(r.out, "\"p_best\": 0.333333333333"), "no shared tie: %.300s", r.out);
+    test_run_free(&r);
+    snprintf(cmd, sizeof cmd, "%s --seeds 1", base);
+    r = test_amsgd(cmd);
+    cr_assert_eq(r.status, 0, "exit %d (%s)", r.status, r.err);
+    cr_expect(strstr(r.err, "amsgd: warning: one seed has no spread to resample"), "%s", r.err);
+    cr_expect(strstr(r.out, "\"p_best\": null") && strstr(r.out, "\"verdict\": \"unresolved\""),
+              "%.300s", r.out);
+    test_run_free(&r);
 }
