@@ -36,9 +36,9 @@
  * momenta counting 1/k for each (the draw's best mu for the trend: their mean). best_mu_lo,
  * best_mu_hi: the 2.5% and 97.5% quantiles (order statistics ceil(0.025 R), ceil(0.975 R))
  * of the drawn best mu; p_best[mu]: the fraction of draws in which mu is best. One seed has
- * no spread to resample: p_best, the interval and the trend are NaN (null), not certain. Trend: per draw d, the change
- * best_d(P_last) - best_d(P_first) (independent draws per worker count), its mean and 95%
- * percentile interval; "decreases" if the interval is below 0, "increases" if above, else
+ * no spread to resample: p_best, the interval and the trend are NaN (null), not certain.
+ * Trend: per draw d, the change best_d(P_last) - best_d(P_first) (independent draws per
+ * worker count), its mean and 95% percentile interval; "decreases" if the interval is below 0, "increases" if above, else
  * "unresolved". With few seeds the bootstrap has few distinct resamples (10 for 3 seeds) and
  * is narrower than the truth: the interval is a lower bound on the uncertainty.
  *
