@@ -38,9 +38,10 @@
  * of the drawn best mu; p_best[mu]: the fraction of draws in which mu is best. One seed has
  * no spread to resample: p_best, the interval and the trend are NaN (null), not certain.
  * Trend: per draw d, the change best_d(P_last) - best_d(P_first) (independent draws per
- * worker count), its mean and 95% percentile interval; "decreases" if the interval is below 0, "increases" if above, else
- * "unresolved". With few seeds the bootstrap has few distinct resamples (10 for 3 seeds) and
- * is narrower than the truth: the interval is a lower bound on the uncertainty.
+ * worker count), its mean and 95% percentile interval; "decreases" if the interval is below
+ * 0, "increases" if above, else "unresolved". With few seeds the bootstrap has few distinct
+ * resamples (10 for 3 seeds) and is narrower than the truth: the interval is a lower bound on
+ * the uncertainty.
  *
  * Sweep: cells (P, mu) in the order workers-major, each with its seeds run in parallel over
  * OpenMP (one BLAS thread each), through am_sweep_run (checkpoint, resume, cancellation,
