@@ -546,6 +546,7 @@ allocated:
                 unpack_chunks(&e, d0, d1, msg);
                 if (status == AM_OK) status = merge_chunks(res, &e, d1 - d0);
             }
+            (void)failed; /* the failure is in each chunk's status, merged above */
             continue;
         }
 #ifdef AM_HAVE_MPI

@@ -26,7 +26,10 @@
 /* Products and sums rounded separately, as in the one-replica code, even where the build
  * does not pass -ffp-contract=off: the AVX-512 target has fused multiply-add, which GCC's
  * default (-ffp-contract=fast) would form here and change the bytes. */
+/* (clang has no optimize pragma: there the build's -ffp-contract=off does it) */
+#ifndef __clang__
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <math.h>
 #include <stdlib.h>

@@ -532,7 +532,7 @@ static am_status summarise(const am_tradeoff_sweep *sw, const double *values, am
         }
         c->accuracy_mean = acc.mean;
         c->accuracy_sem = am_stats_sem(&acc);
-        c->mean_staleness = stale.n ? stale.mean : NAN;
+        c->mean_staleness = stale.n > 0 ? stale.mean : NAN;
     }
     double *draws = malloc(2 * sw->resamples * sizeof *draws), *pb = malloc(nmu * sizeof *pb);
     if (!draws || !pb) {
