@@ -113,8 +113,9 @@ san-test: $(DEPS_STAMP)
 	tests/san_leaks_test.sh
 	scripts/san-test.sh build-san $(SAN_JOBS)
 
+# the whole build (the shared libraries too), so that the Python binding works after it
 demo: $(DEPS_STAMP)
-	$(MAKE) $(SUBJOBS) --no-print-directory $(BIN)
+	$(MAKE) $(SUBJOBS) --no-print-directory all
 	scripts/demo.sh $(BIN) out
 
 figures: $(DEPS_STAMP)

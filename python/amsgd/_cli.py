@@ -5,9 +5,15 @@ import ctypes
 import json
 import math
 import os
+import sys
 import threading
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError as e:  # a python3 without NumPy (another interpreter first on PATH)
+    raise ImportError(
+        f"amsgd needs NumPy, which {sys.executable} does not have; run it with a python3 that "
+        "has NumPy (Debian's /usr/bin/python3 with the package python3-numpy)") from e
 
 LIBNAME = "libamsgd-cli.so.0"
 ERRLEN = 1024

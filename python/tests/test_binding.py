@@ -335,5 +335,19 @@ class Errors(unittest.TestCase):
         same(amsgd.ode(time=1, grid=6, coords=False), ref)
 
 
+class Interpreter(unittest.TestCase):
+    """An interpreter without NumPy gets one clear ImportError naming it and the remedy."""
+
+    def test_without_numpy(self):
+        import sys
+        code = "import sys; sys.modules['numpy'] = None; import amsgd"
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(amsgd.__file__)))
+        p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertNotEqual(p.returncode, 0)
+        last = p.stderr.strip().splitlines()[-1]
+        self.assertTrue(last.startswith("ImportError: amsgd needs NumPy, which ") and
+                        "python3-numpy" in last, last)
+
+
 if __name__ == "__main__":
     unittest.main()
