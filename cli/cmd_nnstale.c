@@ -134,6 +134,9 @@ int cmd_staleness_model(int argc, char **argv)
     am_classset *train = NULL, *test = NULL;
     am_nn *net = NULL;
     nn_cli_open(&a, model, &train, &test, &net);
+    /* the sweep, and with --tune a grid of 9 steps per optimiser at s = 0 */
+    nn_cli_work_check(&a, (double)(nopt * (ns * nw + (tune ? 9 : 0)) * seeds),
+                      (double)bp.max_batches, bp.batch, (double)am_nn_dim(net));
     am_status st = AM_OK;
     int is_mlr = am_nn_layers(net) == 1;
     bp.target = cli_given(&a, "target-accuracy") ? cli_double(&a, "target-accuracy", 0, 1, 1, 1)
@@ -519,6 +522,10 @@ static int cmd_staleness_preset(int argc, char **argv)
             cli_usage_error("--s %zu with --models %s needs %.3g GB of snapshots (limit %.3g GB)",
                             smax, mnames[m], ring_bytes / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
     }
+    double dims = 0;
+    for (size_t m = 0; m < nm; m++)
+        dims += (double)am_nn_dim(nets[m]);
+    nn_cli_work_check(&a, (double)(nopt * ns * nw * seeds), (double)bp.max_batches, bp.batch, dims);
     am_optim_params ops[8];
     for (size_t o = 0; o < nopt; o++) {
         ops[o] = am_optim_params_default(kinds[o]);

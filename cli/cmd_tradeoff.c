@@ -146,6 +146,8 @@ int cmd_tradeoff(int argc, char **argv)
     am_classset *train = NULL, *test = NULL;
     am_nn *net = NULL;
     nn_cli_open(&a, model, &train, &test, &net);
+    nn_cli_work_check(&a, (double)(nw * nmu * sw.seeds), (double)p->budget, p->batch,
+                      (double)am_nn_dim(net));
     /* memory up front: P_max held gradients and the iterate per thread */
     double bytes = (double)(workers[nw - 1] + 3) * (double)am_nn_dim(net) * 8.0;
     if (bytes > (double)AM_MEMORY_LIMIT)

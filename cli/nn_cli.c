@@ -3,6 +3,10 @@
  */
 #include "nn_cli.h"
 
+#include <stdio.h>
+
+#include "cli_common.h"
+
 const cli_opt OPT_NN_DATA = {
     "data", "SPEC", "fashion-mnist",
     "fashion-mnist (package dataset-fashion-mnist), idx:DIR, FILE.csv or TRAIN.csv,TEST.csv"};
@@ -23,4 +27,12 @@ void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_c
         if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
         cli_usage_error("--model %s", err);
     }
+}
+
+void nn_cli_work_check(const cli_args *a, double runs, double batches, size_t batch, double nparams)
+{
+    char how[256];
+    snprintf(how, sizeof how, "%.3g runs x %.3g batches x %zu rows x %.3g parameters", runs,
+             batches, batch, nparams);
+    cli_work_check(a, runs * batches * (double)batch * nparams, how);
 }

@@ -18,4 +18,11 @@ extern const cli_opt OPT_NN_DATA;
 void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_classset **test,
                  am_nn **net);
 
+/* The work check of a network study (cli_work_check): runs independent trainings of at most
+ * batches minibatch gradients of batch rows each on a model of nparams parameters (summed over
+ * the models a run trains in turn), one update counted per row and parameter; exits 2 above
+ * the limit, naming the factors. */
+void nn_cli_work_check(const cli_args *a, double runs, double batches, size_t batch,
+                       double nparams);
+
 #endif

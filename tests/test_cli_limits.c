@@ -47,6 +47,9 @@ Test(cli_limits, unbounded_work_is_refused_up_front, .timeout = 20)
         "phase --mu-grid 0:0.9:100 --tau-grid 0:99:100 --replicas 100000 --time 100 --quiet",
         "knee --mus 0.5,0.9 --replicas 1000000 --time 1000 --quiet",
         "wallclock --workers 100000 --updates 1000000000 --replicas 1000",
+        "tradeoff --model mlr --data idx:tests/data/idx-tiny --budget 1000000000000",
+        "staleness --model mlr --data idx:tests/data/idx-tiny --max-batches 1000000000",
+        "staleness --preset dai2019 --max-batches 1000000000 --quiet",
     };
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++)
         test_expect_usage_error(cmds[i], "AMSGD_MAX_WORK");
@@ -84,4 +87,17 @@ Test(cli_limits, the_estimate_and_the_override)
         test_expect_usage_error("mc --grid 3 --replicas 10", "AMSGD_MAX_WORK");
     }
     unsetenv("AMSGD_MAX_WORK");
+}
+
+/* The network studies count one update per row and parameter of each minibatch gradient
+ * (runs x batches x rows x parameters, as the message says); a small run goes through. */
+Test(cli_limits, network_work_is_the_product_it_prints, .timeout = 60)
+{
+    test_expect_usage_error("tradeoff --model mlr --data idx:tests/data/idx-tiny --workers 1,2 "
+                            "--mus 0.5,0.9 --seeds 2 --budget 1000000000",
+                            "8 runs x 1e+09 batches x 32 rows x");
+    test_run r = test_amsgd("tradeoff --model mlr --data idx:tests/data/idx-tiny --workers 1 "
+                            "--mus 0.5 --seeds 2 --budget 20 --quiet");
+    cr_assert_eq(r.status, 0, "a small run refused: %s", r.err);
+    test_run_free(&r);
 }
