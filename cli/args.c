@@ -301,8 +301,10 @@ int cli_path_probe(const char *path, int regular_only, char *resolved, size_t si
     int exists = stat(path, &st) == 0; /* through every link, /proc's included */
     if (!exists && errno != ENOENT) return snprintf(why, why_size, "%s", strerror(errno)), -1;
     if (exists && S_ISDIR(st.st_mode)) return snprintf(why, why_size, "is a directory"), -1;
+    if (exists && S_ISSOCK(st.st_mode))
+        return snprintf(why, why_size, "is a socket (amsgd writes files, devices and FIFOs)"), -1;
     if (exists && !S_ISREG(st.st_mode)) {
-        /* a device, FIFO or socket: written through, never replaced */
+        /* a device or FIFO: written through, never replaced */
         if (regular_only) return snprintf(why, why_size, "is not a regular file"), -1;
         if (access(path, W_OK))
             return snprintf(why, why_size, "not writable: %s", strerror(errno)), -1;

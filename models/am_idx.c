@@ -115,7 +115,7 @@ am_status am_idx_read(const char *path, size_t ndim, const char *fix, am_idx **o
         if (a->len > AM_MEMORY_LIMIT / a->dims[k]) {
             snprintf(err, errlen, "%s: %zu-dimensional array larger than the memory limit (%s)",
                      path, ndim, fix);
-            st = AM_ENOMEM;
+            st = AM_EINVAL; /* the file asks for more than the limit: bad input */
             goto done;
         }
         a->len *= a->dims[k];

@@ -359,3 +359,34 @@ Test(cli_output, planted_link_at_the_temporary_is_not_followed)
     cr_assert_eq(count_names(d, "tmp"), 0, "a temporary or a planted link was left in %s", d);
     rm_scratch(d);
 }
+
+/* -o naming a socket is refused before computing (exit 2, one line), like any output that
+ * cannot be written; a data file whose header asks for more than the memory limit is bad
+ * input (exit 2), not a runtime failure. */
+Test(cli_output, socket_and_oversized_data_exit_2_before_computing)
+{
+    char d[64], cmd[1024], args[512];
+    scratch(d);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('s.sock')\" "
+             "2>/dev/null || /usr/bin/python3 -c \"import socket; "
+             "socket.socket(socket.AF_UNIX).bind('%s/s.sock')\"",
+             d, d);
+    cr_assert_eq(system(cmd), 0, "cannot make a socket in %s", d);
+    snprintf(args, sizeof args, "mc --replicas 100000 --time 100 -o %s/s.sock", d);
+    test_expect_usage_error(args, "is a socket");
+    /* an IDX set whose training images claim 2^30 x 2^15 x 2^15 bytes */
+    snprintf(cmd, sizeof cmd,
+             "cd %s && /usr/bin/python3 -c \"import gzip, struct\n"
+             "open('train-images-idx3-ubyte', 'wb').write(struct.pack('>IIII', 0x803, 1 << 30, "
+             "1 << 15, 1 << 15))\n"
+             "open('t10k-images-idx3-ubyte', 'wb').write(struct.pack('>IIII', 0x803, 2, 4, 4) + "
+             "bytes(32))\n"
+             "[open(n, 'wb').write(struct.pack('>II', 0x801, 2) + bytes(2)) for n in "
+             "('train-labels-idx1-ubyte', 't10k-labels-idx1-ubyte')]\"",
+             d);
+    cr_assert_eq(system(cmd), 0, "cannot write the IDX files in %s", d);
+    snprintf(args, sizeof args, "tradeoff --model mlr --data idx:%s --budget 10", d);
+    test_expect_usage_error(args, "larger than the memory limit");
+    rm_scratch(d);
+}
