@@ -69,6 +69,9 @@ def library():
 def call(argv):
     """Runs `amsgd argv...` in-process; returns (status, stdout text, error message)."""
     lib = library()
+    for a in argv:
+        if "\0" in a:  # C strings end at the first NUL: the rest would be dropped silently
+            raise ValueError(f"an argument holds a NUL character: {a!r}")
     args = [a.encode() for a in argv]
     arr = (ctypes.c_char_p * (len(args) + 1))(*args, None)
     out = ctypes.c_void_p()
@@ -105,6 +108,10 @@ def argv_of(command, kwargs):
         if name in ("format", "output", "o"):
             raise TypeError(f"amsgd.{command}() returns the JSON output as a dict: "
                             f"'{name}' is not an argument of the binding")
+        if name in ("help", "h", "version", "V"):
+            raise TypeError(f"'{name}' is not an argument of amsgd.{command}(): "
+                            f"amsgd.help('{command}') is its help text, amsgd.version() the "
+                            "version")
         flag = "--" + name.replace("_", "-")
         if v is None or v is False or (isinstance(v, np.bool_) and not v):
             continue

@@ -329,6 +329,15 @@ class Errors(unittest.TestCase):
         with self.assertRaises(ValueError):
             amsgd.call("figures", list=True)
 
+    def test_nul_and_help_arguments(self):
+        with self.assertRaises(ValueError) as cm:
+            amsgd.mc(delay="const:4\0junk")
+        self.assertIn("NUL", str(cm.exception))
+        for name in ("help", "version"):
+            with self.assertRaises(TypeError) as cm:
+                amsgd.mc(**{name: True})
+            self.assertIn("amsgd.help('mc')", str(cm.exception))
+
     def test_false_flag_is_omitted(self):
         flags = "ode --time 1 --grid 6"
         _, ref = cli_json(flags)
