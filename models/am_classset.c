@@ -110,15 +110,37 @@ am_status am_classset_read_csv(const char *path, size_t max_classes, am_classset
     return AM_OK;
 }
 
-/* DIR/name.gz if it exists, else DIR/name if that exists, else DIR/name.gz (for the message). */
-static void idx_path(char *buf, size_t len, const char *dir, const char *name)
+/* DIR/name.gz if it exists, else DIR/name if that exists, else DIR/name.gz (for the message);
+ * 1 when both exist (which one is meant cannot be told: refused, never chosen silently). */
+static int idx_path(char *buf, size_t len, const char *dir, const char *name)
 {
     struct stat sb;
-    snprintf(buf, len, "%s/%s.gz", dir, name);
-    if (stat(buf, &sb) == 0) return;
     snprintf(buf, len, "%s/%s", dir, name);
-    if (stat(buf, &sb) == 0) return;
+    int plain = stat(buf, &sb) == 0;
     snprintf(buf, len, "%s/%s.gz", dir, name);
+    if (stat(buf, &sb) == 0) return plain;
+    if (plain) snprintf(buf, len, "%s/%s", dir, name);
+    return 0;
+}
+
+/* The four paths of an IDX directory's split (train or t10k) into im and lb; AM_EINVAL with
+ * the reason when a file exists both plain and compressed. */
+static am_status idx_split_paths(const char *dir, const char *split, char *im, char *lb, size_t len,
+                                 const char *fix, char *err, size_t errlen)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s-images-idx3-ubyte", split);
+    int both = idx_path(im, len, dir, name);
+    if (!both) {
+        snprintf(name, sizeof name, "%s-labels-idx1-ubyte", split);
+        both = idx_path(lb, len, dir, name);
+    }
+    if (both) {
+        snprintf(err, errlen, "%s/%s and %s/%s.gz both exist; remove one (%s)", dir, name, dir,
+                 name, fix);
+        return AM_EINVAL;
+    }
+    return AM_OK;
 }
 
 /* Opens the train and t10k pairs of an IDX directory. */
@@ -132,13 +154,11 @@ static am_status open_idx(const char *dir, const char *fix_missing, const char *
         return AM_EIO;
     }
     char im[4096], lb[4096];
-    idx_path(im, sizeof im, dir, "train-images-idx3-ubyte");
-    idx_path(lb, sizeof lb, dir, "train-labels-idx1-ubyte");
-    am_status st = am_classset_read_idx(im, lb, AM_IDX_CLASSES, fix, train, err, errlen);
+    am_status st = idx_split_paths(dir, "train", im, lb, sizeof im, fix, err, errlen);
+    if (!st) st = am_classset_read_idx(im, lb, AM_IDX_CLASSES, fix, train, err, errlen);
     if (st) return st;
-    idx_path(im, sizeof im, dir, "t10k-images-idx3-ubyte");
-    idx_path(lb, sizeof lb, dir, "t10k-labels-idx1-ubyte");
-    st = am_classset_read_idx(im, lb, AM_IDX_CLASSES, fix, test, err, errlen);
+    st = idx_split_paths(dir, "t10k", im, lb, sizeof im, fix, err, errlen);
+    if (!st) st = am_classset_read_idx(im, lb, AM_IDX_CLASSES, fix, test, err, errlen);
     if (!st && ((*test)->rows != (*train)->rows || (*test)->cols != (*train)->cols)) {
         snprintf(err, errlen,
                  "%s: images of %zu x %zu pixels, the training images have %zu x %zu "

@@ -390,3 +390,17 @@ Test(cli_output, socket_and_oversized_data_exit_2_before_computing)
     test_expect_usage_error(args, "larger than the memory limit");
     rm_scratch(d);
 }
+
+/* An IDX file present both plain and compressed is refused (exit 2, naming both), never one
+ * of them chosen silently. */
+Test(cli_output, idx_file_both_plain_and_gz_is_refused)
+{
+    char d[64], cmd[512], args[512];
+    scratch(d);
+    snprintf(cmd, sizeof cmd,
+             "cp tests/data/idx-tiny/*.gz %s/ && gunzip -k %s/train-labels-idx1-ubyte.gz", d, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args, "tradeoff --model mlr --data idx:%s --budget 10", d);
+    test_expect_usage_error(args, "train-labels-idx1-ubyte.gz both exist; remove one");
+    rm_scratch(d);
+}
