@@ -74,6 +74,12 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     atexit(mpi_end);
+    /* rank 0 writes every output; the others' stdout goes nowhere, so that a help or version
+     * text, like a result, is printed once under mpirun */
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank != 0 && !freopen("/dev/null", "w", stdout))
+        cli_runtime_error("cannot redirect the stdout of rank %d", rank);
 #endif
     if (argc < 2) cli_usage_error("no command given (see amsgd --help for the commands)");
     const char *first = argv[1];

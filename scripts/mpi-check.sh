@@ -76,6 +76,11 @@ one_message() { # NAME EXPECTED-RC ARGS...
         fail=$((fail + 1))
     fi
 }
+# a help text is printed once, by rank 0
+nhelp=$(mpirun --oversubscribe -np 2 build-mpi/amsgd mc --help 2>/dev/null | grep -c '^usage: amsgd mc')
+extra=$((extra + 1))
+if [ "$nhelp" -eq 1 ]; then echo "ok: --help on 2 ranks: printed once"
+else echo "FAIL: --help on 2 ranks: printed $nhelp times"; fail=$((fail + 1)); fi
 one_message "bad flag" 2 phase --mu-grid 0.5,,0.9
 one_message "unwritable checkpoint" 2 "${ARGS[@]}" --checkpoint /nonexistent/dir/c.ckpt
 sed '2s/"values":\[\(.\)/"values":[9\1/' "$TMP/c.ckpt" > "$TMP/corrupt.ckpt"
