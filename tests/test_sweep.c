@@ -140,7 +140,9 @@ Test(sweep, resume_refuses_other_parameters)
     sp.fingerprint = "{\"eta\":0.2}";
     cr_assert_eq(am_sweep_run(&pb, &sp, v, d, &nd, err, sizeof err), AM_EINVAL,
                  "other fingerprint accepted");
-    cr_assert(strstr(err, "different parameters") != NULL, "message: %s", err);
+    cr_assert(strstr(err, "was written with other parameters (eta 0.10000000000000001 there, "
+                          "0.20000000000000001 now)") != NULL,
+              "message: %s", err);
     sp.fingerprint = "{\"eta\":0.1}";
     am_sweep_problem pb2 = {8, V, synth_cell, &c};
     cr_assert_eq(am_sweep_run(&pb2, &sp, v, d, &nd, err, sizeof err), AM_EINVAL,
