@@ -185,93 +185,10 @@ static int rerun_first_diff(json_t *a, json_t *b, char *at, size_t len)
     return !json_equal(a, b);
 }
 
-static void rerun_usage(FILE *f)
+/* The argv of the rerun: amsgd, command, --key value for each replayed params key,
+ * --format json; *n receives its length. Exits 2 on a value that is no option value. */
+static char **rerun_argv(const char *command, json_t *params, const char *path, size_t *nout)
 {
-    fprintf(f, "usage: amsgd rerun [-o NEW.json] FILE.json\n\n"
-               "Run again the command that a JSON result file records (its \"command\" and\n"
-               "\"params\") and report whether the new output is byte-identical to the file.\n"
-               "Each params key becomes its option, once (on a command line an option given\n"
-               "twice counts once: the last one wins); --format json is added. The new output\n"
-               "is compared in memory and written only where -o names; params.output,\n"
-               "params.checkpoint and params.resume are never replayed. FILE may be -\n"
-               "(stdin); -- ends the options. Exit status: 0 identical, 1 different, 2 a file\n"
-               "that cannot be rerun, 3 the rerun failed.\n");
-    cli_print_examples(f, "rerun");
-}
-
-int cmd_rerun(int argc, char **argv)
-{
-    const char *path = NULL, *keep = NULL;
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
-            if (i + 1 >= argc) cli_usage_error("%s needs a file name", argv[i]);
-            keep = argv[++i];
-            continue;
-        }
-        if (strncmp(argv[i], "--output=", 9) == 0) {
-            keep = argv[i] + 9;
-            continue;
-        }
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            rerun_usage(stdout);
-            if (fflush(stdout) || ferror(stdout))
-                cli_runtime_error("cannot write the help text to stdout");
-            return 0;
-        }
-        if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !path) {
-            path = argv[++i];
-            continue;
-        }
-        if (argv[i][0] == '-' && argv[i][1])
-            cli_usage_error("unknown option '%s' for 'amsgd rerun' (see amsgd rerun --help)",
-                            argv[i]);
-        if (path) cli_usage_error("rerun takes one file, got '%s' and '%s'", path, argv[i]);
-        path = argv[i];
-    }
-    if (!path) cli_usage_error("rerun needs a JSON result file (see amsgd rerun --help)");
-    if (keep) { /* refused before computing, like every command's -o */
-        char target[4096], why[4200];
-        int through;
-        if (cli_path_probe(keep, 0, target, sizeof target, &through, why, sizeof why))
-            cli_usage_error("cannot write '%s': %s", keep, why);
-    }
-
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) cli_usage_error("cannot open '%s' for reading", path);
-    size_t cap = 1 << 16, len = 0;
-    char *old = malloc(cap);
-    for (size_t got; old && (got = fread(old + len, 1, cap - len, f)) > 0;) {
-        len += got;
-        if (len == cap) {
-            if (cap > ((size_t)1 << 32)) cli_usage_error("'%s' is larger than 4 GiB", path);
-            char *bigger = realloc(old, cap *= 2);
-            if (!bigger) free(old);
-            old = bigger;
-        }
-    }
-    if (!old) cli_runtime_error("out of memory");
-    int bad = ferror(f);
-    if (f != stdin) fclose(f);
-    if (bad) cli_usage_error("cannot read '%s'", path);
-
-    json_error_t je;
-    json_t *root = json_loadb(old, len, 0, &je);
-    if (!root || !json_is_object(root))
-        cli_usage_error("'%s' is not a JSON result (line %d: %s)", path, je.line,
-                        root ? "not an object" : je.text);
-    const char *command = json_string_value(json_object_get(root, "command"));
-    const char *version = json_string_value(json_object_get(root, "version"));
-    json_t *params = json_object_get(root, "params");
-    if (!command || !json_is_object(params))
-        cli_usage_error("'%s' records no \"command\" and \"params\": not an amsgd JSON result",
-                        path);
-    int known = 0;
-    for (const cli_command *c = cli_commands; c->name; c++)
-        known |= strcmp(c->name, command) == 0;
-    if (!known || strcmp(command, "rerun") == 0 || strcmp(command, "figures") == 0)
-        cli_usage_error("'%s' records the command '%s', which rerun cannot run", path, command);
-
-    /* argv: amsgd, command, --key value ..., --format json */
     size_t nmax = 2 * json_object_size(params) + 6, n = 0;
     char **args = calloc(nmax, sizeof *args);
     if (!args) cli_runtime_error("out of memory");
@@ -331,30 +248,15 @@ int cmd_rerun(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         if (!args[i]) cli_runtime_error("out of memory");
 
-    char cmdline[4096];
-    size_t at = 0;
-    cmdline[0] = 0;
-    for (size_t i = 0; i < n && at < sizeof cmdline; i++)
-        at += (size_t)snprintf(cmdline + at, sizeof cmdline - at, "%s%s", i ? " " : "", args[i]);
+    *nout = n;
+    return args;
+}
 
-    char *out = NULL, err[1024];
-    size_t outlen = 0;
-    int st = rerun_spawn(args, &out, &outlen, err, sizeof err);
-    for (size_t i = 0; i < n; i++)
-        free(args[i]);
-    free(args);
-    if (st == 2 || st == 3) {
-        free(out);
-        free(old);
-        json_decref(root);
-        if (st == 2) cli_usage_error("the recorded parameters are refused: %s", err);
-        cli_runtime_error("the rerun failed: %s", err[0] ? err : "no message");
-    }
-    if (st != 0 && st != 1) {
-        free(out);
-        cli_runtime_error("the rerun did not complete (status %d)", st);
-    }
-
+/* Says on stderr whether the new output out[outlen] is the recorded old[len] (root: its
+ * JSON); returns 1 when it is. */
+static int rerun_report(const char *cmdline, const char *old, size_t len, const char *out,
+                        size_t outlen, json_t *root, const char *version)
+{
     int same = outlen == len && memcmp(out, old, len) == 0;
     const char *now = am_version();
     if (same) {
@@ -381,6 +283,145 @@ int cmd_rerun(int argc, char **argv)
             fprintf(stderr, "; recorded by version %s, this is %s", version, now);
         fputc('\n', stderr);
     }
+    return same;
+}
+
+/* The bytes of FILE (or stdin for "-"), *len of them; exits 2 when it cannot be read. */
+static char *rerun_read(const char *path, size_t *lenout)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) cli_usage_error("cannot open '%s' for reading", path);
+    size_t cap = 1 << 16, len = 0;
+    char *old = malloc(cap);
+    for (size_t got; old && (got = fread(old + len, 1, cap - len, f)) > 0;) {
+        len += got;
+        if (len == cap) {
+            if (cap > ((size_t)1 << 32)) cli_usage_error("'%s' is larger than 4 GiB", path);
+            char *bigger = realloc(old, cap *= 2);
+            if (!bigger) free(old);
+            old = bigger;
+        }
+    }
+    if (!old) cli_runtime_error("out of memory");
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) cli_usage_error("cannot read '%s'", path);
+
+    *lenout = len;
+    return old;
+}
+
+static void rerun_usage(FILE *f)
+{
+    fprintf(f, "usage: amsgd rerun [-o NEW.json] FILE.json\n\n"
+               "Run again the command that a JSON result file records (its \"command\" and\n"
+               "\"params\") and report whether the new output is byte-identical to the file.\n"
+               "Each params key becomes its option, once (on a command line an option given\n"
+               "twice counts once: the last one wins); --format json is added. The new output\n"
+               "is compared in memory and written only where -o names; params.output,\n"
+               "params.checkpoint and params.resume are never replayed. FILE may be -\n"
+               "(stdin); -- ends the options. Exit status: 0 identical, 1 different, 2 a file\n"
+               "that cannot be rerun, 3 the rerun failed.\n");
+    cli_print_examples(f, "rerun");
+}
+
+/* The arguments of rerun: FILE into *pathout, -o NEW into *keepout (NULL without; refused
+ * before computing when it cannot be written); 1 after printing the help, else 0. */
+static int rerun_args(int argc, char **argv, const char **pathout, const char **keepout)
+{
+    const char *path = NULL, *keep = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc) cli_usage_error("%s needs a file name", argv[i]);
+            keep = argv[++i];
+            continue;
+        }
+        if (strncmp(argv[i], "--output=", 9) == 0) {
+            keep = argv[i] + 9;
+            continue;
+        }
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            rerun_usage(stdout);
+            if (fflush(stdout) || ferror(stdout))
+                cli_runtime_error("cannot write the help text to stdout");
+            return 1;
+        }
+        if (strcmp(argv[i], "--") == 0 && i + 1 < argc && !path) {
+            path = argv[++i];
+            continue;
+        }
+        if (argv[i][0] == '-' && argv[i][1])
+            cli_usage_error("unknown option '%s' for 'amsgd rerun' (see amsgd rerun --help)",
+                            argv[i]);
+        if (path) cli_usage_error("rerun takes one file, got '%s' and '%s'", path, argv[i]);
+        path = argv[i];
+    }
+    if (!path) cli_usage_error("rerun needs a JSON result file (see amsgd rerun --help)");
+    if (keep) { /* refused before computing, like every command's -o */
+        char target[4096], why[4200];
+        int through;
+        if (cli_path_probe(keep, 0, target, sizeof target, &through, why, sizeof why))
+            cli_usage_error("cannot write '%s': %s", keep, why);
+    }
+
+    *pathout = path;
+    *keepout = keep;
+    return 0;
+}
+
+int cmd_rerun(int argc, char **argv)
+{
+    const char *path, *keep;
+    if (rerun_args(argc, argv, &path, &keep)) return 0;
+
+    size_t len;
+    char *old = rerun_read(path, &len);
+
+    json_error_t je;
+    json_t *root = json_loadb(old, len, 0, &je);
+    if (!root || !json_is_object(root))
+        cli_usage_error("'%s' is not a JSON result (line %d: %s)", path, je.line,
+                        root ? "not an object" : je.text);
+    const char *command = json_string_value(json_object_get(root, "command"));
+    const char *version = json_string_value(json_object_get(root, "version"));
+    json_t *params = json_object_get(root, "params");
+    if (!command || !json_is_object(params))
+        cli_usage_error("'%s' records no \"command\" and \"params\": not an amsgd JSON result",
+                        path);
+    int known = 0;
+    for (const cli_command *c = cli_commands; c->name; c++)
+        known |= strcmp(c->name, command) == 0;
+    if (!known || strcmp(command, "rerun") == 0 || strcmp(command, "figures") == 0)
+        cli_usage_error("'%s' records the command '%s', which rerun cannot run", path, command);
+
+    size_t n;
+    char **args = rerun_argv(command, params, path, &n);
+
+    char cmdline[4096];
+    size_t at = 0;
+    cmdline[0] = 0;
+    for (size_t i = 0; i < n && at < sizeof cmdline; i++)
+        at += (size_t)snprintf(cmdline + at, sizeof cmdline - at, "%s%s", i ? " " : "", args[i]);
+
+    char *out = NULL, err[1024];
+    size_t outlen = 0;
+    int st = rerun_spawn(args, &out, &outlen, err, sizeof err);
+    for (size_t i = 0; i < n; i++)
+        free(args[i]);
+    free(args);
+    if (st == 2 || st == 3) {
+        free(out);
+        free(old);
+        json_decref(root);
+        if (st == 2) cli_usage_error("the recorded parameters are refused: %s", err);
+        cli_runtime_error("the rerun failed: %s", err[0] ? err : "no message");
+    }
+    if (st != 0 && st != 1) {
+        free(out);
+        cli_runtime_error("the rerun did not complete (status %d)", st);
+    }
+
+    int same = rerun_report(cmdline, old, len, out, outlen, root, version);
     if (keep) cli_out_write_file(keep, out, outlen);
     free(out);
     free(old);
