@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks that the demo's HTML report renders: opens OUT/report.html in headless Chromium,
 # takes a screenshot and checks that it is not blank (many distinct colours, not one uniform
-# colour) and that the HTML embeds every figure as inline SVG. The PNG is decoded with the
+# colour), that the HTML embeds every figure as inline SVG, and that its verdict table has
+# the rows of validate.json (documented findings and replicas needed shown). The PNG is decoded with the
 # Python standard library (zlib), so no imaging package is needed.
 # Usage: scripts/report-check.sh OUT [MIN_FIGURES]   (needs scripts/install-deps.sh --report)
 set -euo pipefail
@@ -81,6 +82,27 @@ print("report-check: %s: %d <svg>, %d figures; screenshot %dx%d, %d distinct col
       "%.1f%% non-white" % (html, nsvg, nfig, w, h, len(colours), 100 * share))
 bad = []
 if nsvg < min_fig: bad.append("fewer than %d inline SVG figures" % min_fig)
+# the verdict table: one row per check of validate.json, a FAIL that a documented finding
+# explains marked so, an INCONCLUSIVE row with the replicas it needs
+import json, os, re
+vpath = os.path.join(os.path.dirname(html), "validate.json")
+if os.path.exists(vpath):
+    checks = json.load(open(vpath)).get("checks", [])
+    rows = re.findall(r"<tr class='(pass|fail|inconclusive)'>(.*?)</tr>", text, re.S)
+    if len(rows) != len(checks):
+        bad.append("verdict table has %d rows, validate.json %d checks" % (len(rows), len(checks)))
+    for (cls, row), c in zip(rows, checks):
+        if cls != c.get("verdict", "").lower():
+            bad.append("row %s shows %s, validate.json says %s" % (c.get("name"), cls,
+                                                                     c.get("verdict")))
+            break
+        if c.get("finding") and "(documented finding)" not in row:
+            bad.append("FAIL row %s not marked as a documented finding" % c.get("name"))
+            break
+        need = c.get("replicas_needed") or 0
+        if cls == "inconclusive" and need > 0 and "<td>%.0f</td>" % need not in row:
+            bad.append("INCONCLUSIVE row %s lacks the replicas it needs" % c.get("name"))
+            break
 if len(colours) < 64: bad.append("screenshot nearly uniform (%d colours)" % len(colours))
 if share < 0.05: bad.append("screenshot nearly blank (%.1f%% non-white)" % (100 * share))
 if bad:

@@ -6,7 +6,6 @@ that made it. Python standard library only.
 
 Usage: scripts/report-html.py OUT_DIR [--title TEXT] > OUT_DIR/report.html
        scripts/report-html.py OUT_DIR -o OUT_DIR/report.html
-       scripts/report-html.py OUT_DIR --text-table   (the verdicts as a plain-text table)
 
 OUT_DIR holds validate.json, the other results (*.json) and the figures (*.svg, *.png). An
 optional OUT_DIR/figures.txt lists the figures in order, one per line:
@@ -62,30 +61,50 @@ def svg_inline(path):
 
 
 def verdict_table(v):
+    """The verdicts with the columns of `amsgd validate --format table`: the measured value
+    with the half-width h of the interval that decides, the prediction (with its standard
+    error), tolerance, minimum detectable difference, the verdict (a documented finding and
+    a one-sided rule marked), the replicas an INCONCLUSIVE row needs, the note."""
     checks = v.get("checks", []) if v else []
     rows = []
     for c in checks:
         verdict = c.get("verdict", "?")
+        shown = verdict
+        if c.get("finding"):
+            shown += " (documented finding)"
+        if c.get("rule") == "one-sided":
+            shown += ", one-sided"
+        pred = fmt(c.get("predicted"))
+        if (c.get("predicted_sem") or 0) > 0:
+            pred += " &plusmn; " + fmt(c.get("predicted_sem"))
+        need = c.get("replicas_needed") or 0
+        note = c.get("note", "")
+        if c.get("finding"):
+            note = c["finding"] + ("; " + note if note else "")
         rows.append(
             "<tr class='%s'><td>%s</td><td>%s</td><td>%s &plusmn; %s</td><td>%s</td>"
-            "<td>%s</td><td><b>%s</b></td><td class='note'>%s</td></tr>"
+            "<td>%s</td><td>%s</td><td><b>%s</b></td><td>%s</td><td class='note'>%s</td></tr>"
             % (
                 esc(verdict.lower()),
                 esc(c.get("name", "")),
                 esc(c.get("params", "")),
                 esc(fmt(c.get("measured"))),
-                esc(fmt(c.get("measured_sem"))),
-                esc(fmt(c.get("predicted"))),
+                esc(fmt(c.get("halfwidth"))),
+                pred if "&plusmn;" in pred else esc(pred),
                 esc(fmt(c.get("tolerance"))),
-                esc(verdict),
-                esc(c.get("note", "")),
+                esc(fmt(c.get("mdd"))),
+                esc(shown),
+                esc("%.0f" % need) if verdict == "INCONCLUSIVE" and need > 0 else "",
+                esc(note),
             )
         )
     summary = ""
     if v:
-        summary = "<p>%s PASS, %s FAIL, %s INCONCLUSIVE (amsgd %s, params %s).</p>" % (
+        summary = ("<p>%s PASS, %s FAIL (%s of them documented findings), %s INCONCLUSIVE "
+                   "(amsgd %s, params %s).</p>") % (
             esc(v.get("pass", "?")),
             esc(v.get("fail", "?")),
+            esc(v.get("fail_findings", "?")),
             esc(v.get("inconclusive", "?")),
             esc(v.get("version", "?")),
             esc(json.dumps(v.get("params", {}))),
@@ -95,27 +114,10 @@ def verdict_table(v):
     return (
         summary
         + "<table class='verdicts'><thead><tr><th>check</th><th>parameters</th>"
-        "<th>measured &plusmn; SE</th><th>predicted</th><th>tolerance</th><th>verdict</th>"
-        "<th>note</th></tr></thead><tbody>\n" + "\n".join(rows) + "\n</tbody></table>"
+        "<th>measured &plusmn; h</th><th>predicted</th><th>tolerance</th><th>mdd</th>"
+        "<th>verdict</th><th>replicas needed</th><th>note</th></tr></thead><tbody>\n"
+        + "\n".join(rows) + "\n</tbody></table>"
     )
-
-
-def text_table(v):
-    """The verdicts as aligned plain text (for report.md), one row per check."""
-    lines = ["%-18s %-12s %-26s %-12s %-11s %s" % ("check", "verdict", "measured +- sem",
-                                                  "predicted", "tolerance", "parameters")]
-    for c in v.get("checks", []):
-        lines.append("%-18s %-12s %-26s %-12s %-11s %s" % (
-            c.get("name", ""), c.get("verdict", ""),
-            "%s +- %s" % (fmt(c.get("measured")), fmt(c.get("measured_sem"))),
-            fmt(c.get("predicted")), fmt(c.get("tolerance")), c.get("params", "")))
-        if c.get("note"):
-            lines.append("    " + c["note"])
-    lines.append("")
-    lines.append("%d rows: %s PASS, %s FAIL, %s INCONCLUSIVE" % (
-        len(v.get("checks", [])), v.get("pass", "?"), v.get("fail", "?"),
-        v.get("inconclusive", "?")))
-    return "\n".join(lines) + "\n"
 
 
 def params_section(out_dir):
@@ -184,9 +186,9 @@ table.verdicts { border-collapse: collapse; font-size: 0.85em; width: 100%; }
 table.verdicts th, table.verdicts td { border: 1px solid #ccc; padding: 3px 6px;
   vertical-align: top; text-align: left; }
 table.verdicts th { background: #eee; cursor: pointer; }
-tr.pass td:nth-child(6) { background: #c8f0c8; }
-tr.fail td:nth-child(6) { background: #f6c0c0; }
-tr.inconclusive td:nth-child(6) { background: #f6e7a8; }
+tr.pass td:nth-child(7) { background: #c8f0c8; }
+tr.fail td:nth-child(7) { background: #f6c0c0; }
+tr.inconclusive td:nth-child(7) { background: #f6e7a8; }
 td.note { color: #555; font-size: 0.9em; }
 figure { margin: 1.5em 0; padding: 0.5em; border: 1px solid #ddd; background: #fff; }
 figcaption { margin-top: 0.4em; } pre.cmd { background: #f4f4f4; padding: 0.4em;
@@ -217,16 +219,8 @@ def main():
     ap.add_argument("--title", default="amsgd demo report")
     ap.add_argument("--intro", default="")
     ap.add_argument("-o", "--output")
-    ap.add_argument("--text-table", action="store_true",
-                    help="print the verdicts of validate.json as plain text and exit")
     a = ap.parse_args()
     v = load_json(os.path.join(a.out_dir, "validate.json"))
-    if a.text_table:
-        if not v:
-            print("report-html: %s/validate.json is missing" % a.out_dir, file=sys.stderr)
-            return 1
-        sys.stdout.write(text_table(v))
-        return 0
     page = [
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>",
         "<title>%s</title><style>%s</style></head><body>" % (esc(a.title), STYLE),
@@ -237,8 +231,12 @@ def main():
         "<h2 id='figures'>Figures</h2>",
         figures_section(a.out_dir),
         "<h2 id='checks'>Theorem checks (amsgd validate)</h2>",
-        "<p>Every row: the measured value with its standard error, the prediction, the "
-        "tolerance and the verdict. Click a column head to sort.</p>",
+        "<p>Every row as <code>amsgd validate --format table</code> shows it: the measured "
+        "value with the half-width h of the interval that decides (h = z &radic;(SE<sub>m"
+        "</sub><sup>2</sup> + SE<sub>p</sub><sup>2</sup>)), the prediction, the tolerance, the "
+        "minimum detectable difference, the verdict (a FAIL that docs/validate.md explains is "
+        "marked as a documented finding) and, for an INCONCLUSIVE row, the replicas it would "
+        "need. Click a column head to sort.</p>",
         verdict_table(v),
         "<h2 id='params'>Parameters of every run</h2>",
         params_section(a.out_dir),
