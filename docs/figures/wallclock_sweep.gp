@@ -38,23 +38,27 @@ do for [li = 1:3] {
     law = word(laws, li)
     set title sprintf("time per update, %s runtimes", law)
     set ylabel "wall-clock time per update (units of the runtime)"
-    set yrange [0.03:20]
+    set yrange [0.03:60]
     plot for [j = 1:6] "wallclock_sweep.csv" using (shift(j)):(sel(law, word(names, j), 7)):(2 * sel(law, word(names, j), 8)) \
             with yerrorbars pt 7 ps 0.8 lc j title word(labels, j), \
          for [j = 1:6] "wallclock_sweep.csv" skip 1 every 6::(li - 1) * 24 + j - 1::li * 24 - 1 using (shift(j)):(sel(law, word(names, j), 9)) \
-            with lines lw 1.2 lc j notitle
+            with lines lw 1.2 lc j notitle, \
+         NaN with lines lw 1.2 lc rgb "#606060" title "lines: Dutta et al.'s expected time"
 }
-set key bottom left font ",8" box opaque spacing 1.0
+set key bottom left font ",8" box opaque spacing 1.0 maxrows 8
 do for [li = 1:3] {
     law = word(laws, li)
     set title sprintf("error floor F - F*, %s runtimes", law)
     set ylabel "error floor F(w) - F*"
-    set yrange [1e-4:0.3]
+    set yrange [1e-5:0.3]
+    set format y "%g"
     plot for [j = 1:6] "wallclock_sweep.csv" using (shift(j)):(sel(law, word(names, j), 10)):(2 * sel(law, word(names, j), 11)) \
             with yerrorbars pt 7 ps 0.8 lc j title word(labels, j), \
          for [j = 1:3] "wallclock_sweep.csv" skip 1 every 6::(li - 1) * 24 + j - 1::li * 24 - 1 using (shift(j)):(sel(law, word(names, j), 12)) \
             with lines lw 1.2 lc j notitle, \
          for [j = 4:6] "wallclock_sweep.csv" skip 1 every 6::(li - 1) * 24 + j - 1::li * 24 - 1 using (shift(j)):(sel(law, word(names, j), 14)) \
-            with lines lw 1.2 dt 2 lc j notitle
+            with lines lw 1.2 dt 2 lc j notitle, \
+         NaN with lines lw 1.2 lc rgb "#606060" title "solid: exact fresh-gradient floor", \
+         NaN with lines lw 1.2 dt 2 lc rgb "#606060" title "dashed: async bound (measured p0, gamma)"
 }
 unset multiplot
