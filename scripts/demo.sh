@@ -40,12 +40,12 @@ rm -f "$out/.liu2018.ckpt"
 for m in $(tail -n +2 "$out/liu2018.csv" | cut -d, -f1 | sort -u -g); do
     "$bin" theory --mu "$m" --eta 5e-4 | sed -n "s/^stationary_error,,/$m,/p"
 done > "$out/liu2018_ou.csv"
-both phase_lines.gp "$out/liu2018.csv" "$out/liu2018_lines" \
-    "liu2018: stationary error versus delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)" \
-    "$out/liu2018_ou.csv"
-both phase_heatmap.gp "$out/liu2018.csv" "$out/liu2018_heat" \
-    "liu2018: stationary error per momentum and delay (d = 4, eta = 5e-4, 200 replicas)" log \
-    "stationary error 1 - (v1.v)^2/|v|^2" "delay tau (steps)"
+lines_title="liu2018: stationary error versus delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)"
+heat_title="liu2018: stationary error per momentum and delay (d = 4, eta = 5e-4, 200 replicas)"
+heat_cb="stationary error 1 - (v1.v)^2/|v|^2"
+heat_x="delay tau (steps)"
+both phase_lines.gp "$out/liu2018.csv" "$out/liu2018_lines" "$lines_title" "$out/liu2018_ou.csv"
+both phase_heatmap.gp "$out/liu2018.csv" "$out/liu2018_heat" "$heat_title" log "$heat_cb" "$heat_x"
 
 log "3/4 convergence to the ODE and the SDE as eta -> 0 (amsgd converge)"
 set +e
@@ -99,8 +99,10 @@ verdict=$(sed -n 's/^ "verdict": *"\([A-Z]*\)".*/\1/p' "$out/converge.json" | he
 } > "$out/report.md"
 # the HTML report: verdicts, parameters and every figure inline, each with its command
 {
-    printf 'liu2018_lines\tstationary error against the delay per momentum\tamsgd phase --preset liu2018 -o liu2018.csv; gnuplot -c docs/figures/phase_lines.gp liu2018.csv liu2018_lines.svg TITLE liu2018_ou.csv\n'
-    printf 'liu2018_heat\theat map with the theory boundaries\tgnuplot -c docs/figures/phase_heatmap.gp liu2018.csv liu2018_heat.svg TITLE log CBLABEL XLABEL\n'
+    printf '%s\t%s\t%s\n' liu2018_lines 'stationary error against the delay per momentum' \
+        "amsgd phase --preset liu2018 -o liu2018.csv; gnuplot -c docs/figures/phase_lines.gp liu2018.csv liu2018_lines.svg '$lines_title' liu2018_ou.csv"
+    printf '%s\t%s\t%s\n' liu2018_heat 'heat map with the theory boundaries' \
+        "gnuplot -c docs/figures/phase_heatmap.gp liu2018.csv liu2018_heat.svg '$heat_title' log '$heat_cb' '$heat_x'"
     printf 'converge\tweak error against the ODE and the SDE as eta -> 0\tamsgd converge --mu 0.5 --etas 2e-3,1e-3,5e-4,2.5e-4 --time 1 --replicas 4000 --sde -o converge.csv\n'
     printf 'compare\tmc, sde and ode on one grid\tamsgd compare --eta 1e-3 --mu 0.5 --time 6 --grid 121 --replicas 4000 -o compare.csv\n'
 } > "$out/figures.txt"
