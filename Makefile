@@ -171,8 +171,9 @@ resume-test: $(BIN)
 validate-quick: $(BIN)
 	$(BIN) validate --quick --threads 2
 
+# '+': the scripts run make themselves, which then shares this make's job server
 mpi-check:
-	scripts/mpi-check.sh
+	+scripts/mpi-check.sh
 
 # Strong scaling of one ensemble of 10^5 replicas: 1 vs 2 threads, 1 vs 2 MPI ranks (docs/mpi.md).
 .PHONY: bench-scaling
@@ -182,7 +183,7 @@ bench-scaling:
 # Default, -march=native, clang and portable (PORTABLE=1) builds must write the same bytes
 # (scripts/bitident-check.sh).
 bitident-check: $(DEPS_STAMP)
-	scripts/bitident-check.sh
+	+scripts/bitident-check.sh
 
 bench-sweep: $(BIN)
 	scripts/bench-sweep.sh $(BUILD)
@@ -278,7 +279,7 @@ python-test: $(BIN) $(CLI_SHLIB)
 # Installs into a temporary prefix, builds examples/embed.c against it with pkg-config
 # (static and shared), runs it, an installed `amsgd figures` and `import amsgd`.
 install-check: $(DEPS_STAMP)
-	PYTHON=$(PYTHON) scripts/install-check.sh
+	+PYTHON=$(PYTHON) scripts/install-check.sh
 
 -include $(PIC_LIB_OBJ:.o=.d) $(PIC_CLI_OBJ:.o=.d) $(INST_FIG_OBJ:.o=.d)
 # ==== shared libraries, install, Python binding (end) =====================================
