@@ -278,20 +278,6 @@ static int own_descriptor(const char *path)
     return -1;
 }
 
-/* Opens the temporary tmp for writing, created anew (O_EXCL) and never through a link
- * (O_NOFOLLOW): an entry already there (a link planted at the name, or a leftover of an
- * earlier process with this PID) is removed first, the link itself and not its target. */
-static int open_temporary(const char *tmp)
-{
-    for (int attempt = 0; attempt < 2; attempt++) {
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-        if (fd >= 0 || errno != EEXIST) return fd;
-        if (unlink(tmp) && errno != ENOENT) return -1;
-    }
-    errno = EEXIST;
-    return -1;
-}
-
 void cli_out_write_file(const char *path, const char *buf, size_t len)
 {
     char target[PATH_MAX], why[PATH_MAX + 64];
@@ -323,7 +309,7 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
     char *tmp = malloc(n);
     if (!tmp) cli_runtime_error("out of memory");
     snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
-    int fd = open_temporary(tmp);
+    int fd = am_common_create_new(tmp, O_WRONLY, 0666);
     if (fd >= 0) cli_tmp_lock(fd); /* a live temporary: cli_tmp_cleanup leaves it */
     if (fd < 0) {
         int err = errno;

@@ -3,10 +3,13 @@
  */
 #include "am_common.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <gsl/gsl_errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *am_strerror(am_status status)
 {
@@ -73,4 +76,15 @@ am_simd am_common_simd(void)
 {
     pthread_once(&simd_once, simd_init);
     return simd_cached;
+}
+
+int am_common_create_new(const char *path, int access, unsigned mode)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        int fd = open(path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t)mode);
+        if (fd >= 0 || errno != EEXIST) return fd;
+        if (unlink(path) && errno != ENOENT) return -1;
+    }
+    errno = EEXIST;
+    return -1;
 }

@@ -77,6 +77,13 @@ int am_common_simd_path(void);
  * them on their portable code too. Thread-safe. */
 am_simd am_common_simd(void);
 
+/* Opens a temporary file at path created anew (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC plus
+ * access, O_WRONLY or O_RDWR, with the given mode): an entry already at the name (a link
+ * planted there, or a leftover of an earlier process with this PID) is removed first, the
+ * link itself and never its target. Returns the descriptor, or -1 with errno set. Used by
+ * every writer of FILE.tmp.PID (the command's -o, the sweeps' checkpoints). */
+int am_common_create_new(const char *path, int access, unsigned mode);
+
 /* Largest total allocation (bytes) the library accepts for one engine run. */
 #define AM_MEMORY_LIMIT ((size_t)8 << 30)
 

@@ -235,13 +235,7 @@ static int rewrite_checkpoint(const char *path, const am_sweep_problem *pb, cons
     char *tmp = malloc(n);
     if (!tmp) return -1;
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    /* created anew and never through a link: an entry at the name (a planted link, or a
-     * leftover of an earlier process with this PID) is removed first, the link itself */
-    int fd = -1;
-    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0 && (errno != EEXIST || (unlink(tmp) && errno != ENOENT))) break;
-    }
+    int fd = am_common_create_new(tmp, O_RDWR, 0644); /* anew, never through a link */
     int bad = fd < 0 || lock_fd(fd);
     char *h = bad ? NULL : header_line(pb, fp);
     if (!bad) bad = !h || append_line(fd, h);
