@@ -167,14 +167,13 @@ int cmd_wallclock_sweep(int argc, char **argv)
     if (json) {
         json_t *params = json_object();
         char buf[64];
-        json_object_set_new(params, "objective", json_string("lsq"));
+        json_object_set_new(params, "sweep", json_true());
         json_object_set_new(params, "workers_list", json_string(cli_str(&a, "workers-list")));
         json_object_set_new(params, "laws", json_string(ll));
         json_object_set_new(params, "variants", json_string(vl));
         json_object_set_new(params, "seeds", json_integer((json_int_t)sw.seeds));
         json_object_set_new(params, "updates", json_integer((json_int_t)sw.base.updates));
         json_object_set_new(params, "eta", json_real(sw.base.eta));
-        json_object_set_new(params, "lr", json_string("const"));
         json_object_set_new(params, "dim", json_integer((json_int_t)sw.base.dim));
         json_object_set_new(params, "lmax", json_real(sw.base.lmax));
         json_object_set_new(params, "lmin", json_real(sw.base.lmin));
@@ -186,6 +185,11 @@ int cmd_wallclock_sweep(int argc, char **argv)
         json_object_set_new(params, "seed", json_string(buf));
         json_object_set_new(params, "threads", json_integer(sw.base.threads));
         json_t *root = cli_json_root("wallclock", params);
+        /* what the sweep fixes (not options of --sweep: `amsgd rerun` reads only params) */
+        json_t *info = json_object();
+        json_object_set_new(info, "objective", json_string("lsq"));
+        json_object_set_new(info, "lr", json_string("const"));
+        json_object_set_new(root, "resolved", info);
         json_object_set_new(root, "cells", arr);
         cli_out_json(f, root);
     } else {
