@@ -13,6 +13,7 @@
 #   make MPI=1      the MPI build into build-mpi/ (needs scripts/install-deps.sh --mpi)
 #   make bench-scaling  strong scaling of one ensemble over threads and MPI ranks (docs/mpi.md)
 #   make validate-quick  amsgd validate --quick (the theorem checks at reduced size)
+#   make rerun-check  the committed results in docs/figures reproduce byte for byte (amsgd rerun)
 #   make bitident-check  default, -march=native, clang and portable builds give the same bytes
 #   make san-test   the test suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make deps       install missing Debian packages only
@@ -66,7 +67,7 @@ JOBS ?= 2
 SAN_JOBS ?= $(JOBS)
 SAN_FILTER ?= !(validate_power/*|validate_table/escape_check_thread_invariant)
 
-.PHONY: all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check bench-nn
+.PHONY: rerun-check all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check bench-nn
 
 all: $(BIN)
 
@@ -166,6 +167,11 @@ $(BUILD)/bench_ode: $(BUILD)/bench/bench_ode.o $(LIB)
 # serial-versus-MPI comparison (builds build-mpi/), liu2018 preset timing and memory.
 resume-test: $(BIN)
 	tests/resume_test.sh $(BIN)
+
+# The committed results of docs/figures rerun byte for byte (scripts/rerun-check.sh; the
+# full-size network runs through their --quick twins).
+rerun-check: $(BIN)
+	scripts/rerun-check.sh $(BIN)
 
 # The theorem checks at reduced size (docs/validate.md); exit status 1 if any check fails.
 validate-quick: $(BIN)

@@ -248,19 +248,14 @@ int cmd_staleness_model(int argc, char **argv)
     if (json) {
         json_t *params = json_object();
         json_object_set_new(params, "model", json_string(am_nn_spec(net)));
-        json_object_set_new(params, "parameters", json_integer((json_int_t)am_nn_dim(net)));
         json_object_set_new(params, "data", json_string(data));
-        json_object_set_new(params, "train_rows", json_integer((json_int_t)train->n));
-        json_object_set_new(params, "test_rows", json_integer((json_int_t)test->n));
-        json_object_set_new(params, "features", json_integer((json_int_t)train->d));
-        json_object_set_new(params, "classes", json_integer((json_int_t)train->classes));
         json_t *ol = json_array(), *lrs = json_array();
         for (size_t o = 0; o < nopt; o++) {
             json_array_append_new(ol, json_string(am_optim_name(kinds[o])));
             json_array_append_new(lrs, json_real(ops[o].lr));
         }
         json_object_set_new(params, "optimizer", ol);
-        json_object_set_new(params, "lr", lrs);
+        if (isfinite(lr_all)) json_object_set_new(params, "lr", json_real(lr_all));
         json_object_set_new(params, "tune", json_boolean(tune));
         json_t *slj = json_array(), *wlj = json_array();
         for (size_t i = 0; i < ns; i++)
@@ -283,7 +278,16 @@ int cmd_staleness_model(int argc, char **argv)
         snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)bp.seed);
         json_object_set_new(params, "seed", json_string(sbuf));
         json_object_set_new(params, "threads", json_integer(threads));
-        json_t *root = cli_json_root("staleness", params);
+        json_t *root = nn_cli_json_root("staleness", params);
+        /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
+        json_t *info = json_object();
+        json_object_set_new(info, "parameters", json_integer((json_int_t)am_nn_dim(net)));
+        json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
+        json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
+        json_object_set_new(info, "features", json_integer((json_int_t)train->d));
+        json_object_set_new(info, "classes", json_integer((json_int_t)train->classes));
+        json_object_set_new(info, "lr", lrs);
+        json_object_set_new(root, "resolved", info);
         json_object_set_new(root, "results", arr);
         cli_out_json(fo, root);
     } else {
@@ -674,8 +678,9 @@ static int cmd_staleness_preset(int argc, char **argv)
         json_t *params = json_object();
         json_object_set_new(params, "preset", json_string("dai2019"));
         json_object_set_new(params, "quick", json_boolean(quick));
-        json_t *ml = json_array();
+        json_t *ml = json_array(), *mn = json_array();
         for (size_t m = 0; m < nm; m++) {
+            json_array_append_new(mn, json_string(mnames[m]));
             json_t *e = json_object();
             json_object_set_new(e, "name", json_string(mnames[m]));
             json_object_set_new(e, "spec", json_string(mspecs[m]));
@@ -683,7 +688,7 @@ static int cmd_staleness_preset(int argc, char **argv)
             json_object_set_new(e, "target_accuracy", json_real(targets[m]));
             json_array_append_new(ml, e);
         }
-        json_object_set_new(params, "models", ml);
+        json_object_set_new(params, "models", mn);
         json_object_set_new(params, "width", json_integer((json_int_t)width));
         json_t *ol = json_array(), *l0 = json_array(), *slj = json_array(), *wlj = json_array();
         for (size_t o = 0; o < nopt; o++) {
@@ -695,14 +700,11 @@ static int cmd_staleness_preset(int argc, char **argv)
         for (size_t i = 0; i < nw; i++)
             json_array_append_new(wlj, json_integer((json_int_t)workers[i]));
         json_object_set_new(params, "optimizer", ol);
-        json_object_set_new(params, "lr0", l0);
         json_object_set_new(params, "grid_half", json_integer(grid_half));
         json_object_set_new(params, "s", slj);
         json_object_set_new(params, "workers", wlj);
         json_object_set_new(params, "seeds", json_integer((json_int_t)seeds));
         json_object_set_new(params, "data", json_string(data));
-        json_object_set_new(params, "train_rows", json_integer((json_int_t)train->n));
-        json_object_set_new(params, "test_rows", json_integer((json_int_t)test->n));
         json_object_set_new(params, "semantics", json_string(semname));
         json_object_set_new(params, "batch", json_integer((json_int_t)bp.batch));
         json_object_set_new(params, "momentum", json_real(mom));
@@ -713,7 +715,14 @@ static int cmd_staleness_preset(int argc, char **argv)
         char sbuf[32];
         snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)bp.seed);
         json_object_set_new(params, "seed", json_string(sbuf));
-        json_t *root = cli_json_root("staleness", params);
+        json_t *root = nn_cli_json_root("staleness", params);
+        /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
+        json_t *info = json_object();
+        json_object_set_new(info, "models", ml);
+        json_object_set_new(info, "lr0", l0);
+        json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
+        json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
+        json_object_set_new(root, "resolved", info);
         json_object_set_new(root, "tuning", tun);
         json_object_set_new(root, "results", arr);
         cli_out_json(fo, root);

@@ -22,6 +22,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "../core/am_common.h"
+#include "../models/am_nn.h"
 
 /* Recorded values that are not options of their command. */
 static const struct {
@@ -286,6 +287,27 @@ static int rerun_report(const char *cmdline, const char *old, size_t len, const 
     return same;
 }
 
+/* A network result records the BLAS kernel it was computed with ("blas"); other kernels round
+ * differently. The rerun uses the recorded kernel where this CPU has it (OPENBLAS_CORETYPE in
+ * the rerun's environment), else says that only the seed spread can agree. */
+static void rerun_blas(const json_t *root)
+{
+    const char *rec = json_string_value(json_object_get(root, "blas"));
+    char here[128];
+    am_nn_blas(here, sizeof here);
+    if (!rec || strcmp(rec, here) == 0) return;
+    const char *core = strrchr(rec, ' ');
+    core = core ? core + 1 : rec;
+    if (am_nn_blas_core_runs(core) && setenv("OPENBLAS_CORETYPE", core, 1) == 0)
+        fprintf(stderr, "amsgd rerun: recorded with %s; rerun with OPENBLAS_CORETYPE=%s\n", rec,
+                core);
+    else
+        fprintf(stderr,
+                "amsgd rerun: recorded with %s, which this CPU cannot run (this process: %s); "
+                "network results agree across BLAS kernels only to their seed spread\n",
+                rec, here);
+}
+
 /* The bytes of FILE (or stdin for "-"), *len of them; exits 2 when it cannot be read. */
 static char *rerun_read(const char *path, size_t *lenout)
 {
@@ -405,6 +427,7 @@ int cmd_rerun(int argc, char **argv)
 
     char *out = NULL, err[1024];
     size_t outlen = 0;
+    rerun_blas(root);
     int st = rerun_spawn(args, &out, &outlen, err, sizeof err);
     for (size_t i = 0; i < n; i++)
         free(args[i]);

@@ -209,7 +209,7 @@ int cmd_tradeoff(int argc, char **argv)
         snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)p->seed);
         json_object_set_new(params, "seed", json_string(sbuf));
         json_object_set_new(params, "threads", json_integer(sw.threads));
-        json_t *root = cli_json_root("tradeoff", params);
+        json_t *root = nn_cli_json_root("tradeoff", params);
         /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
         json_t *info = json_object();
         json_object_set_new(info, "parameters", json_integer((json_int_t)am_nn_dim(net)));

@@ -13,6 +13,7 @@
 #include "../studies/am_nnstale.h"
 #include "../montecarlo/am_wallclock.h"
 #include "../studies/am_wallclock_nn.h"
+#include "nn_cli.h"
 #include "../studies/am_wallclock_sweep.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -22,9 +23,6 @@ static const cli_opt OPT_NN_MODEL = {
     "model", "SPEC", NULL,
     "network: mlr, mlp:W1,W2,... (hidden widths, e.g. mlp:64), or cnn (LeNet-like; images "
     "only)"};
-static const cli_opt OPT_NN_DATA = {
-    "data", "SPEC", "fashion-mnist",
-    "fashion-mnist (package dataset-fashion-mnist), idx:DIR, FILE.csv or TRAIN.csv,TEST.csv"};
 static const cli_opt OPT_NN_TIME = {
     "time", "T", "500", "wall-clock budget, in the units of --runtime (exp:1: E[X] = 1)"};
 static const cli_opt OPT_NN_GRID = {"grid", "N", "26",
@@ -161,7 +159,7 @@ int cmd_wallclock_model(int argc, char **argv)
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)wp.seed);
         json_object_set_new(params, "seed", json_string(buf));
         json_object_set_new(params, "threads", json_integer(wp.threads));
-        json_t *root = cli_json_root("wallclock", params);
+        json_t *root = nn_cli_json_root("wallclock", params);
         json_t *arr = json_array();
         for (size_t i = 0; i < res.nvariants; i++) {
             const am_wallclock_nn_curve *c = &res.curves[i];

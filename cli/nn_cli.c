@@ -36,3 +36,12 @@ void nn_cli_work_check(const cli_args *a, double runs, double batches, size_t ba
              batches, batch, nparams);
     cli_work_check(a, runs * batches * (double)batch * nparams, how);
 }
+
+json_t *nn_cli_json_root(const char *command, json_t *params)
+{
+    json_t *root = cli_json_root(command, params);
+    char blas[128];
+    am_nn_blas(blas, sizeof blas);
+    json_object_set_new(root, "blas", json_string(blas));
+    return root;
+}

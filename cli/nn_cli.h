@@ -8,6 +8,8 @@
 
 #include "../models/am_classset.h"
 #include "../models/am_nn.h"
+#include <jansson.h>
+
 #include "args.h"
 
 /* --data SPEC: fashion-mnist, idx:DIR, FILE.csv or TRAIN.csv,TEST.csv. */
@@ -24,5 +26,9 @@ void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_c
  * the limit, naming the factors. */
 void nn_cli_work_check(const cli_args *a, double runs, double batches, size_t batch,
                        double nparams);
+
+/* cli_json_root of a network study, with "blas" (am_nn_blas: the BLAS library and kernel the
+ * numbers were computed with; other kernels round differently and give other results). */
+json_t *nn_cli_json_root(const char *command, json_t *params);
 
 #endif

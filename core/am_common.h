@@ -22,6 +22,11 @@
 
 #define AM_VERSION "0.1.0"
 
+/* The version of the numbers: raised by every change that moves an output byte of any
+ * command for the same parameters (a new random stream, another order of summation, another
+ * number format). Checkpoints record it, so that a sweep never mixes the cells of two. */
+#define AM_NUMERICS_VERSION 1
+
 /* AM_X86: 1 where the x86-64 SIMD paths (AVX2, AVX-512; target attributes of GCC and clang)
  * are compiled in, else 0. A build with -DAM_PORTABLE (make PORTABLE=1) compiles them all
  * out: every engine then runs its portable C path, with the same output bytes (make

@@ -22,10 +22,39 @@ void dgemm_(const char *transa, const char *transb, const int *m, const int *n, 
             const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
             const double *beta, double *c, const int *ldc);
 void openblas_set_num_threads(int num_threads);
+char *openblas_get_config(void);
+char *openblas_get_corename(void);
 
 void am_nn_blas_single_thread(void)
 {
     openblas_set_num_threads(1);
+}
+
+void am_nn_blas(char *buf, size_t len)
+{
+    /* openblas_get_config() starts "OpenBLAS 0.3.21 ...": keep the name and the version */
+    const char *cfg = openblas_get_config(), *core = openblas_get_corename();
+    const char *sp = cfg ? strchr(cfg, ' ') : NULL;
+    const char *end = sp ? strchr(sp + 1, ' ') : NULL;
+    int n = cfg ? (end ? (int)(end - cfg) : (int)strlen(cfg)) : 0;
+    snprintf(buf, len, "%.*s %s", n, cfg ? cfg : "", core ? core : "unknown");
+}
+
+int am_nn_blas_core_runs(const char *core)
+{
+    char here[128];
+    am_nn_blas(here, sizeof here);
+    const char *h = strrchr(here, ' ');
+    if (h && strcmp(h + 1, core) == 0) return 1;
+    /* the instruction sets OpenBLAS's x86-64 kernels are written for (a conservative map) */
+    static const struct {
+        const char *core;
+        int simd;
+    } need[] = {{"SkylakeX", AM_SIMD_AVX512}, {"Haswell", AM_SIMD_AVX2}, {"Zen", AM_SIMD_AVX2},
+                {"Sandybridge", AM_SIMD_AVX2}, {"Prescott", AM_SIMD_PORTABLE}};
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+        if (strcmp(need[i].core, core) == 0) return AM_X86 && am_common_simd_best() >= need[i].simd;
+    return 0;
 }
 
 /* Row-major C (m x n) = alpha op(A) op(B) + beta C, op(A) m x k, with cblas_dgemm's meaning

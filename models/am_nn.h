@@ -105,4 +105,15 @@ int *am_nn_work_y(am_nn_work *w);
 /* Makes OpenBLAS use one thread in this process (OPENBLAS_NUM_THREADS=1 does the same). */
 void am_nn_blas_single_thread(void);
 
+/* The BLAS library, its version and the kernel it chose for this CPU when it was loaded, as
+ * "OpenBLAS 0.3.21 Haswell" (written into buf[len]). The GEMM kernels of different CPUs round
+ * differently, and a network trained long enough turns that into other results: the studies
+ * record this string in their checkpoints and JSON, and a checkpoint of another kernel is
+ * refused (OPENBLAS_CORETYPE=NAME selects a kernel the CPU supports). */
+void am_nn_blas(char *buf, size_t len);
+
+/* 1 if OPENBLAS_CORETYPE=core can run on this CPU: the kernel loaded now, or one of SkylakeX
+ * (AVX-512), Haswell, Zen, Sandybridge (on a CPU with AVX2) and Prescott (any x86-64); else 0. */
+int am_nn_blas_core_runs(const char *core);
+
 #endif

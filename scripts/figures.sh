@@ -5,6 +5,24 @@
 set -euo pipefail
 bin=${1:-build/amsgd}
 here=$(cd "$(dirname "$0")/.." && pwd)
+# The network results here were computed with the BLAS kernel their checkpoints record
+# ("blas" in the header: OpenBLAS's kernels round differently, docs/rerun.md). Resuming them
+# needs that kernel: select it where this CPU has it (else the runs are made anew; the same
+# map of kernels to instruction sets as am_nn_blas_core_runs in models/am_nn.c).
+core=$(grep -o 'OpenBLAS [0-9.]* [A-Za-z0-9]*' "$here/docs/figures/tradeoff_fixed.ckpt" | head -n 1 |
+    awk '{print $3}')
+flags=$(grep -m 1 '^flags' /proc/cpuinfo 2>/dev/null || true)
+case "$core" in
+    SkylakeX) need="avx512f avx512dq avx512vl" ;;
+    Haswell | Zen | Sandybridge) need="avx2" ;;
+    *) need="" ;;
+esac
+ok=1
+for f in $need; do case " $flags " in *" $f "*) ;; *) ok=0 ;; esac; done
+if [ -n "$core" ] && [ $ok -eq 1 ] && [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+    export OPENBLAS_CORETYPE=$core
+    echo "figures: OPENBLAS_CORETYPE=$core (the kernel of the committed network results)" >&2
+fi
 "$bin" figures --dir "$here/docs/figures"
 # Liu et al.'s deep-network figures (docs/tradeoff.md: accuracy against mu per P), both step rules. From scratch each run
 # takes about 5 CPU-minutes (the 6-seed one 10); the checkpoints kept beside the figures make

@@ -253,6 +253,9 @@ static char *fingerprint(const am_nnpreset_params *p)
     json_t *f = json_object();
     json_object_set_new(f, "study", json_string("staleness-dai2019"));
     json_object_set_new(f, "study_version", json_integer(AM_NNPRESET_VERSION));
+    char blas[128];
+    am_nn_blas(blas, sizeof blas);
+    am_sweep_fingerprint_build(f, blas);
     json_object_set_new(f, "stream", json_integer(AM_STREAM_NNSTALE));
     json_object_set_new(f, "rng", json_string("philox4x32-10"));
     json_object_set_new(f, "train", set_json("train", p->train));

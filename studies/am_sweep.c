@@ -304,16 +304,34 @@ static int fingerprint_diff(const char *file, const char *here, char *key, size_
     return found;
 }
 
+void am_sweep_fingerprint_build(json_t *fp, const char *blas)
+{
+    json_object_set_new(fp, "version", json_string(AM_VERSION));
+    json_object_set_new(fp, "numerics", json_integer(AM_NUMERICS_VERSION));
+    if (blas) json_object_set_new(fp, "blas", json_string(blas));
+}
+
 /* The reason a checkpoint's header does not match this sweep, naming the real cause: another
  * build (the fingerprint's version, engine, random streams or study version differ), another
  * parameter (the first key that differs), or another size. */
 static void header_mismatch(const char *path, json_t *nc, json_t *nv, const char *ffile,
                             const char *fhere, const am_sweep_problem *pb, char *err, size_t errlen)
 {
-    static const char *const build_keys[] = {"version", "engine", "rng", "stream", "study_version"};
+    static const char *const build_keys[] = {"version", "numerics", "engine",
+                                             "rng",     "stream",   "study_version"};
     char key[64], vf[64], vh[64];
-    if (fingerprint_diff(ffile, fhere, key, sizeof key, vf, vh, sizeof vf)) {
-        int build = 0;
+    const int diff = fingerprint_diff(ffile, fhere, key, sizeof key, vf, vh, sizeof vf);
+    const char *core = diff && strcmp(key, "blas") == 0 && vf[0] == '"' && vh[0] == '"'
+                           ? strrchr(vf, ' ')
+                           : NULL;
+    if (core) { /* vf is "\"OpenBLAS 0.3.21 SkylakeX\"": the kernel is its last word */
+        snprintf(err, errlen,
+                 "checkpoint '%s' was computed with another BLAS kernel (%s, this process %s), "
+                 "whose rounding gives other results; resume it with OPENBLAS_CORETYPE=%.*s on "
+                 "a CPU that has that kernel, or remove it to start anew",
+                 path, vf, vh, (int)strcspn(core + 1, "\""), core + 1);
+    } else if (diff) {
+        int build = strcmp(key, "blas") == 0;
         for (size_t i = 0; i < sizeof build_keys / sizeof *build_keys; i++)
             build |= strcmp(key, build_keys[i]) == 0;
         snprintf(err, errlen,

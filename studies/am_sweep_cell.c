@@ -17,6 +17,7 @@
 #include "../core/am_grid.h"
 #include "../core/am_rng.h"
 #include "../theory/am_theory.h"
+#include "am_sweep.h"
 #include "am_sweep_cell_impl.h"
 
 am_sweep_cell_params am_sweep_cell_params_default(void)
@@ -356,7 +357,7 @@ am_status am_sweep_cell_fingerprint_base(const am_sweep_cell_params *s, json_t *
     if (st) return st;
     json_t *o = am_sweep_cell_params_json(s);
     if (!o) return AM_ENOMEM;
-    json_object_set_new(o, "version", json_string(AM_VERSION));
+    am_sweep_fingerprint_build(o, NULL);
     json_object_set_new(o, "engine", json_string(id));
     *out = o;
     return AM_OK;

@@ -473,7 +473,8 @@ static char *fingerprint(const am_tradeoff_sweep *sw, const am_nn *net, const am
     json_t *fp = json_object();
     char buf[128];
     json_object_set_new(fp, "study", json_string("tradeoff"));
-    json_object_set_new(fp, "version", json_string(AM_VERSION));
+    am_nn_blas(buf, sizeof buf);
+    am_sweep_fingerprint_build(fp, buf);
     snprintf(buf, sizeof buf, "streams %d,%d,%d,%d; async ps", AM_STREAM_TRADEOFF,
              AM_STREAM_TRADE_BOOT, AM_STREAM_WORKERS, AM_STREAM_INIT);
     json_object_set_new(fp, "engine", json_string(buf));

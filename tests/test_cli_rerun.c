@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -49,6 +50,15 @@ Test(cli_rerun, every_command_reproduces_its_file, .timeout = 120)
         "wallclock --replicas 4",
         "staleness",
         "validate --quick --only delay",
+        "wallclock --sweep --quick --laws exp:1 --workers-list 2,4 --seeds 2 --replicas 8",
+        "staleness --model mlr --data idx:tests/data/idx-tiny --max-batches 40 --eval-every 10",
+        "staleness --model mlr --data idx:tests/data/idx-tiny --max-batches 40 --lr 0.05",
+        "staleness --model mlr --data idx:tests/data/idx-tiny --max-batches 40 --tune",
+        "staleness --preset dai2019 --quick --data idx:tests/data/idx-tiny --max-batches 40 "
+        "--quiet",
+        "tradeoff --model mlr --data idx:tests/data/idx-tiny --workers 1,2 --mus 0.1,0.5 "
+        "--seeds 2 --budget 20",
+        "wallclock --model mlr --data idx:tests/data/idx-tiny --quick",
     };
     char path[] = "/tmp/amsgd-rerun-XXXXXX";
     int fd = mkstemp(path);
@@ -173,4 +183,44 @@ Test(cli_rerun, a_replay_never_writes_where_the_file_says)
     test_expect_usage_error(line, "cannot write '/nonexistent/dir/x.json'");
     snprintf(probe, sizeof probe, "rm -rf '%s'", dir);
     cr_assert_eq(system(probe), 0);
+}
+
+/* A network result records its BLAS kernel; the rerun runs the recorded one where the CPU
+ * has it (here Prescott, which every x86-64 runs): the new output's "blas" is the recorded
+ * one, so the bytes agree only if the rerun really used that kernel. */
+Test(cli_rerun, a_network_result_reruns_on_its_blas_kernel, .timeout = 60)
+{
+#if defined(__x86_64__)
+    char path[] = "/tmp/amsgd-rerun-blas-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    char line[512];
+    snprintf(line, sizeof line,
+             "tradeoff --model mlr --data idx:tests/data/idx-tiny --workers 1,2 --mus 0.1,0.5 "
+             "--seeds 2 --budget 20 --format json -o %s",
+             path);
+    setenv("OPENBLAS_CORETYPE", "Prescott", 1);
+    test_run r = test_amsgd(line);
+    unsetenv("OPENBLAS_CORETYPE");
+    cr_assert_eq(r.status, 0, "%s: %s", line, r.err);
+    test_run_free(&r);
+    snprintf(line, sizeof line, "rerun %s", path);
+    r = test_amsgd(line);
+    cr_expect_eq(r.status, 0, "rerun exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "with OPENBLAS_CORETYPE=Prescott") && strstr(r.err, "identical"),
+              "stderr: %s", r.err);
+    test_run_free(&r);
+    /* a kernel no CPU has: said so, and the files differ (exit 1) */
+    char sed[600];
+    snprintf(sed, sizeof sed, "sed -i 's/ Prescott\"/ NoSuchCore\"/' %s", path);
+    cr_assert_eq(system(sed), 0, "%s", sed);
+    r = test_amsgd(line);
+    cr_expect_eq(r.status, 1, "rerun exit %d: %s", r.status, r.err);
+    cr_expect(strstr(r.err, "NoSuchCore, which this CPU cannot run") &&
+                  strstr(r.err, "first differing key: blas"),
+              "stderr: %s", r.err);
+    test_run_free(&r);
+    remove(path);
+#endif
 }

@@ -156,6 +156,52 @@ Test(sweep, resume_refuses_other_parameters)
     remove(path);
 }
 
+/* The build keys of am_sweep_fingerprint_build: a checkpoint of another numerics version is
+ * one of another build, one of another BLAS kernel says which kernel resumes it. */
+Test(sweep, resume_refuses_other_numerics_and_blas)
+{
+    enum { N = 2, V = 3 };
+    char path[256];
+    tmp_path(path, sizeof path, "nb");
+    synth_ctx c = {0, 0, NULL, 0.0};
+    am_sweep_problem pb = {N, V, synth_cell, &c};
+    am_sweep_params sp = am_sweep_params_default();
+    sp.checkpoint = path;
+    json_t *fp = json_object();
+    am_sweep_fingerprint_build(fp, "OpenBLAS 0.3.21 SkylakeX");
+    cr_assert_eq(json_integer_value(json_object_get(fp, "numerics")), AM_NUMERICS_VERSION);
+    cr_assert_str_eq(json_string_value(json_object_get(fp, "version")), AM_VERSION);
+    char *f1 = json_dumps(fp, JSON_COMPACT | JSON_SORT_KEYS);
+    json_object_set_new(fp, "blas", json_string("OpenBLAS 0.3.21 Haswell"));
+    char *f2 = json_dumps(fp, JSON_COMPACT | JSON_SORT_KEYS);
+    json_object_del(fp, "blas");
+    json_object_set_new(fp, "numerics", json_integer(AM_NUMERICS_VERSION + 1));
+    char *f3 = json_dumps(fp, JSON_COMPACT | JSON_SORT_KEYS);
+    double v[N * V];
+    unsigned char d[N];
+    size_t nd;
+    char err[512];
+    sp.fingerprint = f1;
+    cr_assert_eq(am_sweep_run(&pb, &sp, v, d, &nd, err, sizeof err), AM_OK, "%s", err);
+    sp.resume = 1;
+    cr_assert_eq(am_sweep_run(&pb, &sp, v, d, &nd, err, sizeof err), AM_OK, "same kernel: %s", err);
+    sp.fingerprint = f2;
+    cr_assert_eq(am_sweep_run(&pb, &sp, v, d, &nd, err, sizeof err), AM_EINVAL, "other kernel");
+    cr_assert(strstr(err, "another BLAS kernel (\"OpenBLAS 0.3.21 SkylakeX\", this process "
+                          "\"OpenBLAS 0.3.21 Haswell\")") &&
+                  strstr(err, "OPENBLAS_CORETYPE=SkylakeX on a CPU"),
+              "message: %s", err);
+    sp.fingerprint = f3; /* no blas key here and another numerics version */
+    cr_assert_eq(am_sweep_run(&pb, &sp, v, d, &nd, err, sizeof err), AM_EINVAL, "other numerics");
+    cr_assert(strstr(err, "was written by another build of amsgd (blas ") != NULL, "message: %s",
+              err);
+    free(f1);
+    free(f2);
+    free(f3);
+    json_decref(fp);
+    remove(path);
+}
+
 typedef struct {
     uint64_t threshold;
     size_t calls;
