@@ -50,8 +50,11 @@ int am_nn_blas_core_runs(const char *core)
     static const struct {
         const char *core;
         int simd;
-    } need[] = {{"SkylakeX", AM_SIMD_AVX512}, {"Haswell", AM_SIMD_AVX2}, {"Zen", AM_SIMD_AVX2},
-                {"Sandybridge", AM_SIMD_AVX2}, {"Prescott", AM_SIMD_PORTABLE}};
+    } need[] = {{"SkylakeX", AM_SIMD_AVX512},
+                {"Haswell", AM_SIMD_AVX2},
+                {"Zen", AM_SIMD_AVX2},
+                {"Sandybridge", AM_SIMD_AVX2},
+                {"Prescott", AM_SIMD_PORTABLE}};
     for (size_t i = 0; i < sizeof need / sizeof *need; i++)
         if (strcmp(need[i].core, core) == 0) return AM_X86 && am_common_simd_best() >= need[i].simd;
     return 0;

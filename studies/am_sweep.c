@@ -321,9 +321,8 @@ static void header_mismatch(const char *path, json_t *nc, json_t *nv, const char
                                              "rng",     "stream",   "study_version"};
     char key[64], vf[64], vh[64];
     const int diff = fingerprint_diff(ffile, fhere, key, sizeof key, vf, vh, sizeof vf);
-    const char *core = diff && strcmp(key, "blas") == 0 && vf[0] == '"' && vh[0] == '"'
-                           ? strrchr(vf, ' ')
-                           : NULL;
+    const char *core =
+        diff && strcmp(key, "blas") == 0 && vf[0] == '"' && vh[0] == '"' ? strrchr(vf, ' ') : NULL;
     if (core) { /* vf is "\"OpenBLAS 0.3.21 SkylakeX\"": the kernel is its last word */
         snprintf(err, errlen,
                  "checkpoint '%s' was computed with another BLAS kernel (%s, this process %s), "
