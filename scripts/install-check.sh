@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Installs amsgd into a temporary prefix and uses it from outside the source tree:
-#   1. builds examples/embed.c with pkg-config against libamsgd.so.0 and against the
-#      archive (libamsgd.a, the rest shared), checks how each is linked and that libgsl's
-#      cblas_* bind to GSL's CBLAS (not to OpenBLAS's, as in build/amsgd), and runs both
-#      (exit 0 when the stationary error matches theory);
+#   1. checks that share/amsgd/install-manifest lists exactly the files installed; builds
+#      examples/embed.c with pkg-config against libamsgd.so.0 and against the archive
+#      (libamsgd.a, the rest shared), checks how each is linked and that libgsl's cblas_*
+#      bind to GSL's CBLAS (not to OpenBLAS's, as in build/amsgd), and runs both (exit 0
+#      when the stationary error matches theory);
 #   2. runs the installed `amsgd figures --only runtime` from an empty folder (the gnuplot
 #      scripts come from PREFIX/share/amsgd/docs/figures) and checks the figure it writes;
-#   3. imports the installed Python package (PYTHONPATH=PREFIX/lib/python3/dist-packages)
-#      and checks one call against the installed command's JSON.
+#   3. imports the installed Python package (PYTHONPATH=PREFIX/lib/python3/dist-packages,
+#      writing bytecode) and checks one call against the installed command's JSON;
+#   4. runs make uninstall and fails if anything is left under the prefix, or if a second
+#      one does not refuse; then installs twice with DESTDIR into a stage whose bin/ already
+#      holds a file of someone else's, adds a file to an installed folder, uninstalls, and
+#      fails unless exactly those two files and their folders are left.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 PYTHON=${PYTHON:-$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || echo python3 )}
 prefix=$(mktemp -d)
 work=$(mktemp -d)
-trap 'rm -rf "$prefix" "$work"' EXIT
+stage=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work" "$stage"' EXIT
 make -C "$here" --no-print-directory install PREFIX="$prefix" >/dev/null
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cd "$work"   # nothing below may depend on the source tree
@@ -26,6 +32,11 @@ for f in lib/libamsgd.a lib/libamsgd.so.0 lib/libamsgd.so lib/libamsgd-cli.so.0 
 done
 soname=$(readelf -d "$prefix/lib/libamsgd.so.0" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = libamsgd.so.0 ] || fail "soname of libamsgd.so.0 is '$soname'"
+manifest=$prefix/share/amsgd/install-manifest
+[ -f "$manifest" ] || fail "no share/amsgd/install-manifest"
+diff <(sed -n 's/^f //p' "$manifest" | LC_ALL=C sort) \
+     <(find "$prefix" \( -type f -o -type l \) | LC_ALL=C sort) >&2 ||
+    fail "share/amsgd/install-manifest does not list exactly the files installed (< listed, > installed)"
 
 # GSL's linear algebra must call GSL's own CBLAS, as in build/amsgd (tests/test_models.c):
 # libopenblas exports cblas_* too and wins where it is loaded first. With every symbol bound
@@ -63,8 +74,9 @@ man -l "$prefix/share/man/man1/amsgd.1" >/dev/null 2>&1 || test -s "$prefix/shar
 [ "$(find "$prefix/share/amsgd/docs/figures" -name runtime.png -newer "$prefix/bin/amsgd")" ] ||
     fail "runtime.png was not regenerated"
 
-# 3. the installed Python package
-PYTHONPATH="$prefix/lib/python3/dist-packages" AMSGD_BIN="$prefix/bin/amsgd" "$PYTHON" - <<'PY'
+# 3. the installed Python package (its bytecode written, which make uninstall removes)
+env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$prefix/lib/python3/dist-packages" \
+    AMSGD_BIN="$prefix/bin/amsgd" "$PYTHON" - <<'PY'
 import json, os, subprocess
 import numpy as np
 import amsgd
@@ -84,4 +96,45 @@ except ValueError as e:
     assert str(e) == "--mu must be in [0, 1), got 1.5", str(e)
 print(f"import amsgd: {pkg}, mc err_mean[-1] = {r['err_mean'][-1]:.6f} (same as the command)")
 PY
+compgen -G "$prefix/lib/python3/dist-packages/amsgd/__pycache__/*.pyc" >/dev/null ||
+    fail "import amsgd wrote no bytecode"
+
+# 4. make uninstall: nothing left in the prefix (mktemp made it empty, so make install
+# created every folder in it), and a second make uninstall refuses
+make -C "$here" --no-print-directory uninstall PREFIX="$prefix"
+left=$(find "$prefix" -mindepth 1)
+[ -z "$left" ] || { echo "$left" >&2; fail "make uninstall left the above in PREFIX"; }
+if make -C "$here" --no-print-directory -s uninstall PREFIX="$prefix" 2>"$work/err"; then
+    fail "a second make uninstall succeeded"
+fi
+grep -q 'no .*install-manifest' "$work/err" || fail "a second make uninstall says: $(cat "$work/err")"
+
+# ... and staged with DESTDIR, installed twice, into a stage whose PREFIX/bin exists with a
+# file of someone else's; a file of the user's goes into an installed folder. Exactly those
+# two files stay, with their folders.
+mkdir -p "$stage$prefix/bin"
+echo keep > "$stage$prefix/bin/other-tool"
+for i in 1 2; do
+    make -C "$here" --no-print-directory install DESTDIR="$stage" PREFIX="$prefix" >/dev/null
+done
+[ -x "$stage$prefix/bin/amsgd" ] && [ -f "$stage$prefix/lib/libamsgd.a" ] ||
+    fail "DESTDIR install: no bin/amsgd or lib/libamsgd.a under DESTDIR/PREFIX"
+grep -qx "prefix=$prefix" "$stage$prefix/lib/pkgconfig/amsgd.pc" ||
+    fail "DESTDIR install: the prefix of amsgd.pc is not PREFIX"
+if grep -q "$stage" "$stage$prefix/share/amsgd/install-manifest"; then
+    fail "DESTDIR install: the manifest names DESTDIR"
+fi
+echo mine > "$stage$prefix/share/amsgd/docs/notes.txt"
+make -C "$here" --no-print-directory uninstall DESTDIR="$stage" PREFIX="$prefix" 2>"$work/err" ||
+    { cat "$work/err" >&2; fail "DESTDIR: make uninstall failed"; }
+cat "$work/err" >&2
+left=$(cd "$stage" && find . -mindepth 1 | LC_ALL=C sort)
+want=$(for f in "${prefix#/}/bin/other-tool" "${prefix#/}/share/amsgd/docs/notes.txt"; do
+           while [ "$f" != . ]; do echo "./$f"; f=$(dirname "$f"); done
+       done | LC_ALL=C sort -u)
+diff <(echo "$want") <(echo "$left") >&2 ||
+    fail "DESTDIR: make uninstall did not leave exactly the two files and their folders (< wanted, > left)"
+grep -q "kept $stage$prefix/share/amsgd/docs: not empty" "$work/err" ||
+    fail "DESTDIR: make uninstall did not name the folder it kept"
+echo "install-check: make uninstall removed what make install wrote, and nothing else"
 echo "install-check: ok"
