@@ -311,9 +311,10 @@ python-test: $(BIN) $(CLI_SHLIB)
 	    $(PYTHON) python/tests/run.py
 
 # Installs into a temporary prefix, builds examples/embed.c against it with pkg-config
-# (static and shared), runs it, an installed `amsgd figures` and `import amsgd`, then
-# make uninstall (also staged with DESTDIR) and fails on anything left
-# (scripts/install-check.sh).
+# (static and shared), builds the C programs of docs/sde.md and docs/statistics.md with
+# each command they document and compares what they print, runs an installed
+# `amsgd figures` and `import amsgd`, then make uninstall (also staged with DESTDIR) and
+# fails on anything left (scripts/install-check.sh).
 install-check: $(DEPS_STAMP)
 	+PYTHON=$(PYTHON) scripts/install-check.sh
 

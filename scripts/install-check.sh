@@ -5,11 +5,17 @@
 #      (libamsgd.a, the rest shared), checks how each is linked and that libgsl's cblas_*
 #      bind to GSL's CBLAS (not to OpenBLAS's, as in build/amsgd), and runs both (exit 0
 #      when the stationary error matches theory);
-#   2. runs the installed `amsgd figures --only runtime` from an empty folder (the gnuplot
+#   2. builds the C program of each page of docs/ that has one (sde.md, statistics.md;
+#      scripts/doc-c-examples.py) with every command the page documents, exactly as
+#      written: the pkg-config ones against the install (shared, and -static with
+#      --static), the source-tree one in a folder laid out as the tree (its headers and
+#      build/ linked in); each binary must be linked as its command says and print what the
+#      page quotes;
+#   3. runs the installed `amsgd figures --only runtime` from an empty folder (the gnuplot
 #      scripts come from PREFIX/share/amsgd/docs/figures) and checks the figure it writes;
-#   3. imports the installed Python package (PYTHONPATH=PREFIX/lib/python3/dist-packages,
+#   4. imports the installed Python package (PYTHONPATH=PREFIX/lib/python3/dist-packages,
 #      writing bytecode) and checks one call against the installed command's JSON;
-#   4. runs make uninstall and fails if anything is left under the prefix, or if a second
+#   5. runs make uninstall and fails if anything is left under the prefix, or if a second
 #      one does not refuse; then installs twice with DESTDIR into a stage whose bin/ already
 #      holds a file of someone else's, adds a file to an installed folder, uninstalls, and
 #      fails unless exactly those two files and their folders are left.
@@ -22,7 +28,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$prefix" "$work" "$stage"' EXIT
 make -C "$here" --no-print-directory install PREFIX="$prefix" >/dev/null
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-cd "$work"   # nothing below may depend on the source tree
+cd "$work"   # nothing below may depend on the source tree (but the source-tree builds of 2.)
 
 fail() { echo "install-check: FAIL: $*" >&2; exit 1; }
 for f in lib/libamsgd.a lib/libamsgd.so.0 lib/libamsgd.so lib/libamsgd-cli.so.0 \
@@ -66,7 +72,45 @@ if readelf -d embed-static | grep -q 'NEEDED.*libamsgd'; then fail "embed-static
 check_gsl_cblas ./embed-shared
 check_gsl_cblas ./embed-static
 
-# 2. the installed command and its figures, outside the source tree
+# 2. the C programs of the docs, built with the commands the pages give
+"$PYTHON" "$here/scripts/doc-c-examples.py" "$here/docs" "$work/doc"
+npages=0
+for d in "$work"/doc/*/; do
+    d=${d%/} page=docs/$(basename "$d").md kinds=
+    mkdir "$d/tree"
+    for x in amsgd.h core theory solvers montecarlo models validate studies build; do
+        ln -s "$here/$x" "$d/tree/$x"
+    done
+    while IFS= read -r cmd; do
+        case $cmd in
+            *pkg-config*--static*) kind=static dir=$d/installed ;;
+            *pkg-config*) kind=shared dir=$d/installed ;;
+            *) kind=tree dir=$d/tree ;;
+        esac
+        kinds="$kinds $kind"
+        mkdir -p "$dir"
+        cp "$d/example.c" "$dir/example.c"
+        rm -f "$dir/example"
+        (cd "$dir" && bash -c "$cmd") || fail "$page: does not build: $cmd"
+        case $kind in
+            static) if readelf -d "$dir/example" | grep -q NEEDED; then fail "$page: not static: $cmd"; fi ;;
+            shared) readelf -d "$dir/example" | grep -q 'NEEDED.*\[libamsgd\.so\.0\]' ||
+                        fail "$page: does not load libamsgd.so.0: $cmd" ;;
+            tree) if readelf -d "$dir/example" | grep -q 'NEEDED.*libamsgd'; then
+                      fail "$page: loads libamsgd.so: $cmd"
+                  fi ;;
+        esac
+        (cd "$dir" && ./example) > "$d/printed" || fail "$page: ./example exits $?: $cmd"
+        diff "$d/expected" "$d/printed" >&2 || fail "$page: ./example does not print what the page quotes (< page, > printed): $cmd"
+        echo "install-check: $page, $kind build: prints what the page quotes"
+    done < "$d/commands"
+    [ "$(tr ' ' '\n' <<<"$kinds" | LC_ALL=C sort | tr '\n' ' ')" = " shared static tree " ] ||
+        fail "$page: documents the builds ($kinds ), not one shared, one static and one source-tree build"
+    npages=$((npages + 1))
+done
+[ "$npages" -ge 2 ] || fail "the C programs of $npages pages of docs/ built, expected sde.md and statistics.md"
+
+# 3. the installed command and its figures, outside the source tree
 man -l "$prefix/share/man/man1/amsgd.1" >/dev/null 2>&1 || test -s "$prefix/share/man/man1/amsgd.1"
 "$prefix/bin/amsgd" --version
 "$prefix/bin/amsgd" figures --only runtime
@@ -74,7 +118,7 @@ man -l "$prefix/share/man/man1/amsgd.1" >/dev/null 2>&1 || test -s "$prefix/shar
 [ "$(find "$prefix/share/amsgd/docs/figures" -name runtime.png -newer "$prefix/bin/amsgd")" ] ||
     fail "runtime.png was not regenerated"
 
-# 3. the installed Python package (its bytecode written, which make uninstall removes)
+# 4. the installed Python package (its bytecode written, which make uninstall removes)
 env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$prefix/lib/python3/dist-packages" \
     AMSGD_BIN="$prefix/bin/amsgd" "$PYTHON" - <<'PY'
 import json, os, subprocess
@@ -99,7 +143,7 @@ PY
 compgen -G "$prefix/lib/python3/dist-packages/amsgd/__pycache__/*.pyc" >/dev/null ||
     fail "import amsgd wrote no bytecode"
 
-# 4. make uninstall: nothing left in the prefix (mktemp made it empty, so make install
+# 5. make uninstall: nothing left in the prefix (mktemp made it empty, so make install
 # created every folder in it), and a second make uninstall refuses
 make -C "$here" --no-print-directory uninstall PREFIX="$prefix"
 left=$(find "$prefix" -mindepth 1)
