@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs amsgd into a temporary prefix and uses it from outside the source tree:
 #   1. checks that share/amsgd/install-manifest lists exactly the files installed; builds
-#      examples/embed.c with pkg-config against libamsgd.so.0 and against the archive
-#      (libamsgd.a, the rest shared), checks how each is linked and that libgsl's cblas_*
-#      bind to GSL's CBLAS (not to OpenBLAS's, as in build/amsgd), and runs both (exit 0
-#      when the stationary error matches theory);
+#      examples/embed.c with pkg-config against libamsgd.so.0, against the archive
+#      (libamsgd.a, the rest shared) and all static (-static), checks how each is linked
+#      and that libgsl's cblas_* bind to GSL's CBLAS (not to OpenBLAS's, as in build/amsgd),
+#      and runs all three (exit 0 when the stationary error matches theory);
 #   2. builds the C program of each page of docs/ that has one (sde.md, statistics.md;
 #      scripts/doc-c-examples.py) with every command the page documents, exactly as
 #      written: the pkg-config ones against the install (shared, and -static with
@@ -59,18 +59,38 @@ check_gsl_cblas() {
     fi
     echo "install-check: $1: libgsl's $(wc -l <<<"$b") cblas_* bind to libgslcblas"
 }
+# The same in a -static link: the linker's map names the archive member that each cblas_*
+# reference was resolved from.
+check_static_cblas() {
+    local from
+    from=$(awk '/^Archive member included/ { f = 1; next } /^[A-Z]/ { f = 0 }
+                f && /^[^ ]/ { member = $1 } f && /\(cblas_[a-z0-9_]*\)/ { print member }' "$1" |
+           sed 's/(.*//' | sort | uniq -c)
+    grep -q 'libgslcblas\.a$' <<<"$from" || fail "$1: no cblas_* from libgslcblas.a"
+    if grep -v 'libgslcblas\.a$' <<<"$from" >&2; then
+        fail "$1: cblas_* from another archive than libgslcblas.a (above)"
+    fi
+    echo "install-check: $1: every cblas_* comes from libgslcblas.a"
+}
 
-# 1. embed.c, shared and against the archive
+# 1. embed.c, shared, against the archive and all static
 cc -std=gnu11 -O2 -Wall -Wextra "$here/examples/embed.c" $(pkg-config --cflags --libs amsgd) \
     -Wl,-rpath,"$prefix/lib" -o embed-shared
 cc -std=gnu11 -O2 -Wall -Wextra "$here/examples/embed.c" \
     $(pkg-config --cflags --static --libs amsgd | sed 's/-lamsgd /-l:libamsgd.a /') -o embed-static
+cc -std=gnu11 -O2 -Wall -Wextra -static "$here/examples/embed.c" \
+    $(pkg-config --cflags --static --libs amsgd) -Wl,-Map,embed-allstatic.map -o embed-allstatic \
+    2>embed-allstatic.err ||
+    { cat embed-allstatic.err >&2; fail "embed.c does not link with -static"; }
 readelf -d embed-shared | grep -q 'NEEDED.*\[libamsgd\.so\.0\]' || fail "embed-shared does not load libamsgd.so.0"
 if readelf -d embed-static | grep -q 'NEEDED.*libamsgd'; then fail "embed-static loads libamsgd.so"; fi
+if readelf -d embed-allstatic | grep -q NEEDED; then fail "embed-allstatic loads a shared library"; fi
 ./embed-shared
 ./embed-static
+./embed-allstatic
 check_gsl_cblas ./embed-shared
 check_gsl_cblas ./embed-static
+check_static_cblas embed-allstatic.map
 
 # 2. the C programs of the docs, built with the commands the pages give
 "$PYTHON" "$here/scripts/doc-c-examples.py" "$here/docs" "$work/doc"
