@@ -1,7 +1,9 @@
 # amsgd -- build, test, demo and benchmarks.
 #
 #   make            libraries build/libamsgd.a, build/libamsgd.so.0 and the command build/amsgd
-#   make install PREFIX=...   install-check: install, then build and run against the install
+#   make install PREFIX=... [DESTDIR=...]   make uninstall (the same PREFIX, DESTDIR) removes it
+#   make install-check  install, build and run against the install (pkg-config, shared and
+#                   static), uninstall and check that nothing is left
 #   make python-test  the Python binding (python/amsgd) against the command's JSON
 #   make test       install missing packages, build, run the Criterion suite
 #   make demo       install missing packages, build, run the demo into out/
@@ -67,7 +69,7 @@ JOBS ?= 2
 SAN_JOBS ?= $(JOBS)
 SAN_FILTER ?= !(validate_power/*|validate_table/escape_check_thread_invariant)
 
-.PHONY: rerun-check all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install install-check api-doc validate-quick bitident-check bench-nn
+.PHONY: rerun-check all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install uninstall install-check api-doc validate-quick bitident-check bench-nn
 
 all: $(BIN)
 
@@ -249,33 +251,65 @@ $(INST_FIG_OBJ): cli/cmd_figures.c $(BUILD)/inst/.prefix $(FLAGS_STAMP)
 $(INST_BIN): $(filter-out $(BUILD)/cli/cmd_figures.o,$(CLI_OBJ)) $(INST_FIG_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(LDLIBS)
 
-# make install PREFIX=...: the command, both libraries (static and shared, soname
-# libamsgd.so.0), the headers (under include/amsgd/, with the umbrella <amsgd/amsgd.h>), a
-# pkg-config file, the man page, the docs with the gnuplot scripts (share/amsgd/docs/, the
-# scripts in share/amsgd/docs/figures/), the embedding example, and the Python package
-# (lib/python3/dist-packages/amsgd, with libamsgd-cli.so.0 in lib/).
+# make install PREFIX=... [DESTDIR=...]: the command, both libraries (static and shared,
+# soname libamsgd.so.0), the headers (under include/amsgd/, with the umbrella
+# <amsgd/amsgd.h>), a pkg-config file, the man page, the docs with the gnuplot scripts
+# (share/amsgd/docs/, the scripts in share/amsgd/docs/figures/), the embedding example, and
+# the Python package (lib/python3/dist-packages/amsgd, with libamsgd-cli.so.0 in lib/).
+# It lists every file it wrote and every folder it created in share/amsgd/install-manifest
+# (paths under PREFIX, without DESTDIR; installing again adds to the list), which
+# make uninstall (the same PREFIX and DESTDIR) reads: scripts/uninstall.sh.
 PREFIX  ?= /usr/local
 PYDIR   := $(PREFIX)/lib/python3/dist-packages
 HEADERS := $(filter-out %_impl.h,$(foreach d,core theory solvers montecarlo models validate studies,$(wildcard $(d)/*.h)))
+MANIFEST = $(DATADIR)/install-manifest
+INST_TOP_DOCS := README.md $(wildcard ARCHITECTURE.md)
+INST_DOCS     := $(wildcard docs/*.md docs/*.json)
+INST_FIGURES  := $(wildcard docs/figures/*)
+INST_EXAMPLES := examples/embed.c examples/binding.py
+INST_PY       := $(wildcard python/amsgd/*.py)
+# Every file make install writes (under PREFIX) and the folders it writes into.
+INST_FILES = $(PREFIX)/bin/amsgd $(PREFIX)/lib/libamsgd.a $(PREFIX)/lib/libamsgd.so.$(SOVERSION) \
+    $(PREFIX)/lib/libamsgd.so $(PREFIX)/lib/libamsgd-cli.so.$(SOVERSION) \
+    $(PREFIX)/include/amsgd/amsgd.h $(HEADERS:%=$(PREFIX)/include/amsgd/%) \
+    $(PREFIX)/lib/pkgconfig/amsgd.pc $(PREFIX)/share/man/man1/amsgd.1 \
+    $(addprefix $(DATADIR)/,$(notdir $(INST_TOP_DOCS))) \
+    $(addprefix $(DATADIR)/docs/,$(notdir $(INST_DOCS))) \
+    $(addprefix $(DATADIR)/docs/figures/,$(notdir $(INST_FIGURES))) \
+    $(addprefix $(DATADIR)/examples/,$(notdir $(INST_EXAMPLES))) \
+    $(addprefix $(PYDIR)/amsgd/,$(notdir $(INST_PY))) $(MANIFEST)
+INST_DIRS = $(sort $(patsubst %/,%,$(dir $(INST_FILES))))
 install: $(INST_BIN) $(LIB) $(SHLIB) $(CLI_SHLIB)
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	    $(DESTDIR)$(PREFIX)/include/amsgd $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(DATADIR)/docs/figures $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(PYDIR)/amsgd
+	@for d in $(INST_DIRS); do \
+	    while [ "$$d" != / ] && [ "$$d" != . ] && [ ! -d "$(DESTDIR)$$d" ]; do \
+	        echo "d $$d"; d=$$(dirname "$$d"); \
+	    done; \
+	done > $(BUILD)/inst/created-dirs
+	install -d $(addprefix $(DESTDIR),$(INST_DIRS))
+	@{ [ ! -f $(DESTDIR)$(MANIFEST) ] || cat $(DESTDIR)$(MANIFEST); cat $(BUILD)/inst/created-dirs; \
+	   printf 'f %s\n' $(INST_FILES); } | LC_ALL=C sort -u > $(BUILD)/inst/install-manifest
+	install -m 644 $(BUILD)/inst/install-manifest $(DESTDIR)$(MANIFEST)
 	install -m 755 $(INST_BIN) $(DESTDIR)$(PREFIX)/bin/amsgd
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libamsgd.a
 	install -m 755 $(SHLIB) $(DESTDIR)$(PREFIX)/lib/libamsgd.so.$(SOVERSION)
 	ln -sf libamsgd.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libamsgd.so
 	install -m 755 $(CLI_SHLIB) $(DESTDIR)$(PREFIX)/lib/libamsgd-cli.so.$(SOVERSION)
 	install -m 644 amsgd.h $(DESTDIR)$(PREFIX)/include/amsgd/amsgd.h
-	for h in $(HEADERS); do install -D -m 644 $$h $(DESTDIR)$(PREFIX)/include/amsgd/$$h; done
+	for h in $(HEADERS); do install -m 644 $$h $(DESTDIR)$(PREFIX)/include/amsgd/$$h; done
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define AM_VERSION "\(.*\)"/\1/p' core/am_common.h)|' \
 	    scripts/amsgd.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/amsgd.pc
 	install -m 644 docs/amsgd.1 $(DESTDIR)$(PREFIX)/share/man/man1/amsgd.1
-	install -m 644 README.md $(wildcard ARCHITECTURE.md) $(DESTDIR)$(DATADIR)/
-	install -m 644 $(wildcard docs/*.md docs/*.json) $(DESTDIR)$(DATADIR)/docs/
-	install -m 644 $(wildcard docs/figures/*) $(DESTDIR)$(DATADIR)/docs/figures/
-	install -m 644 examples/embed.c examples/binding.py $(DESTDIR)$(DATADIR)/examples/
-	install -m 644 python/amsgd/*.py $(DESTDIR)$(PYDIR)/amsgd/
+	install -m 644 $(INST_TOP_DOCS) $(DESTDIR)$(DATADIR)/
+	install -m 644 $(INST_DOCS) $(DESTDIR)$(DATADIR)/docs/
+	install -m 644 $(INST_FIGURES) $(DESTDIR)$(DATADIR)/docs/figures/
+	install -m 644 $(INST_EXAMPLES) $(DESTDIR)$(DATADIR)/examples/
+	install -m 644 $(INST_PY) $(DESTDIR)$(PYDIR)/amsgd/
+
+# make uninstall PREFIX=... [DESTDIR=...]: removes the files of share/amsgd/install-manifest
+# (with the bytecode Python wrote for the installed modules) and the folders make install
+# created, where they are empty; nothing else.
+uninstall:
+	scripts/uninstall.sh '$(DESTDIR)' '$(PREFIX)' '$(MANIFEST)'
 
 # The binding's tests (python/tests, standard-library unittest) against build/amsgd's JSON.
 python-test: $(BIN) $(CLI_SHLIB)
@@ -283,7 +317,10 @@ python-test: $(BIN) $(CLI_SHLIB)
 	    $(PYTHON) python/tests/run.py
 
 # Installs into a temporary prefix, builds examples/embed.c against it with pkg-config
-# (static and shared), runs it, an installed `amsgd figures` and `import amsgd`.
+# (static and shared), builds the C programs of docs/sde.md and docs/statistics.md with
+# each command they document and compares what they print, runs an installed
+# `amsgd figures` and `import amsgd`, then make uninstall (also staged with DESTDIR) and
+# fails on anything left (scripts/install-check.sh).
 install-check: $(DEPS_STAMP)
 	+PYTHON=$(PYTHON) scripts/install-check.sh
 

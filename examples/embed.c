@@ -3,8 +3,9 @@
  * Sigma = diag(4,3,2,1), run an Async-MSGD ensemble (mu = 0.5, constant delay 10) with
  * streaming statistics, and hold its stationary error against the OU prediction
  *   E[err] ~ eta/(2(1-mu)) sum_{i>=2} alpha_i1^2/(lambda_1 - lambda_i).
- * Build against an installed library:
+ * Build against an installed library (docs/README.md, "Install and linking"):
  *   cc embed.c $(pkg-config --cflags --libs amsgd) -o embed
+ *   cc -static embed.c $(pkg-config --cflags --libs --static amsgd) -o embed
  */
 #include <math.h>
 #include <stdio.h>
