@@ -72,20 +72,22 @@ static const fig_entry figures[] = {
       {"for m in $(tail -n +2 liu2018.csv | cut -d, -f1 | sort -u -g); do @A theory --mu $m "
        "--eta 5e-4 | sed -n \"s/^stationary_error,,/$m,/p\"; done > liu2018_ou.csv",
        0},
-      {"gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.png \"liu2018: stationary error versus "
-       "delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)\" liu2018_ou.csv",
+      /* the scripts that take the output name write SVG for a name ending in .svg */
+      {"for x in png svg; do gnuplot -c phase_lines.gp liu2018.csv liu2018_lines.$x \"liu2018: "
+       "stationary error versus delay (d = 4, Sigma = diag(4,3,2,1), eta = 5e-4, 200 replicas)\" "
+       "liu2018_ou.csv || exit; done",
        0},
-      {"gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.png \"liu2018: stationary error per "
-       "momentum and delay (d = 4, eta = 5e-4, 200 replicas)\" log \"stationary error 1 - "
-       "(v1.v)^2/|v|^2\" \"delay tau (steps)\"",
+      {"for x in png svg; do gnuplot -c phase_heatmap.gp liu2018.csv liu2018_heat.$x \"liu2018: "
+       "stationary error per momentum and delay (d = 4, eta = 5e-4, 200 replicas)\" log "
+       "\"stationary error 1 - (v1.v)^2/|v|^2\" \"delay tau (steps)\" || exit; done",
        0}}},
     {"knee",
      "critical delay against 1 - mu with the three laws (docs/knee.md)",
      {{"@A knee --quiet --checkpoint .knee.ckpt --format json -o knee.json", 0},
       {"@A knee --quiet --checkpoint .knee.ckpt --resume -o knee.csv", 0},
       {"rm -f .knee.ckpt", 0},
-      {"gnuplot -c knee_loglog.gp knee.csv knee.png \"critical delay (error x2 or divergence), "
-       "eta = 5e-4, 200 replicas\"",
+      {"for x in png svg; do gnuplot -c knee_loglog.gp knee.csv knee.$x \"critical delay (error "
+       "x2 or divergence), eta = 5e-4, 200 replicas\" || exit; done",
        0}}},
     {"geo",
      "geometric staleness: error ratio to no delay, with the implicit momentum (docs/phase.md)",
@@ -96,9 +98,9 @@ static const fig_entry figures[] = {
        "--replicas 100 --time 10 --quiet --checkpoint .geo.ckpt --resume -o geo.csv",
        0},
       {"rm -f .geo.ckpt", 0},
-      {"gnuplot -c phase_heatmap.gp geo.csv geo_heat.png \"geometric staleness: error ratio to no "
-       "delay (d = 4, eta = 5e-4, 100 replicas)\" lin \"stationary error / its value at mean "
-       "staleness 0\" \"mean staleness (steps)\"",
+      {"for x in png svg; do gnuplot -c phase_heatmap.gp geo.csv geo_heat.$x \"geometric "
+       "staleness: error ratio to no delay (d = 4, eta = 5e-4, 100 replicas)\" lin \"stationary "
+       "error / its value at mean staleness 0\" \"mean staleness (steps)\" || exit; done",
        0}}},
     {"runtime",
      "time per iteration against K per parameter-server variant (docs/runtime.md)",
@@ -211,14 +213,17 @@ static char *expand(const char *cmd, const char *self)
     return out;
 }
 
-/* The gnuplot script a step runs (the word ending in ".gp"), copied into buf; 0 if none. */
+/* The gnuplot script a step runs (the first word ending in ".gp" after "gnuplot ", also
+ * inside a shell loop such as "for x in png svg; do gnuplot -c S.gp ... $x; done"), copied
+ * into buf; 0 if none. */
 static int script_of(const char *cmd, char *buf, size_t size)
 {
-    if (strncmp(cmd, "gnuplot ", 8) != 0) return 0;
-    for (const char *p = strstr(cmd, ".gp"); p; p = strstr(p + 1, ".gp")) {
+    const char *g = strstr(cmd, "gnuplot ");
+    if (!g || (g > cmd && g[-1] != ' ')) return 0;
+    for (const char *p = strstr(g, ".gp"); p; p = strstr(p + 1, ".gp")) {
         if (p[3] && p[3] != ' ') continue;
         const char *b = p;
-        while (b > cmd && b[-1] != ' ')
+        while (b > g && b[-1] != ' ')
             b--;
         snprintf(buf, size, "%.*s", (int)(p + 3 - b), b);
         return 1;

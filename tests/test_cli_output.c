@@ -253,6 +253,11 @@ Test(cli_output, figures_dir_without_scripts_exits_2_before_computing)
     scratch(d);
     snprintf(args, sizeof args, "figures --only runtime --dir %s", d);
     test_expect_usage_error(args, "runtime.gp");
+    /* a script run by a shell loop (PNG, then SVG) is found as well */
+    snprintf(args, sizeof args, "figures --only knee --dir %s", d);
+    test_expect_usage_error(args, "knee_loglog.gp");
+    snprintf(args, sizeof args, "figures --only geo --dir %s", d);
+    test_expect_usage_error(args, "phase_heatmap.gp");
     snprintf(args, sizeof args, "figures --dir %s", d);
     test_expect_usage_error(args, ".gp");
     cr_assert_eq(count_names(d, "csv"), 0, "figures wrote data into %s", d);
