@@ -347,10 +347,46 @@ void cli_out_commit(cli_out *o)
     free(o->buf);
 }
 
+/* Writes the JSON text t with every real number as its shortest round-trip decimal
+ * (am_common_shortest: 0.0005, not 0.00050000000000000001; an integral value as an integer,
+ * 222, not 222.0); strings and integers are copied unchanged. 0 on success. */
+static int write_shortest(FILE *f, const char *t)
+{
+    int instr = 0;
+    for (const char *p = t; *p;) {
+        if (instr) {
+            if (*p == '\\' && p[1]) {
+                if (fputc(*p++, f) == EOF) return -1;
+            } else if (*p == '"') {
+                instr = 0;
+            }
+            if (fputc(*p++, f) == EOF) return -1;
+        } else if (*p == '"') {
+            instr = 1;
+            if (fputc(*p++, f) == EOF) return -1;
+        } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            size_t n = strspn(p, "+-.0123456789eE");
+            if (memchr(p, '.', n) || memchr(p, 'e', n) || memchr(p, 'E', n)) {
+                char num[40];
+                am_common_shortest(strtod(p, NULL), num, sizeof num);
+                if (fputs(num, f) == EOF) return -1;
+            } else if (fwrite(p, 1, n, f) != n) {
+                return -1;
+            }
+            p += n;
+        } else if (fputc(*p++, f) == EOF) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 void cli_out_json(FILE *f, json_t *root)
 {
-    if (json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(17)) || fputc('\n', f) == EOF)
+    char *t = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    if (!t || write_shortest(f, t) || fputc('\n', f) == EOF)
         cli_runtime_error("cannot serialise JSON");
+    free(t);
     json_decref(root);
 }
 

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gsl/gsl_errno.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,4 +89,27 @@ int am_common_create_new(const char *path, int access, unsigned mode)
     }
     errno = EEXIST;
     return -1;
+}
+
+void am_common_shortest(double x, char *buf, size_t len)
+{
+    if (!isfinite(x)) {
+        snprintf(buf, len, "%s", isnan(x) ? "nan" : x > 0 ? "inf" : "-inf");
+        return;
+    }
+    if (x == floor(x) && fabs(x) < 9007199254740992.0) { /* 2^53: every integer is exact */
+        snprintf(buf, len, "%.0f", x);                   /* -0.0 as "-0" */
+        return;
+    }
+    /* digits that round-trip at p round-trip at every p' > p: bisect p in [1, 17] */
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(buf, len, "%.*g", mid, x);
+        if (strtod(buf, NULL) == x)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    snprintf(buf, len, "%.*g", lo, x);
 }

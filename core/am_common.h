@@ -22,9 +22,9 @@
 
 #define AM_VERSION "0.1.0"
 
-/* The version of the numbers: raised by every change that moves an output byte of any
- * command for the same parameters (a new random stream, another order of summation, another
- * number format). Checkpoints record it, so that a sweep never mixes the cells of two. */
+/* The version of the numbers: raised by every change that moves a computed value of any
+ * command for the same parameters (a new random stream, another order of summation).
+ * Checkpoints record it, so that a sweep never mixes the cells of two. */
 #define AM_NUMERICS_VERSION 1
 
 /* AM_X86: 1 where the x86-64 SIMD paths (AVX2, AVX-512; target attributes of GCC and clang)
@@ -49,6 +49,11 @@ typedef enum {
 
 /* Returns a static, human-readable description of a status code. */
 const char *am_strerror(am_status status);
+
+/* The shortest decimal that reads back as x (strtod gives x again), into buf[len] (len >= 32):
+ * an integral |x| < 2^53 as an integer ("222"), else the fewest significant digits of %g
+ * ("0.0005", "1e-05", "0.1"); "nan", "inf" or "-inf" when x is not finite. */
+void am_common_shortest(double x, char *buf, size_t len);
 
 /* Returns the library version string (equal to AM_VERSION). */
 const char *am_version(void);

@@ -4,6 +4,8 @@
  * stdout, a read-only file or a missing folder exits 2 before any computation, the mode of
  * a replaced file is kept and no temporary is left behind.
  */
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 #include <criterion/criterion.h>
 
+#include "../core/am_common.h"
 #include "test_util.h"
 
 /* A fresh scratch folder (removed by rm_scratch). */
@@ -408,4 +411,58 @@ Test(cli_output, idx_file_both_plain_and_gz_is_refused)
     snprintf(args, sizeof args, "tradeoff --model mlr --data idx:%s --budget 10", d);
     test_expect_usage_error(args, "train-labels-idx1-ubyte.gz both exist; remove one");
     rm_scratch(d);
+}
+
+/* The shortest round-trip decimal of the JSON numbers: closed cases, then random doubles of
+ * every exponent (read back exactly, and one digit fewer does not read back). */
+Test(cli_output, shortest_round_trip_numbers)
+{
+    static const struct {
+        double x;
+        const char *s;
+    } c[] = {{0.0005, "0.0005"},
+             {222.0, "222"},
+             {0.1, "0.1"},
+             {1.0 / 3, "0.3333333333333333"},
+             {1e-5, "1e-05"},
+             {-0.0, "-0"},
+             {-2.5, "-2.5"},
+             {9007199254740992.0, "9007199254740992"},
+             {5e-324, "5e-324"},
+             {1e300, "1e+300"},
+             {0.30000000000000004, "0.30000000000000004"}};
+    char buf[40];
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+        am_common_shortest(c[i].x, buf, sizeof buf);
+        cr_expect_str_eq(buf, c[i].s, "x = %.17g", c[i].x);
+    }
+    uint64_t u = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < 100000; i++) {
+        u ^= u << 13, u ^= u >> 7, u ^= u << 17;
+        double x;
+        memcpy(&x, &u, sizeof x);
+        if (!isfinite(x)) continue;
+        am_common_shortest(x, buf, sizeof buf);
+        cr_assert(strtod(buf, NULL) == x, "%s does not read back as %.17g", buf, x);
+        if (x == floor(x) && fabs(x) < 9007199254740992.0) continue;
+        int digits = 0;
+        for (const char *p = buf; *p && *p != 'e'; p++)
+            digits += *p >= '0' && *p <= '9';
+        for (const char *p = buf; *p == '-' || *p == '0' || *p == '.'; p++) /* leading zeros */
+            digits -= *p == '0';
+        char fewer[400];
+        snprintf(fewer, sizeof fewer, "%.*g", digits - 1, x);
+        cr_assert(digits == 1 || strtod(fewer, NULL) != x, "%s is not the shortest: %s", buf,
+                  fewer);
+    }
+}
+
+Test(cli_output, json_numbers_are_shortest)
+{
+    test_run r = test_amsgd("theory --format json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"eta\": 0.0005,") && strstr(r.out, "\"dim\": 4,") &&
+                  strstr(r.out, "\"mu\": 0,") && !strstr(r.out, "00000000000"),
+              "%s", r.out);
+    test_run_free(&r);
 }

@@ -96,8 +96,8 @@ Test(compare, cli_columns_keys_and_gaps)
         cr_assert_not_null(json_object_get(root, keys[i]), "compare JSON lacks '%s'", keys[i]);
     /* noise-free: mc is the recursion, sde the Euler scheme of the ODE with dt = eta; both sit
        O(eta) from the ODE (at most a few times 1e-3 here), far below the O(1) error scale */
-    double g_ode = json_real_value(json_object_get(root, "sup_mc_ode"));
-    double g_sde = json_real_value(json_object_get(root, "sup_mc_sde"));
+    double g_ode = json_number_value(json_object_get(root, "sup_mc_ode"));
+    double g_sde = json_number_value(json_object_get(root, "sup_mc_sde"));
     cr_assert(g_ode > 0 && g_ode < 5e-3, "sup |mc - ode| = %g for eta = 1e-3", g_ode);
     cr_assert(g_sde < 5e-3, "sup |mc - sde| = %g for eta = 1e-3", g_sde);
     json_decref(root);

@@ -623,7 +623,7 @@ Test(ode, cli_json_keys_and_initial_point)
     cr_assert(json_is_string(json_object_get(root, "version")));
     json_t *params = json_object_get(root, "params");
     cr_assert_str_eq(json_string_value(json_object_get(params, "seed")), "7");
-    cr_assert_eq(json_real_value(json_object_get(params, "mu")), 0.5);
+    cr_assert_eq(json_number_value(json_object_get(params, "mu")), 0.5);
     static const char *const pk[] = {"dim",  "spectrum",  "dist",   "rotate", "eta",
                                      "init", "time",      "grid",   "method", "rtol",
                                      "atol", "max_steps", "project"};
@@ -640,8 +640,8 @@ Test(ode, cli_json_keys_and_initial_point)
         cr_assert(json_object_get(solver, sk[i]), "solver.%s missing", sk[i]);
     cr_assert_str_eq(json_string_value(json_object_get(solver, "method")), "adams");
     cr_assert(json_integer_value(json_object_get(solver, "steps")) > 0);
-    double err0 = json_real_value(json_array_get(json_object_get(root, "err"), 0));
-    double errT = json_real_value(json_array_get(json_object_get(root, "err"), 10));
+    double err0 = json_number_value(json_array_get(json_object_get(root, "err"), 0));
+    double errT = json_number_value(json_array_get(json_object_get(root, "err"), 10));
     cr_assert(errT < err0, "err must fall: %g -> %g", err0, errT);
     json_decref(root);
     test_run_free(&r);
@@ -651,7 +651,7 @@ Test(ode, cli_json_keys_and_initial_point)
     cr_assert_eq(r.status, 0, "mc exit %d: %s", r.status, r.err);
     root = json_loads(r.out, 0, &je);
     cr_assert(root, "mc JSON: %s", je.text);
-    double mc0 = json_real_value(json_array_get(json_object_get(root, "err_mean"), 0));
+    double mc0 = json_number_value(json_array_get(json_object_get(root, "err_mean"), 0));
     cr_assert(fabs(mc0 - err0) <= 1e-12, "ode err(0) = %.17g, mc err(0) = %.17g", err0, mc0);
     json_decref(root);
     test_run_free(&r);

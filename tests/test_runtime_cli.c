@@ -37,9 +37,9 @@ Test(runtime_cli, json_keys_and_values)
         const char *name = json_string_value(json_object_get(o, "name"));
         for (int n = 0; n < 6; n++)
             seen[n] += strcmp(name, names[n]) == 0;
-        double t = json_real_value(json_object_get(o, "time_per_iter"));
-        double sem = json_real_value(json_object_get(o, "time_per_iter_sem"));
-        double th = json_real_value(json_object_get(o, "theory"));
+        double t = json_number_value(json_object_get(o, "time_per_iter"));
+        double sem = json_number_value(json_object_get(o, "time_per_iter_sem"));
+        double th = json_number_value(json_object_get(o, "theory"));
         /* exponential runtimes: every variant has a closed form */
         cr_assert(fabs(t - th) <= 5 * sem, "%s K=%lld: %.6g +- %.2g vs %.6g", name,
                   json_integer_value(json_object_get(o, "K")), t, sem, th);
@@ -49,7 +49,7 @@ Test(runtime_cli, json_keys_and_values)
     /* sync with P=4, rate 2: H_4/2 = 25/24 */
     o = json_array_get(v, 0);
     cr_assert_str_eq(json_string_value(json_object_get(o, "name")), "sync");
-    cr_assert(fabs(json_real_value(json_object_get(o, "theory")) - 25.0 / 24.0) < 1e-14);
+    cr_assert(fabs(json_number_value(json_object_get(o, "theory")) - 25.0 / 24.0) < 1e-14);
     json_decref(root);
     test_run_free(&r);
 }

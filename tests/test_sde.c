@@ -676,7 +676,7 @@ Test(sde, cli_keys_match_mc)
                                pkeys[i]);
         cr_assert_str_eq(json_string_value(json_object_get(par, "model")), models[mi]);
         /* --dt defaults to --eta */
-        cr_assert_eq(json_real_value(json_object_get(par, "dt")), 5e-4);
+        cr_assert_eq(json_number_value(json_object_get(par, "dt")), 5e-4);
         cr_assert_eq(json_array_size(json_object_get(j, "t")), 5);
         cr_assert_eq(json_integer_value(json_array_get(json_object_get(j, "step"), 4)), 2000);
         cr_assert_eq(json_integer_value(json_object_get(j, "replicas")), 40);
@@ -701,8 +701,8 @@ Test(sde, cli_noise_free_equals_mc_expected)
         json_t *a = json_object_get(s, cols[c]), *b = json_object_get(m, cols[c]);
         cr_assert_eq(json_array_size(a), 7);
         for (size_t g = 0; g < 7; g++) {
-            double x = json_real_value(json_array_get(a, g)),
-                   y = json_real_value(json_array_get(b, g));
+            double x = json_number_value(json_array_get(a, g)),
+                   y = json_number_value(json_array_get(b, g));
             cr_assert(fabs(x - y) <= 1e-12 * fabs(y) + 1e-15, "%s[%zu]: sde %.17g, mc %.17g",
                       cols[c], g, x, y);
         }
@@ -724,15 +724,15 @@ Test(sde, cli_same_initial_points_as_mc)
     json_t *s = sde_json(a1), *m = sde_json(a2);
     const char *cols[2] = {"err_mean", "norm_mean"};
     for (int c = 0; c < 2; c++) {
-        double x = json_real_value(json_array_get(json_object_get(s, cols[c]), 0));
-        double y = json_real_value(json_array_get(json_object_get(m, cols[c]), 0));
+        double x = json_number_value(json_array_get(json_object_get(s, cols[c]), 0));
+        double y = json_number_value(json_array_get(json_object_get(m, cols[c]), 0));
         cr_assert(fabs(x - y) <= 1e-12 * fabs(y), "%s at t=0: sde %.17g, mc %.17g", cols[c], x, y);
     }
     for (size_t i = 0; i < 6; i++) {
         double x =
-            json_real_value(json_array_get(json_array_get(json_object_get(s, "h2_mean"), i), 0));
+            json_number_value(json_array_get(json_array_get(json_object_get(s, "h2_mean"), i), 0));
         double y =
-            json_real_value(json_array_get(json_array_get(json_object_get(m, "h2_mean"), i), 0));
+            json_number_value(json_array_get(json_array_get(json_object_get(m, "h2_mean"), i), 0));
         cr_assert(fabs(x - y) <= 1e-12 * fabs(y) + 1e-15, "h2_%zu at t=0: sde %.17g, mc %.17g",
                   i + 1, x, y);
     }

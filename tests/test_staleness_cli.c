@@ -32,8 +32,8 @@ Test(staleness_cli, json_keys)
         for (int k = 0; k < 7; k++)
             cr_assert_not_null(json_object_get(o, keys[k]), "row %zu lacks %s", i, keys[k]);
         if (json_integer_value(json_object_get(o, "s")) == 0) {
-            cr_assert_eq(json_real_value(json_object_get(o, "normalized")), 1.0);
-            cr_assert_eq(json_real_value(json_object_get(o, "coherence_min")), 1.0);
+            cr_assert_eq(json_number_value(json_object_get(o, "normalized")), 1.0);
+            cr_assert_eq(json_number_value(json_object_get(o, "coherence_min")), 1.0);
         }
     }
     json_decref(root);
@@ -178,14 +178,14 @@ Test(staleness_cli, tune_picks_the_best_grid_step)
     const double lr0[] = {0.2, 0.05}; /* the registry's defaults */
     for (int o = 0; o < 2; o++) {
         json_t *c0 = json_array_get(res, 2 * o), *c4 = json_array_get(res, 2 * o + 1);
-        double lr = json_real_value(json_object_get(c0, "lr"));
-        cr_expect_eq(lr, json_real_value(json_object_get(c4, "lr")), "%s: step not held", opt[o]);
+        double lr = json_number_value(json_object_get(c0, "lr"));
+        cr_expect_eq(lr, json_number_value(json_object_get(c4, "lr")), "%s: step not held", opt[o]);
         int on = -100;
         for (int j = -4; j <= 4; j++)
             if (fabs(lr - lr0[o] * pow(10.0, j / 2.0)) <= 1e-12 * lr) on = j;
         cr_expect_neq(on, -100, "%s: step %g is not on the grid", opt[o], lr);
         /* the tuned step is at least as fast at s = 0 as every other grid step */
-        double best = json_real_value(json_object_get(c0, "steps_to_target")), miss, st[9],
+        double best = json_number_value(json_object_get(c0, "steps_to_target")), miss, st[9],
                miss0 = 0;
         int faster_than_smallest = 0;
         for (int j = -4; j <= 4; j++) {

@@ -298,7 +298,7 @@ Test(sweep_cli, phase_json_keys)
     cr_assert_eq(json_array_size(m), 2);
     cr_assert_eq(json_array_size(json_array_get(m, 0)), 2);
     /* the ratio of the tau = 0 cell to itself is exactly 1 */
-    cr_assert_eq(json_real_value(json_array_get(json_array_get(m, 1), 0)), 1.0);
+    cr_assert_eq(json_number_value(json_array_get(json_array_get(m, 1), 0)), 1.0);
     cr_assert(json_object_get(json_object_get(root, "params"), "seed") != NULL,
               "params.seed missing");
     json_decref(root);
@@ -335,7 +335,7 @@ Test(sweep_cli, phase_csv_has_reached_fraction)
         while (last > line && last[-1] != ',')
             last--;
         double v = strtod(last, NULL);
-        double want = json_real_value(json_array_get(json_array_get(jr, c / 2), c % 2));
+        double want = json_number_value(json_array_get(json_array_get(jr, c / 2), c % 2));
         cr_assert_float_eq(v, want, 1e-9, "cell %zu: CSV reached_fraction %g, JSON %g", c, v, want);
         fractional += want > 0 && want < 1;
     }

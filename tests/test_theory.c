@@ -1072,7 +1072,7 @@ Test(theory_cli, json_has_the_keys)
     cr_expect_eq(json_array_size(json_object_get(root, "relaxation_time")), 3);
     cr_expect_eq(json_array_size(json_object_get(root, "tau_c_linear")), 4);
     /* defaults 4,3,2,1 gaussian, eta 5e-4, mu 0: (eta/2)(12/1 + 8/2 + 4/3) by hand */
-    double se = json_real_value(json_object_get(root, "stationary_error"));
+    double se = json_number_value(json_object_get(root, "stationary_error"));
     cr_expect(close_rel(se, 2.5e-4 * (12 + 4 + 4.0 / 3), 1e-13), "stationary_error %.15g", se);
     cr_expect(json_is_null(json_object_get(root, "tau_bound_local")), "gaussian: C_d infinite");
     cr_expect(json_is_null(json_object_get(root, "C_d")));
@@ -1092,9 +1092,9 @@ Test(theory_cli, bounded_data_and_infinite_moments)
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     json_t *root = json_loads(r.out, 0, NULL);
     cr_assert_not_null(root);
-    cr_expect(close_rel(json_real_value(json_object_get(root, "C_d")), sqrt(10.0), 1e-15));
+    cr_expect(close_rel(json_number_value(json_object_get(root, "C_d")), sqrt(10.0), 1e-15));
     /* 0.25 / ((4 + sqrt(10)) * 0.01^0) with gamma 1/2 */
-    cr_expect(close_rel(json_real_value(json_object_get(root, "tau_bound_local")),
+    cr_expect(close_rel(json_number_value(json_object_get(root, "tau_bound_local")),
                         0.25 / (4 + sqrt(10.0)), 1e-13));
     json_decref(root);
     test_run_free(&r);

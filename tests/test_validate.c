@@ -207,7 +207,7 @@ Test(converge, cli_json_keys_and_paper_tau)
     json_t *eta = json_object_get(root, "eta"), *tau = json_object_get(root, "tau");
     cr_assert_eq(json_array_size(eta), 3);
     for (size_t l = 0; l < 3; l++) {
-        double e = json_real_value(json_array_get(eta, l));
+        double e = json_number_value(json_array_get(eta, l));
         double want = floor(am_theory_tau_bound_ode(4, e, 0.5, 0.5, 4) + 0.5);
         cr_assert_float_eq(json_number_value(json_array_get(tau, l)), want, 1e-12,
                            "eta %g: tau %g want %g", e, json_number_value(json_array_get(tau, l)),
