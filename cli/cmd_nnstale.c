@@ -279,13 +279,7 @@ int cmd_staleness_model(int argc, char **argv)
         json_object_set_new(params, "seed", json_string(sbuf));
         json_object_set_new(params, "threads", json_integer(threads));
         json_t *root = nn_cli_json_root("staleness", params);
-        /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
-        json_t *info = json_object();
-        json_object_set_new(info, "parameters", json_integer((json_int_t)am_nn_dim(net)));
-        json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
-        json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
-        json_object_set_new(info, "features", json_integer((json_int_t)train->d));
-        json_object_set_new(info, "classes", json_integer((json_int_t)train->classes));
+        json_t *info = nn_cli_resolved(net, train, test);
         json_object_set_new(info, "lr", lrs);
         json_object_set_new(root, "resolved", info);
         json_object_set_new(root, "results", arr);

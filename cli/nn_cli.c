@@ -45,3 +45,14 @@ json_t *nn_cli_json_root(const char *command, json_t *params)
     json_object_set_new(root, "blas", json_string(blas));
     return root;
 }
+
+json_t *nn_cli_resolved(const am_nn *net, const am_classset *train, const am_classset *test)
+{
+    json_t *info = json_object();
+    json_object_set_new(info, "parameters", json_integer((json_int_t)am_nn_dim(net)));
+    json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
+    json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
+    json_object_set_new(info, "features", json_integer((json_int_t)train->d));
+    json_object_set_new(info, "classes", json_integer((json_int_t)train->classes));
+    return info;
+}

@@ -31,4 +31,9 @@ void nn_cli_work_check(const cli_args *a, double runs, double batches, size_t ba
  * numbers were computed with; other kernels round differently and give other results). */
 json_t *nn_cli_json_root(const char *command, json_t *params);
 
+/* The "resolved" object of a network study: the model's parameter count and the data's rows,
+ * features and classes (what the flags resolved to; not options, `amsgd rerun` reads only
+ * params). */
+json_t *nn_cli_resolved(const am_nn *net, const am_classset *train, const am_classset *test);
+
 #endif
