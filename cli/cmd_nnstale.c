@@ -362,6 +362,383 @@ static size_t split_list(const char *flag, const char *list, char **tok, size_t 
     return n;
 }
 
+/* The grid of --preset dai2019 as the flags resolve it (the preset's values where --quick
+ * leaves a flag unset). */
+typedef struct {
+    int quick, json, resume, threads, grid_half;
+    char *mnames[8];
+    char mspecs[8][128];
+    double targets[8];
+    size_t nm, width, nopt, ns, nw, seeds;
+    am_optim_kind kinds[8];
+    size_t s[64], workers[64];
+    am_nnstale_params bp;
+    double mom;
+    const char *ckpt, *data, *semname;
+} preset_cfg;
+
+/* 1 when the flag decides (given, or the full preset reads its default), 0 for --quick's value. */
+static int preset_flag(const cli_args *a, const preset_cfg *c, const char *name)
+{
+    return cli_given(a, name) || !c->quick;
+}
+
+static void preset_models(const cli_args *a, const am_nnpreset_spec *spec, preset_cfg *c)
+{
+    if (preset_flag(a, c, "models")) {
+        c->nm = split_list("models", cli_str(a, "models"), c->mnames, 8);
+    } else {
+        for (c->nm = 0; c->nm < spec->nmodels; c->nm++)
+            c->mnames[c->nm] = strdup(spec->models[c->nm]);
+    }
+    c->width = cli_given(a, "width") ? (size_t)cli_int(a, "width", 1, 100000) : spec->width;
+    for (size_t m = 0; m < c->nm; m++) {
+        if (am_nnpreset_model_spec(c->mnames[m], c->width, c->mspecs[m], sizeof c->mspecs[m]))
+            cli_usage_error("--models: unknown model '%s' (mlr, mlp1, mlp2, mlp3, cnn)",
+                            c->mnames[m]);
+        for (size_t q = 0; q < m; q++)
+            if (strcmp(c->mnames[q], c->mnames[m]) == 0)
+                cli_usage_error("--models lists '%s' twice", c->mnames[m]);
+    }
+}
+
+static void preset_optimizers(const cli_args *a, const am_nnpreset_spec *spec, preset_cfg *c)
+{
+    if (!preset_flag(a, c, "optimizer")) {
+        c->nopt = spec->nopt;
+        memcpy(c->kinds, spec->opts, c->nopt * sizeof *c->kinds);
+        return;
+    }
+    char *ot[8], err[256];
+    c->nopt = split_list("optimizer", cli_str(a, "optimizer"), ot, 8);
+    for (size_t o = 0; o < c->nopt; o++) {
+        if (am_optim_parse(ot[o], &c->kinds[o], err, sizeof err))
+            cli_usage_error("--optimizer %s", err);
+        for (size_t q = 0; q < o; q++)
+            if (c->kinds[q] == c->kinds[o]) cli_usage_error("--optimizer lists '%s' twice", ot[o]);
+        free(ot[o]);
+    }
+}
+
+/* s (0 first, then the others in the given order) and the worker counts. */
+static void preset_s_workers(const cli_args *a, const am_nnpreset_spec *spec, preset_cfg *c)
+{
+    c->s[0] = 0;
+    c->ns = 1;
+    if (preset_flag(a, c, "s")) {
+        size_t n;
+        size_t *sl = int_list(a, "s", 0, 100000, &n);
+        if (n > 63) cli_usage_error("--s lists more than 63 values");
+        for (size_t i = 0; i < n; i++) {
+            for (size_t q = 0; q < c->ns; q++)
+                if (c->s[q] == sl[i] && sl[i] != 0) cli_usage_error("--s lists %zu twice", sl[i]);
+            if (sl[i] != 0) c->s[c->ns++] = sl[i];
+        }
+        free(sl);
+    } else {
+        for (size_t i = 1; i < spec->ns; i++)
+            c->s[c->ns++] = spec->s[i];
+    }
+    if (preset_flag(a, c, "workers")) {
+        size_t *wl = int_list(a, "workers", 1, 4096, &c->nw);
+        if (c->nw > 64) cli_usage_error("--workers lists more than 64 values");
+        for (size_t i = 0; i < c->nw; i++) {
+            for (size_t q = 0; q < i; q++)
+                if (wl[q] == wl[i]) cli_usage_error("--workers lists %zu twice", wl[i]);
+            c->workers[i] = wl[i];
+        }
+        free(wl);
+    } else {
+        c->nw = spec->nworkers;
+        memcpy(c->workers, spec->workers, c->nw * sizeof *c->workers);
+    }
+}
+
+/* Every flag of --preset into c; exits 2 on bad usage. */
+static void preset_parse(const cli_args *a, preset_cfg *c)
+{
+    const char *preset = cli_str(a, "preset");
+    if (strcmp(preset, "dai2019") != 0)
+        cli_usage_error("--preset must be dai2019, got '%s'", preset);
+    c->quick = cli_flag(a, "quick");
+    am_nnpreset_spec spec;
+    am_nnpreset_dai2019(c->quick, &spec);
+    preset_models(a, &spec, c);
+    preset_optimizers(a, &spec, c);
+    preset_s_workers(a, &spec, c);
+    c->seeds = preset_flag(a, c, "seeds") ? (size_t)cli_int(a, "seeds", 1, 1000) : spec.seeds;
+    c->grid_half =
+        preset_flag(a, c, "grid-half") ? (int)cli_int(a, "grid-half", 0, 20) : spec.grid_half;
+    c->bp = am_nnstale_params_default();
+    c->bp.batch = (size_t)cli_int(a, "batch", 1, 100000);
+    c->bp.semantics = semantics_arg(a);
+    c->bp.max_batches = preset_flag(a, c, "max-batches")
+                            ? (uint64_t)cli_int(a, "max-batches", 1, 1000000000LL)
+                            : spec.max_batches;
+    c->bp.eval_every = (size_t)cli_int(a, "eval-every", 1, 1000000000LL);
+    c->bp.eval_rows = (size_t)cli_int(a, "eval-rows", 0, 1000000000LL);
+    c->bp.coherence_rows = (size_t)cli_int(a, "coherence-rows", 0, 1000000000LL);
+    c->bp.seed = cli_u64(a, "seed");
+    c->mom = cli_double(a, "momentum", 0, 1, 0, 1);
+    double target_all =
+        cli_given(a, "target-accuracy") ? cli_double(a, "target-accuracy", 0, 1, 1, 1) : NAN;
+    for (size_t m = 0; m < c->nm; m++)
+        c->targets[m] = isfinite(target_all) ? target_all : am_nnpreset_target(c->mnames[m]);
+    c->threads = (int)cli_int(a, "threads", 0, 4096);
+    c->ckpt = cli_str(a, "checkpoint");
+    c->resume = cli_flag(a, "resume");
+    if (c->resume && !c->ckpt) cli_usage_error("--resume needs --checkpoint FILE");
+    c->json = cli_json(a);
+    c->semname = c->bp.semantics == AM_NNSTALE_SSP ? "ssp" : "averaged";
+    c->data = cli_str(a, "data");
+}
+
+/* --list-cells: one CSV line per cell and s. */
+static void preset_list_cells(const cli_args *a, const preset_cfg *c)
+{
+    cli_out out;
+    FILE *fo = cli_out_begin(&out, a);
+    fputs("cell,workers,model,spec,optimizer,s,seeds,target_accuracy\n", fo);
+    size_t cell = 0;
+    for (size_t w = 0; w < c->nw; w++)
+        for (size_t m = 0; m < c->nm; m++)
+            for (size_t o = 0; o < c->nopt; o++, cell++)
+                for (size_t i = 0; i < c->ns; i++) {
+                    fprintf(fo, "%zu,%zu,%s,\"%s\",%s,%zu,%zu,", cell, c->workers[w], c->mnames[m],
+                            c->mspecs[m], am_optim_name(c->kinds[o]), c->s[i], c->seeds);
+                    cli_csv_double(fo, c->targets[m]);
+                    fputc('\n', fo);
+                }
+    cli_out_commit(&out);
+}
+
+/* Opens --data and builds the models; exits 2 on bad data, an unbuildable model or a run over
+ * the memory or work limit. */
+static void preset_open(const cli_args *a, const preset_cfg *c, am_classset **train,
+                        am_classset **test, am_nn **nets)
+{
+    char err[1024];
+    am_status st = am_classset_open(c->data, train, test, err, sizeof err);
+    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
+    if (st) cli_usage_error("--data %s", err);
+    const am_classset *tr = *train;
+    size_t smax = 0;
+    for (size_t i = 0; i < c->ns; i++)
+        smax = c->s[i] > smax ? c->s[i] : smax;
+    double dims = 0;
+    for (size_t m = 0; m < c->nm; m++) {
+        nets[m] = tr->rows ? am_nn_alloc_image(c->mspecs[m], tr->rows, tr->cols, tr->classes, &st,
+                                               err, sizeof err)
+                           : am_nn_alloc(c->mspecs[m], tr->d, tr->classes, &st, err, sizeof err);
+        if (!nets[m]) cli_usage_error("--models %s: %s", c->mnames[m], err);
+    }
+    for (size_t m = 0; m < c->nm; m++) {
+        double ring_bytes = (double)(smax + 6) * (double)am_nn_dim(nets[m]) * 8.0;
+        if (ring_bytes > (double)AM_MEMORY_LIMIT)
+            cli_usage_error("--s %zu with --models %s needs %.3g GB of snapshots (limit %.3g GB)",
+                            smax, c->mnames[m], ring_bytes / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
+        dims += (double)am_nn_dim(nets[m]);
+    }
+    nn_cli_work_check(a, (double)(c->nopt * c->ns * c->nw * c->seeds), (double)c->bp.max_batches,
+                      c->bp.batch, dims);
+}
+
+/* The tuning record of one cell: its step, the grid and the grid's scores. */
+static json_t *preset_json_tuning(const preset_cfg *c, const am_optim_params *ops,
+                                  const am_nnpreset_result *r, size_t cell)
+{
+    const size_t o = cell % c->nopt, m = (cell / c->nopt) % c->nm, w = cell / (c->nopt * c->nm);
+    const size_t G = 2 * (size_t)c->grid_half + 1;
+    double glr[41];
+    for (size_t j = 0; j < G; j++)
+        glr[j] = am_nnpreset_grid_lr(ops[o].lr, c->grid_half, j);
+    json_t *t = json_object();
+    json_object_set_new(t, "model", json_string(c->mnames[m]));
+    json_object_set_new(t, "optimizer", json_string(am_optim_name(c->kinds[o])));
+    json_object_set_new(t, "workers", json_integer((json_int_t)c->workers[w]));
+    json_object_set_new(t, "lr", json_real(r->values[cell * r->nvalues]));
+    json_object_set_new(t, "grid", cli_json_doubles(glr, G));
+    json_object_set_new(t, "score", cli_json_doubles(r->values + cell * r->nvalues + 1, G));
+    return t;
+}
+
+/* The per-seed values of one row (cell, s index i). */
+static json_t *preset_json_seeds(const preset_cfg *c, const am_nnpreset_params *pp,
+                                 const am_nnpreset_result *r, size_t cell, size_t i)
+{
+    json_t *sj = json_array();
+    for (size_t k = 0; k < c->seeds; k++) {
+        const double *x = am_nnpreset_run_values(pp, r, cell, i, k);
+        json_t *u = json_object();
+        json_object_set_new(u, "seed_index", json_integer((json_int_t)k));
+        json_object_set_new(u, "steps_to_target", cli_json_number(x[AM_NNPRESET_BATCHES]));
+        json_object_set_new(u, "test_accuracy", cli_json_number(x[AM_NNPRESET_TEST_ACCURACY]));
+        json_object_set_new(u, "coherence", cli_json_number(x[AM_NNPRESET_COHERENCE]));
+        json_object_set_new(u, "coherence_min", cli_json_number(x[AM_NNPRESET_COHERENCE_MIN]));
+        json_object_set_new(u, "coherence_early", cli_json_number(x[AM_NNPRESET_COH_EARLY]));
+        json_object_set_new(u, "coherence_late", cli_json_number(x[AM_NNPRESET_COH_LATE]));
+        json_object_set_new(u, "diverged", json_boolean(x[AM_NNPRESET_DIVERGED] != 0));
+        json_array_append_new(sj, u);
+    }
+    return sj;
+}
+
+/* The summary columns of a row after lr, seeds and reached: mean and standard error of each. */
+static const char *const preset_keys[14] = {
+    "steps_to_target",  "steps_to_target_sem", "normalized",     "normalized_sem",
+    "test_accuracy",    "test_accuracy_sem",   "coherence",      "coherence_sem",
+    "coherence_early",  "coherence_early_sem", "coherence_late", "coherence_late_sem",
+    "normalized_lower", "normalized_lower_sem"};
+
+static void preset_row_values(const am_nnpreset_row *row, double v[14])
+{
+    const am_stats *st[7] = {&row->steps,           &row->normalized,      &row->test_accuracy,
+                             &row->coherence,       &row->coherence_early, &row->coherence_late,
+                             &row->normalized_lower};
+    for (int k = 0; k < 7; k++) {
+        v[2 * k] = st[k]->n > 0 ? st[k]->mean : NAN;
+        v[2 * k + 1] = am_stats_sem(st[k]);
+    }
+}
+
+/* The rows of one cell, one per s: a CSV line each, or JSON objects appended to arr. */
+static void preset_write_cell(FILE *fo, json_t *arr, const preset_cfg *c,
+                              const am_nnpreset_params *pp, const am_nnpreset_result *r,
+                              size_t cell)
+{
+    const size_t o = cell % c->nopt, m = (cell / c->nopt) % c->nm, w = cell / (c->nopt * c->nm);
+    const char *oname = am_optim_name(c->kinds[o]);
+    for (size_t i = 0; i < c->ns; i++) {
+        am_nnpreset_row row;
+        am_nnpreset_summary(pp, r, cell, i, &row);
+        double v[14];
+        preset_row_values(&row, v);
+        if (!c->json) {
+            fprintf(fo, "%s,\"%s\",%s,%zu,%zu,%s,", c->mnames[m], c->mspecs[m], oname,
+                    c->workers[w], c->s[i], c->semname);
+            cli_csv_double(fo, row.lr);
+            fprintf(fo, ",%zu,%zu", c->seeds, row.reached);
+            for (int k = 0; k < 14; k++) {
+                fputc(',', fo);
+                cli_csv_double(fo, v[k]);
+            }
+            fputc('\n', fo);
+            continue;
+        }
+        json_t *e = json_object();
+        json_object_set_new(e, "model", json_string(c->mnames[m]));
+        json_object_set_new(e, "spec", json_string(c->mspecs[m]));
+        json_object_set_new(e, "optimizer", json_string(oname));
+        json_object_set_new(e, "workers", json_integer((json_int_t)c->workers[w]));
+        json_object_set_new(e, "s", json_integer((json_int_t)c->s[i]));
+        json_object_set_new(e, "semantics", json_string(c->semname));
+        json_object_set_new(e, "lr", json_real(row.lr));
+        json_object_set_new(e, "reached", json_integer((json_int_t)row.reached));
+        for (int k = 0; k < 14; k++)
+            json_object_set_new(e, preset_keys[k], cli_json_number(v[k]));
+        json_object_set_new(e, "seeds", preset_json_seeds(c, pp, r, cell, i));
+        json_array_append_new(arr, e);
+    }
+}
+
+static json_t *size_list_json(const size_t *x, size_t n)
+{
+    json_t *l = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(l, json_integer((json_int_t)x[i]));
+    return l;
+}
+
+/* The JSON root of the preset: params (the options), blas, resolved (the models, base steps
+ * and data sizes), tuning and results. */
+static json_t *preset_json_root(const preset_cfg *c, am_nn *const *nets, const am_optim_params *ops,
+                                const am_classset *train, const am_classset *test, json_t *tun,
+                                json_t *arr)
+{
+    json_t *params = json_object();
+    json_object_set_new(params, "preset", json_string("dai2019"));
+    json_object_set_new(params, "quick", json_boolean(c->quick));
+    json_t *ml = json_array(), *mn = json_array(), *ol = json_array(), *l0 = json_array();
+    for (size_t m = 0; m < c->nm; m++) {
+        json_array_append_new(mn, json_string(c->mnames[m]));
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string(c->mnames[m]));
+        json_object_set_new(e, "spec", json_string(c->mspecs[m]));
+        json_object_set_new(e, "parameters", json_integer((json_int_t)am_nn_dim(nets[m])));
+        json_object_set_new(e, "target_accuracy", json_real(c->targets[m]));
+        json_array_append_new(ml, e);
+    }
+    json_object_set_new(params, "models", mn);
+    json_object_set_new(params, "width", json_integer((json_int_t)c->width));
+    for (size_t o = 0; o < c->nopt; o++) {
+        json_array_append_new(ol, json_string(am_optim_name(c->kinds[o])));
+        json_array_append_new(l0, json_real(ops[o].lr));
+    }
+    json_object_set_new(params, "optimizer", ol);
+    json_object_set_new(params, "grid_half", json_integer(c->grid_half));
+    json_object_set_new(params, "s", size_list_json(c->s, c->ns));
+    json_object_set_new(params, "workers", size_list_json(c->workers, c->nw));
+    json_object_set_new(params, "seeds", json_integer((json_int_t)c->seeds));
+    json_object_set_new(params, "data", json_string(c->data));
+    json_object_set_new(params, "semantics", json_string(c->semname));
+    json_object_set_new(params, "batch", json_integer((json_int_t)c->bp.batch));
+    json_object_set_new(params, "momentum", json_real(c->mom));
+    json_object_set_new(params, "max_batches", json_integer((json_int_t)c->bp.max_batches));
+    json_object_set_new(params, "eval_every", json_integer((json_int_t)c->bp.eval_every));
+    json_object_set_new(params, "eval_rows", json_integer((json_int_t)c->bp.eval_rows));
+    json_object_set_new(params, "coherence_rows", json_integer((json_int_t)c->bp.coherence_rows));
+    char sbuf[32];
+    snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)c->bp.seed);
+    json_object_set_new(params, "seed", json_string(sbuf));
+    json_t *root = nn_cli_json_root("staleness", params);
+    /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
+    json_t *info = json_object();
+    json_object_set_new(info, "models", ml);
+    json_object_set_new(info, "lr0", l0);
+    json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
+    json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
+    json_object_set_new(root, "resolved", info);
+    json_object_set_new(root, "tuning", tun);
+    json_object_set_new(root, "results", arr);
+    return root;
+}
+
+/* Writes the result table (CSV or JSON) through --output. */
+static void preset_write(const cli_args *a, const preset_cfg *c, const am_nnpreset_params *pp,
+                         const am_nnpreset_result *r, am_nn *const *nets)
+{
+    cli_out out;
+    FILE *fo = cli_out_begin(&out, a);
+    json_t *arr = json_array(), *tun = json_array();
+    if (!c->json)
+        fputs("model,spec,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
+              "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
+              "coherence,coherence_sem,coherence_early,coherence_early_sem,coherence_late,"
+              "coherence_late_sem,normalized_lower,normalized_lower_sem\n",
+              fo);
+    for (size_t cell = 0; cell < r->ncells; cell++) {
+        if (c->json) json_array_append_new(tun, preset_json_tuning(c, pp->opts, r, cell));
+        preset_write_cell(fo, arr, c, pp, r, cell);
+    }
+    if (c->json) {
+        cli_out_json(fo, preset_json_root(c, nets, pp->opts, pp->train, pp->test, tun, arr));
+    } else {
+        json_decref(arr);
+        json_decref(tun);
+    }
+    cli_out_commit(&out);
+}
+
+static void preset_free(preset_cfg *c, am_nn **nets, am_classset *train, am_classset *test)
+{
+    for (size_t m = 0; m < c->nm; m++) {
+        if (nets) am_nn_free(nets[m]);
+        free(c->mnames[m]);
+    }
+    am_classset_free(train);
+    am_classset_free(test);
+}
+
 static int cmd_staleness_preset(int argc, char **argv)
 {
     cli_args a;
@@ -379,358 +756,54 @@ static int cmd_staleness_preset(int argc, char **argv)
               "  amsgd staleness --preset dai2019 --models mlr,mlp1,mlp2,mlp3 --checkpoint d.ckpt "
               "--resume",
               preset_opts, argc, argv);
-    const char *preset = cli_str(&a, "preset");
-    if (strcmp(preset, "dai2019") != 0)
-        cli_usage_error("--preset must be dai2019, got '%s'", preset);
-    int quick = cli_flag(&a, "quick");
-    am_nnpreset_spec spec;
-    am_nnpreset_dai2019(quick, &spec);
-    char err[1024];
-    /* models */
-    char *mnames[8];
-    size_t nm = 0;
-    if (cli_given(&a, "models") || !quick) {
-        nm = split_list("models", cli_str(&a, "models"), mnames, 8);
-    } else {
-        for (nm = 0; nm < spec.nmodels; nm++)
-            mnames[nm] = strdup(spec.models[nm]);
-    }
-    size_t width = cli_given(&a, "width") ? (size_t)cli_int(&a, "width", 1, 100000) : spec.width;
-    char mspecs[8][128];
-    for (size_t m = 0; m < nm; m++) {
-        if (am_nnpreset_model_spec(mnames[m], width, mspecs[m], sizeof mspecs[m]))
-            cli_usage_error("--models: unknown model '%s' (mlr, mlp1, mlp2, mlp3, cnn)", mnames[m]);
-        for (size_t q = 0; q < m; q++)
-            if (strcmp(mnames[q], mnames[m]) == 0)
-                cli_usage_error("--models lists '%s' twice", mnames[m]);
-    }
-    /* optimisers */
-    am_optim_kind kinds[8];
-    size_t nopt;
-    if (cli_given(&a, "optimizer") || !quick) {
-        char *ot[8];
-        nopt = split_list("optimizer", cli_str(&a, "optimizer"), ot, 8);
-        for (size_t o = 0; o < nopt; o++) {
-            if (am_optim_parse(ot[o], &kinds[o], err, sizeof err))
-                cli_usage_error("--optimizer %s", err);
-            for (size_t q = 0; q < o; q++)
-                if (kinds[q] == kinds[o]) cli_usage_error("--optimizer lists '%s' twice", ot[o]);
-            free(ot[o]);
-        }
-    } else {
-        nopt = spec.nopt;
-        memcpy(kinds, spec.opts, nopt * sizeof *kinds);
-    }
-    /* s (0 first, then the others in the given order) and workers */
-    size_t s[64], ns = 1, workers[64], nw;
-    s[0] = 0;
-    if (cli_given(&a, "s") || !quick) {
-        size_t n;
-        size_t *sl = int_list(&a, "s", 0, 100000, &n);
-        if (n > 63) cli_usage_error("--s lists more than 63 values");
-        for (size_t i = 0; i < n; i++) {
-            for (size_t q = 0; q < ns; q++)
-                if (s[q] == sl[i] && sl[i] != 0) cli_usage_error("--s lists %zu twice", sl[i]);
-            if (sl[i] != 0) s[ns++] = sl[i];
-        }
-        free(sl);
-    } else {
-        for (size_t i = 1; i < spec.ns; i++)
-            s[ns++] = spec.s[i];
-    }
-    if (cli_given(&a, "workers") || !quick) {
-        size_t *wl = int_list(&a, "workers", 1, 4096, &nw);
-        if (nw > 64) cli_usage_error("--workers lists more than 64 values");
-        for (size_t i = 0; i < nw; i++) {
-            for (size_t q = 0; q < i; q++)
-                if (wl[q] == wl[i]) cli_usage_error("--workers lists %zu twice", wl[i]);
-            workers[i] = wl[i];
-        }
-        free(wl);
-    } else {
-        nw = spec.nworkers;
-        memcpy(workers, spec.workers, nw * sizeof *workers);
-    }
-    size_t seeds =
-        cli_given(&a, "seeds") || !quick ? (size_t)cli_int(&a, "seeds", 1, 1000) : spec.seeds;
-    int grid_half = cli_given(&a, "grid-half") || !quick ? (int)cli_int(&a, "grid-half", 0, 20)
-                                                         : spec.grid_half;
-    am_nnstale_params bp = am_nnstale_params_default();
-    bp.batch = (size_t)cli_int(&a, "batch", 1, 100000);
-    bp.semantics = semantics_arg(&a);
-    bp.max_batches = cli_given(&a, "max-batches") || !quick
-                         ? (uint64_t)cli_int(&a, "max-batches", 1, 1000000000LL)
-                         : spec.max_batches;
-    bp.eval_every = (size_t)cli_int(&a, "eval-every", 1, 1000000000LL);
-    bp.eval_rows = (size_t)cli_int(&a, "eval-rows", 0, 1000000000LL);
-    bp.coherence_rows = (size_t)cli_int(&a, "coherence-rows", 0, 1000000000LL);
-    bp.seed = cli_u64(&a, "seed");
-    double mom = cli_double(&a, "momentum", 0, 1, 0, 1);
-    double target_all =
-        cli_given(&a, "target-accuracy") ? cli_double(&a, "target-accuracy", 0, 1, 1, 1) : NAN;
-    double targets[8];
-    for (size_t m = 0; m < nm; m++)
-        targets[m] = isfinite(target_all) ? target_all : am_nnpreset_target(mnames[m]);
-    int threads = (int)cli_int(&a, "threads", 0, 4096);
-    const char *ckpt = cli_str(&a, "checkpoint");
-    int resume = cli_flag(&a, "resume");
-    if (resume && !ckpt) cli_usage_error("--resume needs --checkpoint FILE");
-    int json = cli_json(&a);
-    const char *semname = bp.semantics == AM_NNSTALE_SSP ? "ssp" : "averaged";
-
+    preset_cfg c;
+    memset(&c, 0, sizeof c);
+    preset_parse(&a, &c);
     if (cli_flag(&a, "list-cells")) {
-        cli_out out;
-        FILE *fo = cli_out_begin(&out, &a);
-        fputs("cell,workers,model,spec,optimizer,s,seeds,target_accuracy\n", fo);
-        size_t cell = 0;
-        for (size_t w = 0; w < nw; w++)
-            for (size_t m = 0; m < nm; m++)
-                for (size_t o = 0; o < nopt; o++, cell++)
-                    for (size_t i = 0; i < ns; i++) {
-                        fprintf(fo, "%zu,%zu,%s,\"%s\",%s,%zu,%zu,", cell, workers[w], mnames[m],
-                                mspecs[m], am_optim_name(kinds[o]), s[i], seeds);
-                        cli_csv_double(fo, targets[m]);
-                        fputc('\n', fo);
-                    }
-        cli_out_commit(&out);
-        for (size_t m = 0; m < nm; m++)
-            free(mnames[m]);
+        preset_list_cells(&a, &c);
+        preset_free(&c, NULL, NULL, NULL);
         return 0;
     }
-
-    const char *data = cli_str(&a, "data");
     am_classset *train = NULL, *test = NULL;
-    am_status st = am_classset_open(data, &train, &test, err, sizeof err);
-    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-    if (st) cli_usage_error("--data %s", err);
     am_nn *nets[8];
-    for (size_t m = 0; m < nm; m++) {
-        nets[m] = train->rows
-                      ? am_nn_alloc_image(mspecs[m], train->rows, train->cols, train->classes, &st,
-                                          err, sizeof err)
-                      : am_nn_alloc(mspecs[m], train->d, train->classes, &st, err, sizeof err);
-        if (!nets[m]) cli_usage_error("--models %s: %s", mnames[m], err);
-    }
-    size_t smax = 0;
-    for (size_t i = 0; i < ns; i++)
-        smax = s[i] > smax ? s[i] : smax;
-    for (size_t m = 0; m < nm; m++) {
-        double ring_bytes = (double)(smax + 6) * (double)am_nn_dim(nets[m]) * 8.0;
-        if (ring_bytes > (double)AM_MEMORY_LIMIT)
-            cli_usage_error("--s %zu with --models %s needs %.3g GB of snapshots (limit %.3g GB)",
-                            smax, mnames[m], ring_bytes / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
-    }
-    double dims = 0;
-    for (size_t m = 0; m < nm; m++)
-        dims += (double)am_nn_dim(nets[m]);
-    nn_cli_work_check(&a, (double)(nopt * ns * nw * seeds), (double)bp.max_batches, bp.batch, dims);
+    preset_open(&a, &c, &train, &test, nets);
     am_optim_params ops[8];
-    for (size_t o = 0; o < nopt; o++) {
-        ops[o] = am_optim_params_default(kinds[o]);
-        ops[o].mu = mom;
-        ops[o].lr = am_nnstale_default_lr(kinds[o]);
+    for (size_t o = 0; o < c.nopt; o++) {
+        ops[o] = am_optim_params_default(c.kinds[o]);
+        ops[o].mu = c.mom;
+        ops[o].lr = am_nnstale_default_lr(c.kinds[o]);
     }
     int progress = sweep_cli_show_progress(cli_flag(&a, "quiet"));
-    am_nnpreset_params pp = {0};
-    pp.nmodels = nm;
-    pp.nets = (const am_nn *const *)nets;
-    pp.model_names = (const char *const *)mnames;
-    pp.targets = targets;
-    pp.nopt = nopt;
-    pp.opts = ops;
-    pp.nworkers = nw;
-    pp.workers = workers;
-    pp.ns = ns;
-    pp.s = s;
-    pp.seeds = seeds;
-    pp.grid_half = grid_half;
-    pp.base = bp;
-    pp.threads = threads;
-    pp.train = train;
-    pp.test = test;
-    pp.data = data;
-    pp.checkpoint = ckpt;
-    pp.resume = resume;
-    if (progress) {
-        pp.progress = sweep_cli_progress_print;
-        pp.progress_ctx = stderr;
-    }
-    pp.cancel = sweep_cli_sigint_install();
+    am_nnpreset_params pp = {.nmodels = c.nm,
+                             .nets = (const am_nn *const *)nets,
+                             .model_names = (const char *const *)c.mnames,
+                             .targets = c.targets,
+                             .nopt = c.nopt,
+                             .opts = ops,
+                             .nworkers = c.nw,
+                             .workers = c.workers,
+                             .ns = c.ns,
+                             .s = c.s,
+                             .seeds = c.seeds,
+                             .grid_half = c.grid_half,
+                             .base = c.bp,
+                             .threads = c.threads,
+                             .train = train,
+                             .test = test,
+                             .data = c.data,
+                             .checkpoint = c.ckpt,
+                             .resume = c.resume,
+                             .progress = progress ? sweep_cli_progress_print : NULL,
+                             .progress_ctx = progress ? stderr : NULL,
+                             .cancel = sweep_cli_sigint_install()};
     am_nnpreset_result *r = NULL;
-    err[0] = 0;
-    st = am_nnpreset_run(&pp, &r, err, sizeof err);
+    char err[1024] = "";
+    am_status st = am_nnpreset_run(&pp, &r, err, sizeof err);
     sweep_cli_sigint_restore();
-    const size_t ncells = nw * nm * nopt;
     int status = sweep_cli_status(st, err, "staleness --preset", "cells", r ? r->cells_done : 0,
-                                  ncells, ckpt, progress);
-    if (st || am_sweep_rank() != 0) {
-        am_nnpreset_result_free(r);
-        for (size_t m = 0; m < nm; m++) {
-            am_nn_free(nets[m]);
-            free(mnames[m]);
-        }
-        am_classset_free(train);
-        am_classset_free(test);
-        return status;
-    }
-
-    cli_out out;
-    FILE *fo = cli_out_begin(&out, &a);
-    json_t *arr = json_array(), *tun = json_array();
-    if (!json)
-        fputs("model,spec,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
-              "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
-              "coherence,coherence_sem,coherence_early,coherence_early_sem,coherence_late,"
-              "coherence_late_sem,normalized_lower,normalized_lower_sem\n",
-              fo);
-    for (size_t cell = 0; cell < r->ncells; cell++) {
-        const size_t o = cell % nopt, m = (cell / nopt) % nm, w = cell / (nopt * nm);
-        const char *oname = am_optim_name(kinds[o]);
-        if (json) {
-            const size_t G = 2 * (size_t)grid_half + 1;
-            double glr[41];
-            for (size_t j = 0; j < G; j++)
-                glr[j] = am_nnpreset_grid_lr(ops[o].lr, grid_half, j);
-            json_t *t = json_object();
-            json_object_set_new(t, "model", json_string(mnames[m]));
-            json_object_set_new(t, "optimizer", json_string(oname));
-            json_object_set_new(t, "workers", json_integer((json_int_t)workers[w]));
-            json_object_set_new(t, "lr", json_real(r->values[cell * r->nvalues]));
-            json_object_set_new(t, "grid", cli_json_doubles(glr, G));
-            json_object_set_new(t, "score", cli_json_doubles(r->values + cell * r->nvalues + 1, G));
-            json_array_append_new(tun, t);
-        }
-        for (size_t i = 0; i < ns; i++) {
-            am_nnpreset_row row;
-            am_nnpreset_summary(&pp, r, cell, i, &row);
-            double v[14] = {row.steps.n > 0 ? row.steps.mean : NAN,
-                            am_stats_sem(&row.steps),
-                            row.normalized.n > 0 ? row.normalized.mean : NAN,
-                            am_stats_sem(&row.normalized),
-                            row.test_accuracy.n > 0 ? row.test_accuracy.mean : NAN,
-                            am_stats_sem(&row.test_accuracy),
-                            row.coherence.n > 0 ? row.coherence.mean : NAN,
-                            am_stats_sem(&row.coherence),
-                            row.coherence_early.n > 0 ? row.coherence_early.mean : NAN,
-                            am_stats_sem(&row.coherence_early),
-                            row.coherence_late.n > 0 ? row.coherence_late.mean : NAN,
-                            am_stats_sem(&row.coherence_late),
-                            row.normalized_lower.n > 0 ? row.normalized_lower.mean : NAN,
-                            am_stats_sem(&row.normalized_lower)};
-            static const char *keys[14] = {
-                "steps_to_target",  "steps_to_target_sem", "normalized",     "normalized_sem",
-                "test_accuracy",    "test_accuracy_sem",   "coherence",      "coherence_sem",
-                "coherence_early",  "coherence_early_sem", "coherence_late", "coherence_late_sem",
-                "normalized_lower", "normalized_lower_sem"};
-            if (json) {
-                json_t *e = json_object();
-                json_object_set_new(e, "model", json_string(mnames[m]));
-                json_object_set_new(e, "spec", json_string(mspecs[m]));
-                json_object_set_new(e, "optimizer", json_string(oname));
-                json_object_set_new(e, "workers", json_integer((json_int_t)workers[w]));
-                json_object_set_new(e, "s", json_integer((json_int_t)s[i]));
-                json_object_set_new(e, "semantics", json_string(semname));
-                json_object_set_new(e, "lr", json_real(row.lr));
-                json_object_set_new(e, "reached", json_integer((json_int_t)row.reached));
-                for (int k = 0; k < 14; k++)
-                    json_object_set_new(e, keys[k], cli_json_number(v[k]));
-                json_t *sj = json_array();
-                for (size_t k = 0; k < seeds; k++) {
-                    const double *x = am_nnpreset_run_values(&pp, r, cell, i, k);
-                    json_t *u = json_object();
-                    json_object_set_new(u, "seed_index", json_integer((json_int_t)k));
-                    json_object_set_new(u, "steps_to_target",
-                                        cli_json_number(x[AM_NNPRESET_BATCHES]));
-                    json_object_set_new(u, "test_accuracy",
-                                        cli_json_number(x[AM_NNPRESET_TEST_ACCURACY]));
-                    json_object_set_new(u, "coherence", cli_json_number(x[AM_NNPRESET_COHERENCE]));
-                    json_object_set_new(u, "coherence_min",
-                                        cli_json_number(x[AM_NNPRESET_COHERENCE_MIN]));
-                    json_object_set_new(u, "coherence_early",
-                                        cli_json_number(x[AM_NNPRESET_COH_EARLY]));
-                    json_object_set_new(u, "coherence_late",
-                                        cli_json_number(x[AM_NNPRESET_COH_LATE]));
-                    json_object_set_new(u, "diverged", json_boolean(x[AM_NNPRESET_DIVERGED] != 0));
-                    json_array_append_new(sj, u);
-                }
-                json_object_set_new(e, "seeds", sj);
-                json_array_append_new(arr, e);
-            } else {
-                fprintf(fo, "%s,\"%s\",%s,%zu,%zu,%s,", mnames[m], mspecs[m], oname, workers[w],
-                        s[i], semname);
-                cli_csv_double(fo, row.lr);
-                fprintf(fo, ",%zu,%zu", seeds, row.reached);
-                for (int k = 0; k < 14; k++) {
-                    fputc(',', fo);
-                    cli_csv_double(fo, v[k]);
-                }
-                fputc('\n', fo);
-            }
-        }
-    }
-    if (json) {
-        json_t *params = json_object();
-        json_object_set_new(params, "preset", json_string("dai2019"));
-        json_object_set_new(params, "quick", json_boolean(quick));
-        json_t *ml = json_array(), *mn = json_array();
-        for (size_t m = 0; m < nm; m++) {
-            json_array_append_new(mn, json_string(mnames[m]));
-            json_t *e = json_object();
-            json_object_set_new(e, "name", json_string(mnames[m]));
-            json_object_set_new(e, "spec", json_string(mspecs[m]));
-            json_object_set_new(e, "parameters", json_integer((json_int_t)am_nn_dim(nets[m])));
-            json_object_set_new(e, "target_accuracy", json_real(targets[m]));
-            json_array_append_new(ml, e);
-        }
-        json_object_set_new(params, "models", mn);
-        json_object_set_new(params, "width", json_integer((json_int_t)width));
-        json_t *ol = json_array(), *l0 = json_array(), *slj = json_array(), *wlj = json_array();
-        for (size_t o = 0; o < nopt; o++) {
-            json_array_append_new(ol, json_string(am_optim_name(kinds[o])));
-            json_array_append_new(l0, json_real(ops[o].lr));
-        }
-        for (size_t i = 0; i < ns; i++)
-            json_array_append_new(slj, json_integer((json_int_t)s[i]));
-        for (size_t i = 0; i < nw; i++)
-            json_array_append_new(wlj, json_integer((json_int_t)workers[i]));
-        json_object_set_new(params, "optimizer", ol);
-        json_object_set_new(params, "grid_half", json_integer(grid_half));
-        json_object_set_new(params, "s", slj);
-        json_object_set_new(params, "workers", wlj);
-        json_object_set_new(params, "seeds", json_integer((json_int_t)seeds));
-        json_object_set_new(params, "data", json_string(data));
-        json_object_set_new(params, "semantics", json_string(semname));
-        json_object_set_new(params, "batch", json_integer((json_int_t)bp.batch));
-        json_object_set_new(params, "momentum", json_real(mom));
-        json_object_set_new(params, "max_batches", json_integer((json_int_t)bp.max_batches));
-        json_object_set_new(params, "eval_every", json_integer((json_int_t)bp.eval_every));
-        json_object_set_new(params, "eval_rows", json_integer((json_int_t)bp.eval_rows));
-        json_object_set_new(params, "coherence_rows", json_integer((json_int_t)bp.coherence_rows));
-        char sbuf[32];
-        snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)bp.seed);
-        json_object_set_new(params, "seed", json_string(sbuf));
-        json_t *root = nn_cli_json_root("staleness", params);
-        /* what the flags resolved to (not options: `amsgd rerun` reads only params) */
-        json_t *info = json_object();
-        json_object_set_new(info, "models", ml);
-        json_object_set_new(info, "lr0", l0);
-        json_object_set_new(info, "train_rows", json_integer((json_int_t)train->n));
-        json_object_set_new(info, "test_rows", json_integer((json_int_t)test->n));
-        json_object_set_new(root, "resolved", info);
-        json_object_set_new(root, "tuning", tun);
-        json_object_set_new(root, "results", arr);
-        cli_out_json(fo, root);
-    } else {
-        json_decref(arr);
-        json_decref(tun);
-    }
-    cli_out_commit(&out);
+                                  c.nw * c.nm * c.nopt, c.ckpt, progress);
+    if (!st && am_sweep_rank() == 0) preset_write(&a, &c, &pp, r, nets);
     am_nnpreset_result_free(r);
-    for (size_t m = 0; m < nm; m++) {
-        am_nn_free(nets[m]);
-        free(mnames[m]);
-    }
-    am_classset_free(train);
-    am_classset_free(test);
-    return 0;
+    preset_free(&c, nets, train, test);
+    return st || am_sweep_rank() != 0 ? status : 0;
 }
