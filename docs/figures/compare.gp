@@ -18,7 +18,7 @@ stats data skip 1 using 1 nooutput
 tmax = STATS_max
 do for [fmt in 'png svg'] {
     if (fmt eq 'png') { set terminal pngcairo size 900,820 enhanced font 'Sans,11' }
-    if (fmt eq 'svg') { set terminal svg size 900,820 enhanced font 'Sans,11' }
+    if (fmt eq 'svg') { set terminal svg size 900,820 fontscale 1.25 enhanced font 'Sans,11' background 'white' }
     set output out.'.'.fmt
     set multiplot layout 2,1 title title
     # upper panel: the three paths

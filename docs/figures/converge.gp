@@ -54,7 +54,7 @@ set grid
 if (nopen > 0) { set label 1 'open symbol, bar to the bottom edge: the lower end (value - 2 SE) is <= 0' at graph 0.98, graph 0.04 right font ',9' }
 do for [fmt in 'png svg'] {
     if (fmt eq 'png') { set terminal pngcairo size 900,560 enhanced font 'Sans,11' }
-    if (fmt eq 'svg') { set terminal svg size 900,560 enhanced font 'Sans,11' }
+    if (fmt eq 'svg') { set terminal svg size 900,560 fontscale 1.25 enhanced font 'Sans,11' background 'white' }
     set output out.'.'.fmt
     plot data skip 1 using 1:3:(low($3,$4)):($3+2*$4):xtic(sprintf('%g', $1)) with yerrorbars pt 7 lc rgb '#1f3b73' title 'discrete vs ODE', \
          data skip 1 using 1:($3-2*$4 > 0 ? 1/0 : $3) with points pt 7 ps 1.6 lc rgb '#ffffff' notitle, \

@@ -11,7 +11,7 @@ title = (ARGC >= 3 ? ARG3 : "critical delay versus momentum")
 # the output format follows the file name: .svg writes SVG, anything else PNG
 # (gnuplot substrings are 1-based: the last three characters start at strlen - 2)
 if (strlen(out) > 4 && out[strlen(out)-2:] eq "svg") {
-    set terminal svg size 860,600 font ",11" noenhanced background "white"
+    set terminal svg size 860,600 fontscale 1.25 font ",11" noenhanced background "white"
 } else {
     set terminal pngcairo size 860,600 font ",11" noenhanced
 }

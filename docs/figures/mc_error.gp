@@ -17,7 +17,7 @@ if (!exists("tzoom")) tzoom = tmax / 2
 ylab = 'mean error 1 - (v^1.v)^2/|v|^2'
 do for [fmt in 'png svg'] {
     if (fmt eq 'png') { set terminal pngcairo size 900,820 enhanced font 'Sans,11' }
-    if (fmt eq 'svg') { set terminal svg size 900,820 enhanced font 'Sans,11' }
+    if (fmt eq 'svg') { set terminal svg size 900,820 fontscale 1.25 enhanced font 'Sans,11' background 'white' }
     set output out.'.'.fmt
     set multiplot layout 2,1 title title
     set lmargin 12

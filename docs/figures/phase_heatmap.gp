@@ -22,7 +22,7 @@ xlab = (ARGC >= 6 ? ARG6 : "delay tau (steps)")
 # the output format follows the file name: .svg writes SVG, anything else PNG
 # (gnuplot substrings are 1-based: the last three characters start at strlen - 2)
 if (strlen(out) > 4 && out[strlen(out)-2:] eq "svg") {
-    set terminal svg size 960,680 font ",11" noenhanced background "white"
+    set terminal svg size 960,680 fontscale 1.25 font ",11" noenhanced background "white"
     IMG = "image pixels"
 } else {
     IMG = "image"

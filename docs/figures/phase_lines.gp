@@ -13,7 +13,7 @@ ou = (ARGC >= 4 ? ARG4 : "")
 # the output format follows the file name: .svg writes SVG, anything else PNG
 # (gnuplot substrings are 1-based: the last three characters start at strlen - 2)
 if (strlen(out) > 4 && out[strlen(out)-2:] eq "svg") {
-    set terminal svg size 960,700 font ",11" enhanced background "white"
+    set terminal svg size 960,700 fontscale 1.25 font ",11" enhanced background "white"
 } else {
     set terminal pngcairo size 960,700 font ",11" enhanced
 }
