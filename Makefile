@@ -320,10 +320,12 @@ python-test: $(BIN) $(CLI_SHLIB)
 	    $(PYTHON) python/tests/run.py
 
 # Every command output quoted in docs/*.md is what the command prints (scripts/doc-quotes.py,
-# the convention in docs/README.md), and the checker fails on wrong quotes. A few seconds.
+# the convention in docs/README.md), and the checker fails on wrong quotes; validate.md's
+# table and row counts are those of docs/validate_full.json. A few seconds.
 doc-quotes-check: $(BIN) $(CLI_SHLIB)
 	AMSGD=$(abspath $(BIN)) tests/doc_quotes_test.sh $(PYTHON)
 	$(PYTHON) scripts/doc-quotes.py --amsgd $(BIN)
+	$(PYTHON) scripts/validate-table.py --check
 
 # Installs into a temporary prefix, builds examples/embed.c against it with pkg-config
 # (static and shared), builds the C programs of docs/sde.md and docs/statistics.md with
