@@ -5,7 +5,9 @@
 #   make install-check  install, build and run against the install (pkg-config, shared and
 #                   static), uninstall and check that nothing is left
 #   make python-test  the Python binding (python/amsgd) against the command's JSON
-#   make test       install missing packages, build, run the Criterion suite
+#   make test       install missing packages, build, run the Criterion suite, the Python
+#                   binding's tests and make doc-quotes-check
+#   make doc-quotes-check  the command outputs quoted in docs/*.md are what the commands print
 #   make demo       install missing packages, build, run the demo into out/
 #   make bench-sde  Euler-Maruyama engine vs Monte Carlo kernel (bench/README-sde.md)
 #   make bench      benchmarks (bench/README.md); make bench-sweep: the sweep benchmark
@@ -112,6 +114,7 @@ test: $(DEPS_STAMP)
 	$(MAKE) $(SUBJOBS) --no-print-directory $(BIN) $(TEST)
 	AMSGD=$(abspath $(BIN)) $(TEST) --jobs $(JOBS)
 	$(MAKE) --no-print-directory python-test
+	$(MAKE) --no-print-directory doc-quotes-check
 
 san-test: $(DEPS_STAMP)
 	$(MAKE) $(SUBJOBS) --no-print-directory BUILD=build-san OPT=-O1 \
@@ -210,7 +213,7 @@ PIC_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PIC_CLI_OBJ := $(filter-out $(BUILD)/pic/cli/main.o,$(CLI_SRC:%.c=$(BUILD)/pic/%.o))
 PYTHON      ?= $(firstword $(wildcard /usr/bin/python3) python3)
 
-.PHONY: shared python-test FORCE
+.PHONY: shared python-test doc-quotes-check FORCE
 shared: $(SHLIB) $(CLI_SHLIB)
 ifneq ($(MPI),1)
 all: shared
@@ -315,6 +318,14 @@ uninstall:
 python-test: $(BIN) $(CLI_SHLIB)
 	AMSGD=$(abspath $(BIN)) AMSGD_LIBDIR=$(abspath $(BUILD)) PYTHONPATH=$(abspath python) \
 	    $(PYTHON) python/tests/run.py
+
+# Every command output quoted in docs/*.md is what the command prints (scripts/doc-quotes.py,
+# the convention in docs/README.md), and the checker fails on wrong quotes; validate.md's
+# table and row counts are those of docs/validate_full.json. A few seconds.
+doc-quotes-check: $(BIN) $(CLI_SHLIB)
+	AMSGD=$(abspath $(BIN)) tests/doc_quotes_test.sh $(PYTHON)
+	$(PYTHON) scripts/doc-quotes.py --amsgd $(BIN)
+	$(PYTHON) scripts/validate-table.py --check
 
 # Installs into a temporary prefix, builds examples/embed.c against it with pkg-config
 # (static and shared), builds the C programs of docs/sde.md and docs/statistics.md with

@@ -2,9 +2,14 @@
 """Rewrites the table of docs/validate.md ("Measured numbers (full run)") from
 docs/validate_full.json: one row per check, in the JSON's order.
 
-usage: scripts/validate-table.py [JSON [MARKDOWN]]
+usage: scripts/validate-table.py [--check] [JSON [MARKDOWN]]
+
+--check: rewrites nothing; exits 1 when the table differs from the one the JSON gives, or
+when a count "N rows: P PASS, F FAIL" in the page is not the JSON's (those sentences are
+written by hand).
 """
 import json
+import re
 import sys
 
 HEADER = "| check | parameters | measured +- h | predicted | tolerance | mdd | verdict |"
@@ -30,8 +35,11 @@ def row(c):
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "docs/validate_full.json"
-    md = sys.argv[2] if len(sys.argv) > 2 else "docs/validate.md"
+    args = sys.argv[1:]
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    src = args[0] if len(args) > 0 else "docs/validate_full.json"
+    md = args[1] if len(args) > 1 else "docs/validate.md"
     checks = json.load(open(src))["checks"]
     lines = open(md).read().split("\n")
     try:
@@ -41,8 +49,32 @@ def main():
     end = start + 2
     while end < len(lines) and lines[end].startswith("| "):
         end += 1
-    lines[start + 2:end] = [row(c) for c in checks]
-    open(md, "w").write("\n".join(lines))
+    table = [row(c) for c in checks]
+    if not check:
+        lines[start + 2:end] = table
+        open(md, "w").write("\n".join(lines))
+        return
+    bad = 0
+    if lines[start + 2:end] != table:
+        print("validate-table: the table of %s is not the one %s gives (run "
+              "scripts/validate-table.py)" % (md, src), file=sys.stderr)
+        bad = 1
+    n = len(checks)
+    npass = sum(c["verdict"] == "PASS" for c in checks)
+    nfail = sum(c["verdict"] == "FAIL" for c in checks)
+    for i, line in enumerate(lines):
+        for m in re.finditer(r"(\d+) rows: (\d+) PASS,\s+(\d+) FAIL", line + " " +
+                             (lines[i + 1] if i + 1 < len(lines) else "")):
+            if m.start() >= len(line):
+                continue
+            if (int(m.group(1)), int(m.group(2)), int(m.group(3))) != (n, npass, nfail):
+                print("validate-table: %s:%d: '%s', but %s has %d rows: %d PASS, %d FAIL"
+                      % (md, i + 1, m.group(0), src, n, npass, nfail), file=sys.stderr)
+                bad = 1
+    if not bad:
+        print("validate-table: %s agrees with %s (%d rows: %d PASS, %d FAIL)"
+              % (md, src, n, npass, nfail))
+    sys.exit(bad)
 
 
 if __name__ == "__main__":
