@@ -29,6 +29,157 @@ static const cli_opt *const runtime_opts[] = {
     &OPT_WORKERS, &OPT_RUNTIME, &OPT_KLIST,  &OPT_UPDATES, &OPT_BURNIN, &OPT_REPLICAS_RT,
     &OPT_SEED,    &OPT_THREADS, &OPT_FORMAT, &OPT_OUTPUT,  NULL};
 
+/* --K: integers in [1, P]. */
+static size_t *runtime_klist(const cli_args *a, size_t p, size_t *nk)
+{
+    double *kd = cli_double_list(a, "K", nk);
+    size_t *ks = malloc(*nk * sizeof *ks);
+    if (!ks) cli_runtime_error("out of memory");
+    for (size_t i = 0; i < *nk; i++) {
+        if (!cli_is_integer(kd[i], 1, (double)p))
+            cli_usage_error("--K values must be integers in [1, %zu] (the workers), got '%s'", p,
+                            cli_str(a, "K"));
+        ks[i] = (size_t)kd[i];
+    }
+    free(kd);
+    return ks;
+}
+
+/* Every flag into rp; returns the --format flag (cli_json); exits 2 on bad usage. */
+static int runtime_parse(const cli_args *a, am_runtime_study_params *rp)
+{
+    char err[256];
+    *rp = am_runtime_study_params_default();
+    rp->workers = (size_t)cli_int(a, "workers", 1, 100000);
+    if (am_runtime_parse(cli_str(a, "runtime"), &rp->runtime, err, sizeof err))
+        cli_usage_error("--runtime %s", err);
+    rp->k = runtime_klist(a, rp->workers, &rp->nk);
+    rp->updates = (uint64_t)cli_int(a, "updates", 1, 1000000000LL);
+    rp->burnin = (uint64_t)cli_int(a, "burnin", 0, 1000000000LL);
+    rp->replicas = (size_t)cli_int(a, "replicas", 2, 100000000LL);
+    rp->seed = cli_u64(a, "seed");
+    rp->threads = (int)cli_int(a, "threads", 0, 4096);
+    return cli_json(a);
+}
+
+/* Refuses a run above the work limit: every update of the simulated server visits its P
+ * learners, for each variant. */
+static void runtime_work(const cli_args *a, const am_runtime_study_params *rp)
+{
+    char how[160];
+    const uint64_t n = rp->updates + rp->burnin;
+    double nvar = 2.0 + 4.0 * (double)rp->nk;
+    snprintf(how, sizeof how, "%zu replicas x %llu updates x %zu learners x %.0f variants",
+             rp->replicas, (unsigned long long)n, rp->workers, nvar);
+    cli_work_check(a, (double)rp->replicas * (double)n * (double)rp->workers * nvar, how);
+}
+
+/* An infinite-mean runtime: a row without closed form has a mean of an infinite-mean time,
+ * which is finite on every run but does not settle as --updates grows. */
+static void runtime_warn_infinite(const am_runtime *rt, const am_runtime_study_result *res)
+{
+    double mrt;
+    size_t ninf = 0;
+    for (size_t r = 0; r < res->nrows; r++)
+        ninf += !isfinite(res->rows[r].theory);
+    if (ninf && am_runtime_mean(rt, &mrt) != AM_OK) {
+        char rs[128];
+        am_runtime_format(rt, rs, sizeof rs);
+        fprintf(stderr,
+                "amsgd: warning: --runtime %s has an infinite mean; the time_per_iter of the "
+                "%zu row(s) with theory nan estimates an infinite expectation and does not "
+                "settle as --updates grows\n",
+                rs, ninf);
+    }
+}
+
+/* The JSON params: every option as resolved. */
+static json_t *runtime_json_params(const am_runtime_study_params *rp)
+{
+    char spec[128];
+    am_runtime_format(&rp->runtime, spec, sizeof spec);
+    json_t *params = json_object();
+    json_object_set_new(params, "workers", json_integer((json_int_t)rp->workers));
+    json_object_set_new(params, "runtime", json_string(spec));
+    json_t *kl = json_array();
+    for (size_t i = 0; i < rp->nk; i++)
+        json_array_append_new(kl, json_integer((json_int_t)rp->k[i]));
+    json_object_set_new(params, "K", kl);
+    json_object_set_new(params, "updates", json_integer((json_int_t)rp->updates));
+    json_object_set_new(params, "burnin", json_integer((json_int_t)rp->burnin));
+    json_object_set_new(params, "replicas", json_integer((json_int_t)rp->replicas));
+    /* seeds are 64-bit: a string keeps every bit in any JSON reader */
+    char sbuf[32];
+    snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)rp->seed);
+    json_object_set_new(params, "seed", json_string(sbuf));
+    json_object_set_new(params, "threads", json_integer(rp->threads));
+    return params;
+}
+
+/* The rows as a JSON array. */
+static json_t *runtime_json_rows(const am_runtime_study_result *res)
+{
+    json_t *arr = json_array();
+    for (size_t r = 0; r < res->nrows; r++) {
+        const am_runtime_study_row *w = &res->rows[r];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(am_runtime_variant_name(w->variant)));
+        json_object_set_new(o, "K", json_integer((json_int_t)w->k));
+        const struct {
+            const char *key;
+            double value;
+        } cols[] = {
+            {"time_per_iter", w->time_per_iter},
+            {"time_per_iter_sem", w->time_per_iter_sem},
+            {"theory", w->theory},
+            {"p_fresh", w->p_fresh},
+            {"p_fresh_sem", w->p_fresh_sem},
+            {"p_fresh_theory", w->p_fresh_theory},
+            {"mean_staleness", w->mean_staleness},
+            {"mean_staleness_sem", w->mean_staleness_sem},
+            {"mean_staleness_theory", w->mean_staleness_theory},
+        };
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
+            json_object_set_new(o, cols[c].key, cli_json_number(cols[c].value));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+static void runtime_csv(FILE *f, const am_runtime_study_result *res)
+{
+    fprintf(f, "name,K,time_per_iter,time_per_iter_sem,theory,p_fresh,p_fresh_sem,"
+               "p_fresh_theory,mean_staleness,mean_staleness_sem,mean_staleness_theory\n");
+    for (size_t r = 0; r < res->nrows; r++) {
+        const am_runtime_study_row *w = &res->rows[r];
+        fprintf(f, "%s,%zu,", am_runtime_variant_name(w->variant), w->k);
+        const double v[9] = {w->time_per_iter,  w->time_per_iter_sem,  w->theory,
+                             w->p_fresh,        w->p_fresh_sem,        w->p_fresh_theory,
+                             w->mean_staleness, w->mean_staleness_sem, w->mean_staleness_theory};
+        for (int c = 0; c < 9; c++) {
+            cli_csv_double(f, v[c]);
+            fputc(c == 8 ? '\n' : ',', f);
+        }
+    }
+}
+
+/* Writes the result (CSV or JSON) through --output. */
+static void runtime_write(const cli_args *a, int json, const am_runtime_study_params *rp,
+                          const am_runtime_study_result *res)
+{
+    cli_out out;
+    FILE *f = cli_out_begin(&out, a);
+    if (json) {
+        json_t *root = cli_json_root("runtime", runtime_json_params(rp));
+        json_object_set_new(root, "mean_runtime", cli_json_number(res->mean_runtime));
+        json_object_set_new(root, "variants", runtime_json_rows(res));
+        cli_out_json(f, root);
+    } else {
+        runtime_csv(f, res);
+    }
+    cli_out_commit(&out);
+}
+
 int cmd_runtime(int argc, char **argv)
 {
     cli_args a;
@@ -38,136 +189,16 @@ int cmd_runtime(int argc, char **argv)
               "iteration (mean and standard error over replicas), the fraction of fresh gradients\n"
               "and the mean staleness, next to their closed forms.",
               runtime_opts, argc, argv);
-    size_t p = (size_t)cli_int(&a, "workers", 1, 100000);
-    am_runtime rt;
+    am_runtime_study_params rp;
+    const int json = runtime_parse(&a, &rp);
+    runtime_work(&a, &rp);
     char err[256];
-    if (am_runtime_parse(cli_str(&a, "runtime"), &rt, err, sizeof err))
-        cli_usage_error("--runtime %s", err);
-    size_t nk;
-    double *kd = cli_double_list(&a, "K", &nk);
-    size_t *ks = malloc(nk * sizeof *ks);
-    if (!ks) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < nk; i++) {
-        if (!cli_is_integer(kd[i], 1, (double)p))
-            cli_usage_error("--K values must be integers in [1, %zu] (the workers), got '%s'", p,
-                            cli_str(&a, "K"));
-        ks[i] = (size_t)kd[i];
-    }
-    free(kd);
-    uint64_t n = (uint64_t)cli_int(&a, "updates", 1, 1000000000LL);
-    uint64_t burnin = (uint64_t)cli_int(&a, "burnin", 0, 1000000000LL);
-    size_t replicas = (size_t)cli_int(&a, "replicas", 2, 100000000LL);
-    uint64_t seed = cli_u64(&a, "seed");
-    int threads = (int)cli_int(&a, "threads", 0, 4096);
-    int json = cli_json(&a);
-
-    am_runtime_study_params rp = am_runtime_study_params_default();
-    rp.workers = p;
-    rp.runtime = rt;
-    rp.k = ks;
-    rp.nk = nk;
-    rp.updates = n;
-    rp.burnin = burnin;
-    rp.replicas = replicas;
-    rp.seed = seed;
-    rp.threads = threads;
-    {
-        /* every update of the simulated server visits its P learners, for each variant */
-        char how[160];
-        double nvar = 2.0 + 4.0 * (double)nk;
-        snprintf(how, sizeof how, "%zu replicas x %llu updates x %zu learners x %.0f variants",
-                 replicas, (unsigned long long)(n + burnin), p, nvar);
-        cli_work_check(&a, (double)replicas * (double)(n + burnin) * (double)p * nvar, how);
-    }
     am_runtime_study_result res;
     am_status st = am_runtime_study_run(&rp, &res, err, sizeof err);
     if (st) cli_runtime_error("runtime: %s", err);
-    size_t nrows = res.nrows;
-    const am_runtime_study_row *rows = res.rows;
-    {
-        /* an infinite-mean runtime: a row without closed form has a mean of an infinite-mean
-           time, which is finite on every run but does not settle as --updates grows */
-        double mrt;
-        size_t ninf = 0;
-        for (size_t r = 0; r < nrows; r++)
-            ninf += !isfinite(rows[r].theory);
-        if (ninf && am_runtime_mean(&rt, &mrt) != AM_OK) {
-            char rs[128];
-            am_runtime_format(&rt, rs, sizeof rs);
-            fprintf(stderr,
-                    "amsgd: warning: --runtime %s has an infinite mean; the time_per_iter of the "
-                    "%zu row(s) with theory nan estimates an infinite expectation and does not "
-                    "settle as --updates grows\n",
-                    rs, ninf);
-        }
-    }
-
-    cli_out out;
-    FILE *f = cli_out_begin(&out, &a);
-    char spec[128];
-    am_runtime_format(&rt, spec, sizeof spec);
-    if (json) {
-        json_t *params = json_object();
-        json_object_set_new(params, "workers", json_integer((json_int_t)p));
-        json_object_set_new(params, "runtime", json_string(spec));
-        json_t *kl = json_array();
-        for (size_t i = 0; i < nk; i++)
-            json_array_append_new(kl, json_integer((json_int_t)ks[i]));
-        json_object_set_new(params, "K", kl);
-        json_object_set_new(params, "updates", json_integer((json_int_t)n));
-        json_object_set_new(params, "burnin", json_integer((json_int_t)burnin));
-        json_object_set_new(params, "replicas", json_integer((json_int_t)replicas));
-        /* seeds are 64-bit: a string keeps every bit in any JSON reader */
-        char sbuf[32];
-        snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)seed);
-        json_object_set_new(params, "seed", json_string(sbuf));
-        json_object_set_new(params, "threads", json_integer(threads));
-        json_t *root = cli_json_root("runtime", params);
-        json_object_set_new(root, "mean_runtime", cli_json_number(res.mean_runtime));
-        json_t *arr = json_array();
-        for (size_t r = 0; r < nrows; r++) {
-            const am_runtime_study_row *w = &rows[r];
-            json_t *o = json_object();
-            json_object_set_new(o, "name", json_string(am_runtime_variant_name(w->variant)));
-            json_object_set_new(o, "K", json_integer((json_int_t)w->k));
-            const struct {
-                const char *key;
-                double value;
-            } cols[] = {
-                {"time_per_iter", w->time_per_iter},
-                {"time_per_iter_sem", w->time_per_iter_sem},
-                {"theory", w->theory},
-                {"p_fresh", w->p_fresh},
-                {"p_fresh_sem", w->p_fresh_sem},
-                {"p_fresh_theory", w->p_fresh_theory},
-                {"mean_staleness", w->mean_staleness},
-                {"mean_staleness_sem", w->mean_staleness_sem},
-                {"mean_staleness_theory", w->mean_staleness_theory},
-            };
-            for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++)
-                json_object_set_new(o, cols[c].key, cli_json_number(cols[c].value));
-            json_array_append_new(arr, o);
-        }
-        json_object_set_new(root, "variants", arr);
-        cli_out_json(f, root);
-    } else {
-        fprintf(f, "name,K,time_per_iter,time_per_iter_sem,theory,p_fresh,p_fresh_sem,"
-                   "p_fresh_theory,mean_staleness,mean_staleness_sem,mean_staleness_theory\n");
-        for (size_t r = 0; r < nrows; r++) {
-            const am_runtime_study_row *w = &rows[r];
-            fprintf(f, "%s,%zu,", am_runtime_variant_name(w->variant), w->k);
-            const double v[9] = {
-                w->time_per_iter,  w->time_per_iter_sem,  w->theory,
-                w->p_fresh,        w->p_fresh_sem,        w->p_fresh_theory,
-                w->mean_staleness, w->mean_staleness_sem, w->mean_staleness_theory};
-            for (int c = 0; c < 9; c++) {
-                cli_csv_double(f, v[c]);
-                fputc(c == 8 ? '\n' : ',', f);
-            }
-        }
-    }
-    cli_out_commit(&out);
+    runtime_warn_infinite(&rp.runtime, &res);
+    runtime_write(&a, json, &rp, &res);
     am_runtime_study_result_free(&res);
-    free(ks);
+    free((void *)rp.k);
     return 0;
 }

@@ -51,6 +51,182 @@ static const cli_opt *const wall_nn_opts[] = {
     &OPT_NN_MOM,   &OPT_NN_SEEDS, &OPT_NN_EVAL,  &OPT_NN_QUICK, &OPT_NN_TARGET,
     &OPT_SEED,     &OPT_THREADS,  &OPT_FORMAT,   &OPT_OUTPUT,   NULL};
 
+/* The flags as parsed: the study's params and what the output repeats. */
+typedef struct {
+    const char *model, *vl, *data;
+    int quick, json;
+    am_optim_kind kind;
+    am_wallclock_nn_params wp;
+} wm_config;
+
+/* --variants for the one P of --workers (NAME:P/D resolved for this P). */
+static am_wallclock_variant *wm_variants(const char *vl, size_t p, size_t *nv)
+{
+    am_wallclock_sweep_variant *sv = wallclock_cli_variants(vl, &p, 1, 1, nv);
+    am_wallclock_variant *vars = calloc(*nv, sizeof *vars);
+    if (!vars) cli_runtime_error("out of memory");
+    for (size_t i = 0; i < *nv; i++) {
+        vars[i].variant = sv[i].variant;
+        vars[i].k = am_wallclock_sweep_k(&sv[i], p); /* NAME:P/D resolved for this P */
+    }
+    free(sv);
+    return vars;
+}
+
+/* Every flag into c (--quick's values where the flag is not given); exits 2 on bad usage. */
+static void wm_parse(const cli_args *a, wm_config *c)
+{
+    char err[1024];
+    memset(c, 0, sizeof *c);
+    c->model = cli_str(a, "model");
+    if (!c->model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
+    const int quick = c->quick = cli_flag(a, "quick");
+    size_t p = (size_t)cli_int(a, "workers", 1, 100000);
+    am_wallclock_nn_params *wp = &c->wp;
+    *wp = am_wallclock_nn_params_default();
+    wp->workers = p;
+    if (am_runtime_parse(cli_str(a, "runtime"), &wp->runtime, err, sizeof err))
+        cli_usage_error("--runtime %s", err);
+    c->vl = cli_str(a, "variants");
+    wp->variants = wm_variants(c->vl, p, &wp->nvariants);
+    wp->time = quick && !cli_given(a, "time") ? 150 : cli_double(a, "time", 0, 1e12, 1, 0);
+    wp->ngrid = quick && !cli_given(a, "grid") ? 16 : (size_t)cli_int(a, "grid", 2, 1000000);
+    wp->batch = (size_t)cli_int(a, "batch", 1, 100000);
+    if (am_optim_parse(cli_str(a, "optimizer"), &c->kind, err, sizeof err))
+        cli_usage_error("--optimizer %s", err);
+    wp->opt = am_optim_params_default(c->kind);
+    wp->opt.mu = cli_double(a, "momentum", 0, 1, 0, 1);
+    wp->opt.lr =
+        cli_given(a, "lr") ? cli_double(a, "lr", 0, 1e6, 1, 0) : am_nnstale_default_lr(c->kind);
+    wp->seeds = quick && !cli_given(a, "seeds") ? 3 : (size_t)cli_int(a, "seeds", 1, 100000);
+    wp->eval_rows = quick && !cli_given(a, "eval-rows")
+                        ? 1000
+                        : (size_t)cli_int(a, "eval-rows", 0, 1000000000LL);
+    wp->target = cli_double(a, "target-error", 0, 1, 1, 1);
+    wp->seed = cli_u64(a, "seed");
+    wp->threads = (int)cli_int(a, "threads", 0, 4096);
+    c->json = cli_json(a);
+    c->data = cli_str(a, "data");
+}
+
+/* Opens --data and allocates --model on it; exits 2 on a bad data set or model. */
+static am_nn *wm_open(const wm_config *c, am_classset **train, am_classset **test)
+{
+    char err[1024];
+    am_status st = am_classset_open(c->data, train, test, err, sizeof err);
+    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
+    if (st) cli_usage_error("--data %s", err);
+    const am_classset *tr = *train;
+    am_nn *net = tr->rows ? am_nn_alloc_image(c->model, tr->rows, tr->cols, tr->classes, &st, err,
+                                              sizeof err)
+                          : am_nn_alloc(c->model, tr->d, tr->classes, &st, err, sizeof err);
+    if (!net) {
+        if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
+        cli_usage_error("--model %s", err);
+    }
+    return net;
+}
+
+static void wm_csv(FILE *f, const am_wallclock_nn_result *res)
+{
+    char spec[64];
+    fputs("variant,time,test_error,test_error_sem,updates_mean,alive\n", f);
+    for (size_t i = 0; i < res->nvariants; i++) {
+        const am_wallclock_nn_curve *c = &res->curves[i];
+        wallclock_cli_variant_spec(c->variant, c->k, spec, sizeof spec);
+        for (size_t g = 0; g < res->ngrid; g++) {
+            fprintf(f, "%s,", spec);
+            const double v[4] = {c->time[g], c->test_error[g], c->test_error_sem[g],
+                                 c->updates_mean[g]};
+            wallclock_cli_csv_values(f, v, 4);
+            fprintf(f, "%zu\n", c->alive[g]);
+        }
+    }
+}
+
+/* The JSON params: every option as resolved. */
+static json_t *wm_json_params(const wm_config *c, const am_nn *net)
+{
+    const am_wallclock_nn_params *wp = &c->wp;
+    json_t *params = json_object();
+    char buf[128];
+    json_object_set_new(params, "model", json_string(am_nn_spec(net)));
+    json_object_set_new(params, "data", json_string(c->data));
+    json_object_set_new(params, "workers", json_integer((json_int_t)wp->workers));
+    am_runtime_format(&wp->runtime, buf, sizeof buf);
+    json_object_set_new(params, "runtime", json_string(buf));
+    json_object_set_new(params, "variants", json_string(c->vl));
+    json_object_set_new(params, "time", json_real(wp->time));
+    json_object_set_new(params, "grid", json_integer((json_int_t)wp->ngrid));
+    json_object_set_new(params, "batch", json_integer((json_int_t)wp->batch));
+    json_object_set_new(params, "optimizer", json_string(am_optim_name(c->kind)));
+    json_object_set_new(params, "lr", json_real(wp->opt.lr));
+    json_object_set_new(params, "momentum", json_real(wp->opt.mu));
+    json_object_set_new(params, "seeds", json_integer((json_int_t)wp->seeds));
+    json_object_set_new(params, "eval_rows", json_integer((json_int_t)wp->eval_rows));
+    json_object_set_new(params, "target_error", json_real(wp->target));
+    json_object_set_new(params, "quick", json_boolean(c->quick));
+    wallclock_cli_json_seed_threads(params, wp->seed, wp->threads);
+    return params;
+}
+
+/* One variant's curves, its measured times, fresh fraction, staleness, floor and time to
+ * target next to Dutta's closed forms. */
+static json_t *wm_json_curve(const am_wallclock_nn_curve *c, size_t ngrid)
+{
+    char spec[64];
+    json_t *o = json_object();
+    wallclock_cli_variant_spec(c->variant, c->k, spec, sizeof spec);
+    json_object_set_new(o, "name", json_string(am_runtime_variant_name(c->variant)));
+    json_object_set_new(o, "variant", json_string(spec));
+    json_object_set_new(o, "K", json_integer((json_int_t)c->batch));
+    json_object_set_new(o, "time", cli_json_doubles(c->time, ngrid));
+    json_object_set_new(o, "test_error", cli_json_doubles(c->test_error, ngrid));
+    json_object_set_new(o, "test_error_sem", cli_json_doubles(c->test_error_sem, ngrid));
+    json_object_set_new(o, "updates_mean", cli_json_doubles(c->updates_mean, ngrid));
+    json_t *al = json_array();
+    for (size_t g = 0; g < ngrid; g++)
+        json_array_append_new(al, json_integer((json_int_t)c->alive[g]));
+    json_object_set_new(o, "alive", al);
+    json_object_set_new(o, "diverged", json_integer((json_int_t)c->diverged));
+    const wallclock_cli_key keys[] = {
+        {"time_per_update", wallclock_cli_mean(&c->time_per_update)},
+        {"time_per_update_sem", am_stats_sem(&c->time_per_update)},
+        {"time_per_update_dutta", c->time_per_update_dutta},
+        {"p0", wallclock_cli_mean(&c->p0)},
+        {"p0_sem", am_stats_sem(&c->p0)},
+        {"p0_dutta", c->p0_dutta},
+        {"mean_staleness", wallclock_cli_mean(&c->mean_staleness)},
+        {"mean_staleness_sem", am_stats_sem(&c->mean_staleness)},
+        {"floor_measured", wallclock_cli_mean(&c->floor)},
+        {"floor_measured_sem", am_stats_sem(&c->floor)},
+        {"time_to_target", wallclock_cli_mean(&c->time_to_target)},
+        {"time_to_target_sem", am_stats_sem(&c->time_to_target)},
+    };
+    wallclock_cli_json_keys(o, keys, sizeof keys / sizeof keys[0]);
+    json_object_set_new(o, "reached", json_integer((json_int_t)c->reached));
+    return o;
+}
+
+/* Writes the result (CSV or JSON) through --output. */
+static void wm_write(const cli_args *a, const wm_config *c, const am_nn *net,
+                     const am_wallclock_nn_result *res)
+{
+    cli_out out;
+    FILE *f = cli_out_begin(&out, a);
+    if (!c->json) {
+        wm_csv(f, res);
+    } else {
+        json_t *root = nn_cli_json_root("wallclock", wm_json_params(c, net));
+        json_t *arr = json_array();
+        for (size_t i = 0; i < res->nvariants; i++)
+            json_array_append_new(arr, wm_json_curve(&res->curves[i], res->ngrid));
+        json_object_set_new(root, "variants", arr);
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&out);
+}
+
 int cmd_wallclock_model(int argc, char **argv)
 {
     cli_args a;
@@ -63,149 +239,18 @@ int cmd_wallclock_model(int argc, char **argv)
               "per update next to Dutta's closed form, the fresh-gradient fraction, the error\n"
               "floor and the time to --target-error (docs/wallclock.md).",
               wall_nn_opts, argc, argv);
-    char err[1024];
-    const char *model = cli_str(&a, "model");
-    if (!model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
-    int quick = cli_flag(&a, "quick");
-    size_t p = (size_t)cli_int(&a, "workers", 1, 100000);
-    am_wallclock_nn_params wp = am_wallclock_nn_params_default();
-    wp.workers = p;
-    if (am_runtime_parse(cli_str(&a, "runtime"), &wp.runtime, err, sizeof err))
-        cli_usage_error("--runtime %s", err);
-    const char *vl = cli_str(&a, "variants");
-    am_wallclock_sweep_variant *sv = wallclock_cli_variants(vl, &p, 1, 1, &wp.nvariants);
-    am_wallclock_variant *vars = calloc(wp.nvariants, sizeof *vars);
-    if (!vars) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < wp.nvariants; i++) {
-        vars[i].variant = sv[i].variant;
-        vars[i].k = am_wallclock_sweep_k(&sv[i], p); /* NAME:P/D resolved for this P */
-    }
-    free(sv);
-    wp.variants = vars;
-    wp.time = quick && !cli_given(&a, "time") ? 150 : cli_double(&a, "time", 0, 1e12, 1, 0);
-    wp.ngrid = quick && !cli_given(&a, "grid") ? 16 : (size_t)cli_int(&a, "grid", 2, 1000000);
-    wp.batch = (size_t)cli_int(&a, "batch", 1, 100000);
-    am_optim_kind kind;
-    if (am_optim_parse(cli_str(&a, "optimizer"), &kind, err, sizeof err))
-        cli_usage_error("--optimizer %s", err);
-    wp.opt = am_optim_params_default(kind);
-    wp.opt.mu = cli_double(&a, "momentum", 0, 1, 0, 1);
-    wp.opt.lr =
-        cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0) : am_nnstale_default_lr(kind);
-    wp.seeds = quick && !cli_given(&a, "seeds") ? 3 : (size_t)cli_int(&a, "seeds", 1, 100000);
-    wp.eval_rows = quick && !cli_given(&a, "eval-rows")
-                       ? 1000
-                       : (size_t)cli_int(&a, "eval-rows", 0, 1000000000LL);
-    wp.target = cli_double(&a, "target-error", 0, 1, 1, 1);
-    wp.seed = cli_u64(&a, "seed");
-    wp.threads = (int)cli_int(&a, "threads", 0, 4096);
-    int json = cli_json(&a);
-    const char *data = cli_str(&a, "data");
-
+    wm_config c;
+    wm_parse(&a, &c);
     am_classset *train = NULL, *test = NULL;
-    am_status st = am_classset_open(data, &train, &test, err, sizeof err);
-    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-    if (st) cli_usage_error("--data %s", err);
-    am_nn *net = train->rows ? am_nn_alloc_image(model, train->rows, train->cols, train->classes,
-                                                 &st, err, sizeof err)
-                             : am_nn_alloc(model, train->d, train->classes, &st, err, sizeof err);
-    if (!net) {
-        if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
-        cli_usage_error("--model %s", err);
-    }
+    am_nn *net = wm_open(&c, &train, &test);
+    char err[1024];
     am_wallclock_nn_result res;
-    st = am_wallclock_nn_run(net, train, test, &wp, &res, err, sizeof err);
+    am_status st = am_wallclock_nn_run(net, train, test, &c.wp, &res, err, sizeof err);
     if (st == AM_EINVAL) cli_usage_error("wallclock --model: %s", err);
     if (st) cli_runtime_error("wallclock --model: %s", err);
-
-    cli_out out;
-    FILE *f = cli_out_begin(&out, &a);
-    char spec[64];
-    if (!json) {
-        fputs("variant,time,test_error,test_error_sem,updates_mean,alive\n", f);
-        for (size_t i = 0; i < res.nvariants; i++) {
-            const am_wallclock_nn_curve *c = &res.curves[i];
-            wallclock_cli_variant_spec(c->variant, c->k, spec, sizeof spec);
-            for (size_t g = 0; g < res.ngrid; g++) {
-                fprintf(f, "%s,", spec);
-                const double v[4] = {c->time[g], c->test_error[g], c->test_error_sem[g],
-                                     c->updates_mean[g]};
-                for (int k = 0; k < 4; k++) {
-                    cli_csv_double(f, v[k]);
-                    fputc(',', f);
-                }
-                fprintf(f, "%zu\n", c->alive[g]);
-            }
-        }
-    } else {
-        json_t *params = json_object();
-        char buf[128];
-        json_object_set_new(params, "model", json_string(am_nn_spec(net)));
-        json_object_set_new(params, "data", json_string(data));
-        json_object_set_new(params, "workers", json_integer((json_int_t)p));
-        am_runtime_format(&wp.runtime, buf, sizeof buf);
-        json_object_set_new(params, "runtime", json_string(buf));
-        json_object_set_new(params, "variants", json_string(vl));
-        json_object_set_new(params, "time", json_real(wp.time));
-        json_object_set_new(params, "grid", json_integer((json_int_t)wp.ngrid));
-        json_object_set_new(params, "batch", json_integer((json_int_t)wp.batch));
-        json_object_set_new(params, "optimizer", json_string(am_optim_name(kind)));
-        json_object_set_new(params, "lr", json_real(wp.opt.lr));
-        json_object_set_new(params, "momentum", json_real(wp.opt.mu));
-        json_object_set_new(params, "seeds", json_integer((json_int_t)wp.seeds));
-        json_object_set_new(params, "eval_rows", json_integer((json_int_t)wp.eval_rows));
-        json_object_set_new(params, "target_error", json_real(wp.target));
-        json_object_set_new(params, "quick", json_boolean(quick));
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)wp.seed);
-        json_object_set_new(params, "seed", json_string(buf));
-        json_object_set_new(params, "threads", json_integer(wp.threads));
-        json_t *root = nn_cli_json_root("wallclock", params);
-        json_t *arr = json_array();
-        for (size_t i = 0; i < res.nvariants; i++) {
-            const am_wallclock_nn_curve *c = &res.curves[i];
-            json_t *o = json_object();
-            wallclock_cli_variant_spec(c->variant, c->k, spec, sizeof spec);
-            json_object_set_new(o, "name", json_string(am_runtime_variant_name(c->variant)));
-            json_object_set_new(o, "variant", json_string(spec));
-            json_object_set_new(o, "K", json_integer((json_int_t)c->batch));
-            json_object_set_new(o, "time", cli_json_doubles(c->time, res.ngrid));
-            json_object_set_new(o, "test_error", cli_json_doubles(c->test_error, res.ngrid));
-            json_object_set_new(o, "test_error_sem",
-                                cli_json_doubles(c->test_error_sem, res.ngrid));
-            json_object_set_new(o, "updates_mean", cli_json_doubles(c->updates_mean, res.ngrid));
-            json_t *al = json_array();
-            for (size_t g = 0; g < res.ngrid; g++)
-                json_array_append_new(al, json_integer((json_int_t)c->alive[g]));
-            json_object_set_new(o, "alive", al);
-            json_object_set_new(o, "diverged", json_integer((json_int_t)c->diverged));
-            const struct {
-                const char *key;
-                double value;
-            } keys[] = {
-                {"time_per_update", wallclock_cli_mean(&c->time_per_update)},
-                {"time_per_update_sem", am_stats_sem(&c->time_per_update)},
-                {"time_per_update_dutta", c->time_per_update_dutta},
-                {"p0", wallclock_cli_mean(&c->p0)},
-                {"p0_sem", am_stats_sem(&c->p0)},
-                {"p0_dutta", c->p0_dutta},
-                {"mean_staleness", wallclock_cli_mean(&c->mean_staleness)},
-                {"mean_staleness_sem", am_stats_sem(&c->mean_staleness)},
-                {"floor_measured", wallclock_cli_mean(&c->floor)},
-                {"floor_measured_sem", am_stats_sem(&c->floor)},
-                {"time_to_target", wallclock_cli_mean(&c->time_to_target)},
-                {"time_to_target_sem", am_stats_sem(&c->time_to_target)},
-            };
-            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-                json_object_set_new(o, keys[k].key, cli_json_number(keys[k].value));
-            json_object_set_new(o, "reached", json_integer((json_int_t)c->reached));
-            json_array_append_new(arr, o);
-        }
-        json_object_set_new(root, "variants", arr);
-        cli_out_json(f, root);
-    }
-    cli_out_commit(&out);
+    wm_write(&a, &c, net, &res);
     am_wallclock_nn_result_free(&res);
-    free(vars);
+    free((void *)c.wp.variants);
     am_nn_free(net);
     am_classset_free(train);
     am_classset_free(test);

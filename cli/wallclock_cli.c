@@ -88,3 +88,28 @@ void wallclock_cli_variant_spec(am_variant v, size_t k, char *buf, size_t len)
     else
         snprintf(buf, len, "%s", am_runtime_variant_name(v));
 }
+
+/* Sets keys[0..n-1] on o, each as cli_json_number. */
+void wallclock_cli_json_keys(json_t *o, const wallclock_cli_key *keys, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        json_object_set_new(o, keys[k].key, cli_json_number(keys[k].value));
+}
+
+/* Writes v[0..n-1] to a CSV row, each followed by a comma. */
+void wallclock_cli_csv_values(FILE *f, const double *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        cli_csv_double(f, v[k]);
+        fputc(',', f);
+    }
+}
+
+/* The last two JSON params of every form: "seed" and "threads". */
+void wallclock_cli_json_seed_threads(json_t *params, uint64_t seed, int threads)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)seed);
+    json_object_set_new(params, "seed", json_string(buf));
+    json_object_set_new(params, "threads", json_integer(threads));
+}

@@ -5,7 +5,10 @@
 #ifndef AM_CLI_WALLCLOCK_H
 #define AM_CLI_WALLCLOCK_H
 
+#include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "../core/am_stats.h"
 #include "../studies/am_wallclock_sweep.h"
@@ -26,6 +29,22 @@ am_wallclock_sweep_variant *wallclock_cli_variants(const char *vl, const size_t 
 
 /* The spec of a variant with its K ("k-sync:4", "async"). */
 void wallclock_cli_variant_spec(am_variant v, size_t k, char *buf, size_t len);
+
+/* A named number of a JSON result (NaN written as null). */
+typedef struct {
+    const char *key;
+    double value;
+} wallclock_cli_key;
+
+/* Sets keys[0..n-1] on o, each as cli_json_number. */
+void wallclock_cli_json_keys(json_t *o, const wallclock_cli_key *keys, size_t n);
+
+/* Writes v[0..n-1] to a CSV row, each followed by a comma. */
+void wallclock_cli_csv_values(FILE *f, const double *v, size_t n);
+
+/* The last two JSON params of every form: "seed" (a string: 64 bits kept in any JSON reader)
+ * and "threads". */
+void wallclock_cli_json_seed_threads(json_t *params, uint64_t seed, int threads);
 
 /* wallclock --model and wallclock --sweep (argv as cmd_wallclock's). */
 int cmd_wallclock_model(int argc, char **argv);
