@@ -554,3 +554,11 @@ size_t cli_optimizer_list(const cli_args *a, am_optim_kind *out, size_t max)
     if (n != commas || n == 0) cli_usage_error("--optimizer has an empty entry in '%s'", olist);
     return n;
 }
+
+double cli_lr_tune(const cli_args *a, int *tune)
+{
+    double lr = cli_given(a, "lr") ? cli_double(a, "lr", 0, 1e6, 1, 0) : NAN;
+    *tune = cli_flag(a, "tune");
+    if (*tune && isfinite(lr)) cli_usage_error("--tune and --lr exclude each other");
+    return lr;
+}

@@ -123,4 +123,8 @@ void cli_csv_double(FILE *f, double x);
  * Exits 2 on an unknown name, an empty entry or more than max entries. */
 size_t cli_optimizer_list(const cli_args *a, am_optim_kind *out, size_t max);
 
+/* --lr in (0, 1e6] (NaN when not given: each optimiser's own step) and the --tune flag into
+ * *tune; exits 2 when both are given. */
+double cli_lr_tune(const cli_args *a, int *tune);
+
 #endif

@@ -89,6 +89,236 @@ static am_nnstale_semantics semantics_arg(const cli_args *a)
     return AM_NNSTALE_AVERAGED;
 }
 
+/* The flags of --model as resolved (the target accuracy once the model is known). */
+typedef struct {
+    const char *model, *data, *semname;
+    am_optim_kind kinds[64];
+    size_t nopt, ns, nw, seeds;
+    size_t *s, *workers; /* [ns], [nw], malloc'd */
+    am_nnstale_params bp;
+    int threads, tune, json;
+    double mom, lr_all; /* lr_all NaN: each optimiser's default step */
+} model_cfg;
+
+static json_t *size_list_json(const size_t *x, size_t n);
+
+/* Every flag but --target-accuracy into c; exits 2 on bad usage, --format included. */
+static void model_parse(const cli_args *a, model_cfg *c)
+{
+    c->model = cli_str(a, "model");
+    if (!c->model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
+    c->nopt = cli_optimizer_list(a, c->kinds, 64);
+    c->s = int_list(a, "s", 0, 100000, &c->ns);
+    c->workers = int_list(a, "workers", 1, 4096, &c->nw);
+    am_nnstale_params *bp = &c->bp;
+    *bp = am_nnstale_params_default();
+    bp->batch = (size_t)cli_int(a, "batch", 1, 100000);
+    bp->semantics = semantics_arg(a);
+    bp->max_batches = (uint64_t)cli_int(a, "max-batches", 1, 1000000000LL);
+    bp->eval_every = (size_t)cli_int(a, "eval-every", 1, 1000000000LL);
+    bp->eval_rows = (size_t)cli_int(a, "eval-rows", 0, 1000000000LL);
+    bp->coherence_rows = (size_t)cli_int(a, "coherence-rows", 0, 1000000000LL);
+    bp->coherence_trace = cli_flag(a, "coherence-trace");
+    bp->seed = cli_u64(a, "seed");
+    c->seeds = (size_t)cli_int(a, "seeds", 1, 100000);
+    c->threads = (int)cli_int(a, "threads", 0, 4096);
+    c->mom = cli_double(a, "momentum", 0, 1, 0, 1);
+    c->lr_all = cli_lr_tune(a, &c->tune);
+    c->json = cli_json(a);
+    c->data = cli_str(a, "data");
+    c->semname = bp->semantics == AM_NNSTALE_SSP ? "ssp" : "averaged";
+}
+
+/* Opens --data and builds the network; then the work limit, --target-accuracy (its default
+ * by the model) and the memory of the snapshot rings; exits 2 on any of them. */
+static void model_open(const cli_args *a, model_cfg *c, am_classset **train, am_classset **test,
+                       am_nn **net)
+{
+    nn_cli_open(a, c->model, train, test, net);
+    /* the sweep, and with --tune a grid of 9 steps per optimiser at s = 0 */
+    nn_cli_work_check(a, (double)(c->nopt * (c->ns * c->nw + (c->tune ? 9 : 0)) * c->seeds),
+                      (double)c->bp.max_batches, c->bp.batch, (double)am_nn_dim(*net));
+    int is_mlr = am_nn_layers(*net) == 1;
+    c->bp.target = cli_given(a, "target-accuracy") ? cli_double(a, "target-accuracy", 0, 1, 1, 1)
+                                                   : (is_mlr ? 0.8 : 0.82);
+    /* memory up front: the largest ring (s_max + 2 snapshots and 4 work vectors) per thread */
+    size_t smax = 0;
+    for (size_t i = 0; i < c->ns; i++)
+        if (c->s[i] > smax) smax = c->s[i];
+    double ring_bytes = (double)(smax + 6) * (double)am_nn_dim(*net) * 8.0;
+    if (ring_bytes > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--s %zu with --model %s needs %.3g GB of snapshots (limit %.3g GB)", smax,
+                        am_nn_spec(*net), ring_bytes / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
+}
+
+/* The optimisers with their steps (--lr, the defaults, or with --tune the best of the grid
+ * at s = 0 with the first worker count), malloc'd; exits 1 when tuning fails. */
+static am_optim_params *model_optimizers(const model_cfg *c, const am_nn *net,
+                                         const am_classset *train, const am_classset *test)
+{
+    am_optim_params *ops = malloc(c->nopt * sizeof *ops);
+    if (!ops) cli_runtime_error("out of memory");
+    for (size_t o = 0; o < c->nopt; o++) {
+        ops[o] = am_optim_params_default(c->kinds[o]);
+        ops[o].mu = c->mom;
+        ops[o].lr = isfinite(c->lr_all) ? c->lr_all : am_nnstale_default_lr(c->kinds[o]);
+        if (c->tune) {
+            am_nnstale_params tp = c->bp;
+            tp.workers = c->workers[0];
+            double best;
+            am_status st =
+                am_nnstale_tune(net, &ops[o], &tp, c->seeds, c->threads, train, test, &best);
+            if (st) cli_runtime_error("staleness --tune: %s", am_strerror(st));
+            ops[o].lr = best;
+        }
+    }
+    return ops;
+}
+
+/* The summary columns of a cell: mean and standard error of the batches to the target, the
+ * normalised batches, the test accuracy and the coherence. */
+static void model_cell_values(const am_nnstale_cell *cell, double v[8])
+{
+    const am_stats *st[4] = {&cell->steps, &cell->normalized, &cell->test_accuracy,
+                             &cell->coherence};
+    for (int k = 0; k < 4; k++) {
+        v[2 * k] = st[k]->n > 0 ? st[k]->mean : NAN;
+        v[2 * k + 1] = am_stats_sem(st[k]);
+    }
+}
+
+/* The per-seed values of one cell (with --coherence-trace the trace of each). */
+static json_t *model_json_seeds(const model_cfg *c, const am_nnstale_result *res,
+                                const am_nnstale_cell *cell)
+{
+    json_t *sj = json_array();
+    for (size_t k = 0; k < res->seeds; k++) {
+        const am_nnstale_outcome *u = &cell->runs[k];
+        json_t *e = json_object();
+        json_object_set_new(e, "seed_index", json_integer((json_int_t)k));
+        json_object_set_new(e, "steps_to_target", cli_json_number(u->batches));
+        json_object_set_new(e, "test_accuracy", cli_json_number(u->test_accuracy));
+        json_object_set_new(e, "coherence", cli_json_number(u->coherence));
+        json_object_set_new(e, "coherence_min", cli_json_number(u->coherence_min));
+        json_object_set_new(e, "diverged", json_boolean(u->diverged));
+        if (c->bp.coherence_trace) {
+            json_t *tr = json_object();
+            json_object_set_new(tr, "batches", cli_json_doubles(u->trace_batches, u->trace_n));
+            json_object_set_new(tr, "cosine", cli_json_doubles(u->trace_cosine, u->trace_n));
+            json_object_set_new(e, "coherence_trace", tr);
+        }
+        json_array_append_new(sj, e);
+    }
+    return sj;
+}
+
+/* The summary keys of a JSON row after lr and reached, in the order of model_cell_values. */
+static const char *const model_keys[8] = {
+    "steps_to_target", "steps_to_target_sem", "normalized", "normalized_sem",
+    "test_accuracy",   "test_accuracy_sem",   "coherence",  "coherence_sem"};
+
+/* One cell: a CSV line, or a JSON object appended to arr. */
+static void model_write_cell(FILE *fo, json_t *arr, const model_cfg *c, const am_nn *net,
+                             const am_nnstale_result *res, const am_nnstale_cell *cell)
+{
+    const char *oname = am_optim_name(c->kinds[cell->opt]);
+    double v[8];
+    model_cell_values(cell, v);
+    if (!c->json) {
+        /* the spec has commas (mlp:256,128): quoted as a CSV field */
+        fprintf(fo, "\"%s\",%s,%zu,%zu,%s,", am_nn_spec(net), oname, cell->workers, cell->s,
+                c->semname);
+        cli_csv_double(fo, cell->lr);
+        fprintf(fo, ",%zu,%zu", res->seeds, cell->reached);
+        for (int k = 0; k < 8; k++) {
+            fputc(',', fo);
+            cli_csv_double(fo, v[k]);
+        }
+        fputc('\n', fo);
+        return;
+    }
+    json_t *r = json_object();
+    json_object_set_new(r, "model", json_string(am_nn_spec(net)));
+    json_object_set_new(r, "optimizer", json_string(oname));
+    json_object_set_new(r, "workers", json_integer((json_int_t)cell->workers));
+    json_object_set_new(r, "s", json_integer((json_int_t)cell->s));
+    json_object_set_new(r, "semantics", json_string(c->semname));
+    json_object_set_new(r, "lr", json_real(cell->lr));
+    json_object_set_new(r, "reached", json_integer((json_int_t)cell->reached));
+    for (int k = 0; k < 8; k++)
+        json_object_set_new(r, model_keys[k], cli_json_number(v[k]));
+    json_object_set_new(r, "seeds", model_json_seeds(c, res, cell));
+    json_array_append_new(arr, r);
+}
+
+/* The JSON root: params (every option as resolved), resolved (the network, data sizes and
+ * the steps used) and results (arr, stolen). */
+static json_t *model_json_root(const model_cfg *c, const am_optim_params *ops, const am_nn *net,
+                               const am_classset *train, const am_classset *test, json_t *arr)
+{
+    const am_nnstale_params *bp = &c->bp;
+    json_t *params = json_object();
+    json_object_set_new(params, "model", json_string(am_nn_spec(net)));
+    json_object_set_new(params, "data", json_string(c->data));
+    json_t *ol = json_array(), *lrs = json_array();
+    for (size_t o = 0; o < c->nopt; o++) {
+        json_array_append_new(ol, json_string(am_optim_name(c->kinds[o])));
+        json_array_append_new(lrs, json_real(ops[o].lr));
+    }
+    json_object_set_new(params, "optimizer", ol);
+    if (isfinite(c->lr_all)) json_object_set_new(params, "lr", json_real(c->lr_all));
+    json_object_set_new(params, "tune", json_boolean(c->tune));
+    json_object_set_new(params, "s", size_list_json(c->s, c->ns));
+    json_object_set_new(params, "workers", size_list_json(c->workers, c->nw));
+    json_object_set_new(params, "semantics", json_string(c->semname));
+    json_object_set_new(params, "batch", json_integer((json_int_t)bp->batch));
+    json_object_set_new(params, "momentum", json_real(c->mom));
+    json_object_set_new(params, "target_accuracy", json_real(bp->target));
+    json_object_set_new(params, "max_batches", json_integer((json_int_t)bp->max_batches));
+    json_object_set_new(params, "eval_every", json_integer((json_int_t)bp->eval_every));
+    json_object_set_new(params, "eval_rows", json_integer((json_int_t)bp->eval_rows));
+    json_object_set_new(params, "coherence_rows", json_integer((json_int_t)bp->coherence_rows));
+    json_object_set_new(params, "seeds", json_integer((json_int_t)c->seeds));
+    json_object_set_new(params, "coherence_trace", json_boolean(bp->coherence_trace));
+    char sbuf[32];
+    snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)bp->seed);
+    json_object_set_new(params, "seed", json_string(sbuf));
+    json_object_set_new(params, "threads", json_integer(c->threads));
+    json_t *root = nn_cli_json_root("staleness", params);
+    json_t *info = nn_cli_resolved(net, train, test);
+    json_object_set_new(info, "lr", lrs);
+    json_object_set_new(root, "resolved", info);
+    json_object_set_new(root, "results", arr);
+    return root;
+}
+
+/* Writes the cells of the listed s (CSV or JSON) through --output. */
+static void model_write(const cli_args *a, const model_cfg *c, const am_optim_params *ops,
+                        const am_nnstale_result *res, const am_nn *net, const am_classset *train,
+                        const am_classset *test)
+{
+    cli_out out;
+    FILE *fo = cli_out_begin(&out, a);
+    json_t *arr = json_array();
+    if (!c->json)
+        fputs("model,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
+              "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
+              "coherence,coherence_sem\n",
+              fo);
+    for (size_t q = 0; q < res->ncells; q++) {
+        const am_nnstale_cell *cell = &res->cells[q];
+        int listed = 0; /* s = 0 is run as the reference even when not listed */
+        for (size_t i = 0; i < c->ns; i++)
+            listed |= c->s[i] == cell->s;
+        if (listed) model_write_cell(fo, arr, c, net, res, cell);
+    }
+    if (c->json)
+        cli_out_json(fo, model_json_root(c, ops, net, train, test, arr));
+    else
+        json_decref(arr);
+    cli_out_commit(&out);
+}
+
 int cmd_staleness_model(int argc, char **argv)
 {
     /* --preset: Dai et al.'s grid as a checkpointed sweep (below) */
@@ -105,193 +335,29 @@ int cmd_staleness_model(int argc, char **argv)
               "normalised by s = 0, the final test accuracy and the gradient coherence, with\n"
               "their standard errors over --seeds.",
               nnstale_opts, argc, argv);
-    const char *model = cli_str(&a, "model");
-    if (!model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
-    /* optimisers */
-    am_optim_kind kinds[64];
-    size_t nopt = cli_optimizer_list(&a, kinds, 64);
-    size_t ns, nw;
-    size_t *sl = int_list(&a, "s", 0, 100000, &ns);
-    size_t *wl = int_list(&a, "workers", 1, 4096, &nw);
-    am_nnstale_params bp = am_nnstale_params_default();
-    bp.batch = (size_t)cli_int(&a, "batch", 1, 100000);
-    bp.semantics = semantics_arg(&a);
-    bp.max_batches = (uint64_t)cli_int(&a, "max-batches", 1, 1000000000LL);
-    bp.eval_every = (size_t)cli_int(&a, "eval-every", 1, 1000000000LL);
-    bp.eval_rows = (size_t)cli_int(&a, "eval-rows", 0, 1000000000LL);
-    bp.coherence_rows = (size_t)cli_int(&a, "coherence-rows", 0, 1000000000LL);
-    bp.coherence_trace = cli_flag(&a, "coherence-trace");
-    bp.seed = cli_u64(&a, "seed");
-    size_t seeds = (size_t)cli_int(&a, "seeds", 1, 100000);
-    int threads = (int)cli_int(&a, "threads", 0, 4096);
-    double mom = cli_double(&a, "momentum", 0, 1, 0, 1);
-    double lr_all = cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0) : NAN;
-    int tune = cli_flag(&a, "tune");
-    if (tune && isfinite(lr_all)) cli_usage_error("--tune and --lr exclude each other");
-    int json = cli_json(&a);
-    const char *data = cli_str(&a, "data");
-
+    model_cfg c;
+    model_parse(&a, &c);
     am_classset *train = NULL, *test = NULL;
     am_nn *net = NULL;
-    nn_cli_open(&a, model, &train, &test, &net);
-    /* the sweep, and with --tune a grid of 9 steps per optimiser at s = 0 */
-    nn_cli_work_check(&a, (double)(nopt * (ns * nw + (tune ? 9 : 0)) * seeds),
-                      (double)bp.max_batches, bp.batch, (double)am_nn_dim(net));
-    am_status st = AM_OK;
-    int is_mlr = am_nn_layers(net) == 1;
-    bp.target = cli_given(&a, "target-accuracy") ? cli_double(&a, "target-accuracy", 0, 1, 1, 1)
-                                                 : (is_mlr ? 0.8 : 0.82);
-    /* memory up front: the largest ring (s_max + 2 snapshots and 4 work vectors) per thread */
-    size_t smax = 0;
-    for (size_t i = 0; i < ns; i++)
-        if (sl[i] > smax) smax = sl[i];
-    double ring_bytes = (double)(smax + 6) * (double)am_nn_dim(net) * 8.0;
-    if (ring_bytes > (double)AM_MEMORY_LIMIT)
-        cli_usage_error("--s %zu with --model %s needs %.3g GB of snapshots (limit %.3g GB)", smax,
-                        am_nn_spec(net), ring_bytes / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
-
-    am_optim_params *ops = malloc(nopt * sizeof *ops);
-    if (!ops) cli_runtime_error("out of memory");
-    for (size_t o = 0; o < nopt; o++) {
-        ops[o] = am_optim_params_default(kinds[o]);
-        ops[o].mu = mom;
-        ops[o].lr = isfinite(lr_all) ? lr_all : am_nnstale_default_lr(kinds[o]);
-        if (tune) {
-            am_nnstale_params tp = bp;
-            tp.workers = wl[0];
-            double best;
-            if ((st = am_nnstale_tune(net, &ops[o], &tp, seeds, threads, train, test, &best)))
-                cli_runtime_error("staleness --tune: %s", am_strerror(st));
-            ops[o].lr = best;
-        }
-    }
-    am_nnstale_sweep sw = {nopt, ops, ns, sl, nw, wl, seeds, bp, threads};
+    model_open(&a, &c, &train, &test, &net);
+    am_optim_params *ops = model_optimizers(&c, net, train, test);
+    am_nnstale_sweep sw = {.nopt = c.nopt,
+                           .opts = ops,
+                           .ns = c.ns,
+                           .s = c.s,
+                           .nworkers = c.nw,
+                           .workers = c.workers,
+                           .seeds = c.seeds,
+                           .base = c.bp,
+                           .threads = c.threads};
     am_nnstale_result *res;
-    if ((st = am_nnstale_run(&sw, net, train, test, &res)))
-        cli_runtime_error("staleness: %s", am_strerror(st));
-
-    cli_out out;
-    FILE *fo = cli_out_begin(&out, &a);
-    json_t *arr = json_array();
-    if (!json)
-        fputs("model,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
-              "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
-              "coherence,coherence_sem\n",
-              fo);
-    const char *semname = bp.semantics == AM_NNSTALE_SSP ? "ssp" : "averaged";
-    for (size_t q = 0; q < res->ncells; q++) {
-        const am_nnstale_cell *c = &res->cells[q];
-        int listed = 0;
-        for (size_t i = 0; i < ns; i++)
-            listed |= sl[i] == c->s;
-        if (!listed) continue;
-        const char *oname = am_optim_name(kinds[c->opt]);
-        double v[8] = {c->steps.n > 0 ? c->steps.mean : NAN,
-                       am_stats_sem(&c->steps),
-                       c->normalized.n > 0 ? c->normalized.mean : NAN,
-                       am_stats_sem(&c->normalized),
-                       c->test_accuracy.n > 0 ? c->test_accuracy.mean : NAN,
-                       am_stats_sem(&c->test_accuracy),
-                       c->coherence.n > 0 ? c->coherence.mean : NAN,
-                       am_stats_sem(&c->coherence)};
-        if (json) {
-            json_t *r = json_object();
-            json_object_set_new(r, "model", json_string(am_nn_spec(net)));
-            json_object_set_new(r, "optimizer", json_string(oname));
-            json_object_set_new(r, "workers", json_integer((json_int_t)c->workers));
-            json_object_set_new(r, "s", json_integer((json_int_t)c->s));
-            json_object_set_new(r, "semantics", json_string(semname));
-            json_object_set_new(r, "lr", json_real(c->lr));
-            json_object_set_new(r, "reached", json_integer((json_int_t)c->reached));
-            json_object_set_new(r, "steps_to_target", cli_json_number(v[0]));
-            json_object_set_new(r, "steps_to_target_sem", cli_json_number(v[1]));
-            json_object_set_new(r, "normalized", cli_json_number(v[2]));
-            json_object_set_new(r, "normalized_sem", cli_json_number(v[3]));
-            json_object_set_new(r, "test_accuracy", cli_json_number(v[4]));
-            json_object_set_new(r, "test_accuracy_sem", cli_json_number(v[5]));
-            json_object_set_new(r, "coherence", cli_json_number(v[6]));
-            json_object_set_new(r, "coherence_sem", cli_json_number(v[7]));
-            json_t *sj = json_array();
-            for (size_t k = 0; k < res->seeds; k++) {
-                const am_nnstale_outcome *u = &c->runs[k];
-                json_t *e = json_object();
-                json_object_set_new(e, "seed_index", json_integer((json_int_t)k));
-                json_object_set_new(e, "steps_to_target", cli_json_number(u->batches));
-                json_object_set_new(e, "test_accuracy", cli_json_number(u->test_accuracy));
-                json_object_set_new(e, "coherence", cli_json_number(u->coherence));
-                json_object_set_new(e, "coherence_min", cli_json_number(u->coherence_min));
-                json_object_set_new(e, "diverged", json_boolean(u->diverged));
-                if (bp.coherence_trace) {
-                    json_t *tr = json_object();
-                    json_object_set_new(tr, "batches",
-                                        cli_json_doubles(u->trace_batches, u->trace_n));
-                    json_object_set_new(tr, "cosine",
-                                        cli_json_doubles(u->trace_cosine, u->trace_n));
-                    json_object_set_new(e, "coherence_trace", tr);
-                }
-                json_array_append_new(sj, e);
-            }
-            json_object_set_new(r, "seeds", sj);
-            json_array_append_new(arr, r);
-        } else {
-            /* the spec has commas (mlp:256,128): quoted as a CSV field */
-            fprintf(fo, "\"%s\",%s,%zu,%zu,%s,", am_nn_spec(net), oname, c->workers, c->s, semname);
-            cli_csv_double(fo, c->lr);
-            fprintf(fo, ",%zu,%zu", res->seeds, c->reached);
-            for (int k = 0; k < 8; k++) {
-                fputc(',', fo);
-                cli_csv_double(fo, v[k]);
-            }
-            fputc('\n', fo);
-        }
-    }
-    if (json) {
-        json_t *params = json_object();
-        json_object_set_new(params, "model", json_string(am_nn_spec(net)));
-        json_object_set_new(params, "data", json_string(data));
-        json_t *ol = json_array(), *lrs = json_array();
-        for (size_t o = 0; o < nopt; o++) {
-            json_array_append_new(ol, json_string(am_optim_name(kinds[o])));
-            json_array_append_new(lrs, json_real(ops[o].lr));
-        }
-        json_object_set_new(params, "optimizer", ol);
-        if (isfinite(lr_all)) json_object_set_new(params, "lr", json_real(lr_all));
-        json_object_set_new(params, "tune", json_boolean(tune));
-        json_t *slj = json_array(), *wlj = json_array();
-        for (size_t i = 0; i < ns; i++)
-            json_array_append_new(slj, json_integer((json_int_t)sl[i]));
-        for (size_t i = 0; i < nw; i++)
-            json_array_append_new(wlj, json_integer((json_int_t)wl[i]));
-        json_object_set_new(params, "s", slj);
-        json_object_set_new(params, "workers", wlj);
-        json_object_set_new(params, "semantics", json_string(semname));
-        json_object_set_new(params, "batch", json_integer((json_int_t)bp.batch));
-        json_object_set_new(params, "momentum", json_real(mom));
-        json_object_set_new(params, "target_accuracy", json_real(bp.target));
-        json_object_set_new(params, "max_batches", json_integer((json_int_t)bp.max_batches));
-        json_object_set_new(params, "eval_every", json_integer((json_int_t)bp.eval_every));
-        json_object_set_new(params, "eval_rows", json_integer((json_int_t)bp.eval_rows));
-        json_object_set_new(params, "coherence_rows", json_integer((json_int_t)bp.coherence_rows));
-        json_object_set_new(params, "seeds", json_integer((json_int_t)seeds));
-        json_object_set_new(params, "coherence_trace", json_boolean(bp.coherence_trace));
-        char sbuf[32];
-        snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)bp.seed);
-        json_object_set_new(params, "seed", json_string(sbuf));
-        json_object_set_new(params, "threads", json_integer(threads));
-        json_t *root = nn_cli_json_root("staleness", params);
-        json_t *info = nn_cli_resolved(net, train, test);
-        json_object_set_new(info, "lr", lrs);
-        json_object_set_new(root, "resolved", info);
-        json_object_set_new(root, "results", arr);
-        cli_out_json(fo, root);
-    } else {
-        json_decref(arr);
-    }
-    cli_out_commit(&out);
+    am_status st = am_nnstale_run(&sw, net, train, test, &res);
+    if (st) cli_runtime_error("staleness: %s", am_strerror(st));
+    model_write(&a, &c, ops, res, net, train, test);
     am_nnstale_result_free(res);
     free(ops);
-    free(sl);
-    free(wl);
+    free(c.s);
+    free(c.workers);
     am_nn_free(net);
     am_classset_free(train);
     am_classset_free(test);

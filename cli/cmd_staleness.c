@@ -114,6 +114,200 @@ static am_status staleness_tuned(const am_staleness_params *par, am_staleness_re
     return AM_OK;
 }
 
+/* The flags as resolved: the study's params (pointing into opts, s and ds) and what the
+ * output needs besides. */
+typedef struct {
+    am_staleness_params par;
+    am_optim_kind opts[64];
+    size_t *s;        /* [par.ns], malloc'd */
+    am_dataset *ds;   /* --data, or NULL for the synthetic set */
+    const char *data; /* --data as given */
+    int tune, json;
+} staleness_cfg;
+
+/* --s: integers in [0, 1e6] (exit 2 otherwise), malloc'd. */
+static size_t *staleness_s_list(const cli_args *a, size_t *ns)
+{
+    double *sd = cli_double_list(a, "s", ns);
+    size_t *sl = malloc((*ns + 1) * sizeof *sl);
+    if (!sl) cli_runtime_error("out of memory");
+    for (size_t i = 0; i < *ns; i++) {
+        if (!cli_is_integer(sd[i], 0, 1e6))
+            cli_usage_error("--s values must be integers in [0, 1000000], got '%s'",
+                            cli_str(a, "s"));
+        sl[i] = (size_t)sd[i];
+    }
+    free(sd);
+    return sl;
+}
+
+/* The objective, optimisers, s and run flags into c (the data set is opened by
+ * staleness_data); exits 2 on bad usage, --format included. */
+static void staleness_parse(const cli_args *a, staleness_cfg *c)
+{
+    char err[512];
+    am_staleness_params *par = &c->par;
+    *par = am_staleness_params_default();
+    if (am_objective_parse(cli_str(a, "objective"), &par->objective, err, sizeof err))
+        cli_usage_error("--objective %s", err);
+    par->noptimizers = cli_optimizer_list(a, c->opts, 64);
+    par->optimizers = c->opts;
+    c->s = staleness_s_list(a, &par->ns);
+    par->s = c->s;
+    am_stale_params *sp = &par->stale;
+    *sp = am_stale_params_default();
+    sp->workers = (size_t)cli_int(a, "workers", 1, 100000);
+    sp->batch = (size_t)cli_int(a, "batch", 1, 1000000);
+    sp->target = cli_double(a, "target", 0, 1, 1, 1);
+    sp->max_steps = (uint64_t)cli_int(a, "max-steps", 1, 1000000000LL);
+    sp->seed = cli_u64(a, "seed");
+    par->replicas = (size_t)cli_int(a, "replicas", 2, 1000000);
+    par->threads = (int)cli_int(a, "threads", 0, 4096);
+    par->momentum = cli_double(a, "momentum", 0, 1, 0, 1);
+    par->lr = cli_lr_tune(a, &c->tune);
+    c->json = cli_json(a);
+}
+
+/* --data (read into c->ds) or the synthetic set's --rows and --features; exits 2 when both
+ * are given, on unreadable data, or a synthetic set over the memory limit. */
+static void staleness_data(const cli_args *a, staleness_cfg *c)
+{
+    char err[512];
+    const char *data = cli_str(a, "data");
+    size_t rows = (size_t)cli_int(a, "rows", 1, 10000000);
+    size_t feats = (size_t)cli_int(a, "features", 1, 10000);
+    if (data && (cli_given(a, "rows") || cli_given(a, "features")))
+        cli_usage_error("--%s sets the size of the synthetic data set; --data %s brings its own "
+                        "rows and features",
+                        cli_given(a, "rows") ? "rows" : "features", data);
+    c->data = data;
+    c->ds = NULL;
+    if (data) {
+        am_status st = am_dataset_read_csv(data, &c->ds, err, sizeof err);
+        if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
+        if (st) cli_usage_error("--data %s", err);
+    } else if ((double)rows * (double)feats * 8.0 > (double)AM_MEMORY_LIMIT) {
+        cli_usage_error("--rows %zu with --features %zu: the synthetic data set needs %.3g GB, "
+                        "above the limit of %.3g GB",
+                        rows, feats, (double)rows * (double)feats * 8.0 / 1e9,
+                        (double)AM_MEMORY_LIMIT / 1e9);
+    } else if (c->par.objective == AM_OBJ_PCA && feats < 2) {
+        cli_usage_error("--features must be >= 2 for pca, got 1");
+    }
+    c->par.data = c->ds;
+    c->par.rows = rows;
+    c->par.features = feats;
+}
+
+/* An upper bound of the work: every run to --max-steps, each step P workers' gradients of B
+ * rows; exits 2 over the limit. */
+static void staleness_work_check(const cli_args *a, const staleness_cfg *c)
+{
+    const am_staleness_params *par = &c->par;
+    const am_stale_params *sp = &par->stale;
+    const size_t cells = par->ns * par->noptimizers, d = c->ds ? c->ds->d : par->features;
+    char how[192];
+    snprintf(how, sizeof how,
+             "%zu replicas x %zu cells x %llu steps x %zu workers x %zu rows x %zu features",
+             par->replicas, cells, (unsigned long long)sp->max_steps, sp->workers, sp->batch, d);
+    cli_work_check(a,
+                   (double)par->replicas * (double)cells * (double)sp->max_steps *
+                       (double)sp->workers * (double)sp->batch * (double)d,
+                   how);
+}
+
+static void staleness_csv(FILE *fo, const staleness_cfg *c, const am_staleness_result *res)
+{
+    fputs("s,optimizer,objective,lr,steps_to_target,steps_to_target_sem,never_reached,"
+          "normalized,coherence_min,coherence_min_sem\n",
+          fo);
+    for (size_t i = 0; i < res->nrows; i++) {
+        const am_staleness_row *r = &res->rows[i];
+        fprintf(fo, "%zu,%s,%s,", r->s, am_optim_name(r->optimizer),
+                am_objective_name(c->par.objective));
+        const double v[7] = {
+            r->lr,         r->steps_to_target, r->steps_to_target_sem, r->never_reached,
+            r->normalized, r->coherence_min,   r->coherence_min_sem};
+        for (int k = 0; k < 7; k++) {
+            cli_csv_double(fo, v[k]);
+            fputc(k == 6 ? '\n' : ',', fo);
+        }
+    }
+}
+
+/* The result rows as a JSON array. */
+static json_t *staleness_json_results(const staleness_cfg *c, const am_staleness_result *res)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < res->nrows; i++) {
+        const am_staleness_row *r = &res->rows[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "s", json_integer((json_int_t)r->s));
+        json_object_set_new(o, "optimizer", json_string(am_optim_name(r->optimizer)));
+        json_object_set_new(o, "objective", json_string(am_objective_name(c->par.objective)));
+        json_object_set_new(o, "lr", json_real(r->lr));
+        json_object_set_new(o, "steps_to_target", cli_json_number(r->steps_to_target));
+        json_object_set_new(o, "steps_to_target_sem", cli_json_number(r->steps_to_target_sem));
+        json_object_set_new(o, "never_reached", json_real(r->never_reached));
+        json_object_set_new(o, "normalized", cli_json_number(r->normalized));
+        json_object_set_new(o, "coherence_min", cli_json_number(r->coherence_min));
+        json_object_set_new(o, "coherence_min_sem", cli_json_number(r->coherence_min_sem));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+/* The JSON params: every option as resolved (rows and features those of the data used). */
+static json_t *staleness_json_params(const staleness_cfg *c, const am_staleness_result *res)
+{
+    const am_staleness_params *par = &c->par;
+    const am_stale_params *sp = &par->stale;
+    json_t *params = json_object();
+    json_object_set_new(params, "objective", json_string(am_objective_name(par->objective)));
+    json_t *ol = json_array();
+    for (size_t o = 0; o < par->noptimizers; o++)
+        json_array_append_new(ol, json_string(am_optim_name(c->opts[o])));
+    json_object_set_new(params, "optimizer", ol);
+    json_t *slj = json_array();
+    for (size_t i = 0; i < par->ns; i++)
+        json_array_append_new(slj, json_integer((json_int_t)c->s[i]));
+    json_object_set_new(params, "s", slj);
+    json_object_set_new(params, "workers", json_integer((json_int_t)sp->workers));
+    json_object_set_new(params, "data", c->data ? json_string(c->data) : json_null());
+    json_object_set_new(params, "rows", json_integer((json_int_t)res->data_rows));
+    json_object_set_new(params, "features", json_integer((json_int_t)res->data_features));
+    json_object_set_new(params, "batch", json_integer((json_int_t)sp->batch));
+    json_object_set_new(params, "lr", cli_json_number(par->lr));
+    if (c->tune) json_object_set_new(params, "tune", json_true());
+    json_object_set_new(params, "momentum", json_real(par->momentum));
+    json_object_set_new(params, "target", json_real(sp->target));
+    json_object_set_new(params, "max_steps", json_integer((json_int_t)sp->max_steps));
+    json_object_set_new(params, "replicas", json_integer((json_int_t)par->replicas));
+    char sbuf[32];
+    snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)sp->seed);
+    json_object_set_new(params, "seed", json_string(sbuf));
+    json_object_set_new(params, "threads", json_integer(par->threads));
+    return params;
+}
+
+/* Writes the result (CSV or JSON) through --output. */
+static void staleness_write(const cli_args *a, const staleness_cfg *c,
+                            const am_staleness_result *res)
+{
+    cli_out out;
+    FILE *fo = cli_out_begin(&out, a);
+    if (c->json) {
+        json_t *arr = staleness_json_results(c, res);
+        json_t *root = cli_json_root("staleness", staleness_json_params(c, res));
+        json_object_set_new(root, "optimum", json_real(res->optimum));
+        json_object_set_new(root, "results", arr);
+        cli_out_json(fo, root);
+    } else {
+        staleness_csv(fo, c, res);
+    }
+    cli_out_commit(&out);
+}
+
 int cmd_staleness(int argc, char **argv)
 {
     /* --model, --preset: the protocol on networks and a real data set (cli/cmd_nnstale.c) */
@@ -128,166 +322,25 @@ int cmd_staleness(int argc, char **argv)
               "with the gradient coherence along the runs (Dai et al. 2019).\n"
               "With --model SPEC: networks on real data (amsgd staleness --model mlr --help).",
               staleness_opts, argc, argv);
-    char err[512];
-    am_objective_kind ok;
-    if (am_objective_parse(cli_str(&a, "objective"), &ok, err, sizeof err))
-        cli_usage_error("--objective %s", err);
-    /* optimisers */
-    am_optim_kind opts[64];
-    size_t nopt = cli_optimizer_list(&a, opts, 64);
-    size_t ns;
-    double *sd = cli_double_list(&a, "s", &ns);
-    size_t *sl = malloc((ns + 1) * sizeof *sl);
-    if (!sl) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < ns; i++) {
-        if (!cli_is_integer(sd[i], 0, 1e6))
-            cli_usage_error("--s values must be integers in [0, 1000000], got '%s'",
-                            cli_str(&a, "s"));
-        sl[i] = (size_t)sd[i];
-    }
-    free(sd);
-    am_stale_params sp = am_stale_params_default();
-    sp.workers = (size_t)cli_int(&a, "workers", 1, 100000);
-    sp.batch = (size_t)cli_int(&a, "batch", 1, 1000000);
-    sp.target = cli_double(&a, "target", 0, 1, 1, 1);
-    sp.max_steps = (uint64_t)cli_int(&a, "max-steps", 1, 1000000000LL);
-    sp.seed = cli_u64(&a, "seed");
-    size_t replicas = (size_t)cli_int(&a, "replicas", 2, 1000000);
-    int threads = (int)cli_int(&a, "threads", 0, 4096);
-    double mom = cli_double(&a, "momentum", 0, 1, 0, 1);
-    double lr_all = cli_given(&a, "lr") ? cli_double(&a, "lr", 0, 1e6, 1, 0) : NAN;
-    int tune = cli_flag(&a, "tune");
-    if (tune && isfinite(lr_all)) cli_usage_error("--tune and --lr exclude each other");
-    int json = cli_json(&a);
-
-    am_dataset *ds = NULL;
-    const char *data = cli_str(&a, "data");
-    size_t rows = (size_t)cli_int(&a, "rows", 1, 10000000);
-    size_t feats = (size_t)cli_int(&a, "features", 1, 10000);
-    if (data && (cli_given(&a, "rows") || cli_given(&a, "features")))
-        cli_usage_error("--%s sets the size of the synthetic data set; --data %s brings its own "
-                        "rows and features",
-                        cli_given(&a, "rows") ? "rows" : "features", data);
-    if (data) {
-        am_status st = am_dataset_read_csv(data, &ds, err, sizeof err);
-        if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-        if (st) cli_usage_error("--data %s", err);
-    } else if ((double)rows * (double)feats * 8.0 > (double)AM_MEMORY_LIMIT) {
-        cli_usage_error("--rows %zu with --features %zu: the synthetic data set needs %.3g GB, "
-                        "above the limit of %.3g GB",
-                        rows, feats, (double)rows * (double)feats * 8.0 / 1e9,
-                        (double)AM_MEMORY_LIMIT / 1e9);
-    } else if (ok == AM_OBJ_PCA && feats < 2) {
-        cli_usage_error("--features must be >= 2 for pca, got 1");
-    }
-    {
-        /* an upper bound: every run to --max-steps, each step P workers' gradients of B rows */
-        size_t d = ds ? ds->d : feats;
-        char how[192];
-        snprintf(how, sizeof how,
-                 "%zu replicas x %zu cells x %llu steps x %zu workers x %zu rows x %zu features",
-                 replicas, ns * nopt, (unsigned long long)sp.max_steps, sp.workers, sp.batch, d);
-        cli_work_check(&a,
-                       (double)replicas * (double)(ns * nopt) * (double)sp.max_steps *
-                           (double)sp.workers * (double)sp.batch * (double)d,
-                       how);
-    }
-    am_staleness_params par = am_staleness_params_default();
-    par.objective = ok;
-    par.data = ds;
-    par.rows = rows;
-    par.features = feats;
-    par.optimizers = opts;
-    par.noptimizers = nopt;
-    par.s = sl;
-    par.ns = ns;
-    par.stale = sp;
-    par.replicas = replicas;
-    par.threads = threads;
-    par.momentum = mom;
-    par.lr = lr_all;
+    staleness_cfg c;
+    staleness_parse(&a, &c);
+    staleness_data(&a, &c);
+    staleness_work_check(&a, &c);
     am_staleness_result res;
     am_status st;
-    if (cli_progress_start(&a)) par.progress = cli_progress_cells;
-    if (tune) {
-        st = staleness_tuned(&par, &res, err, sizeof err);
+    char err[512];
+    if (cli_progress_start(&a)) c.par.progress = cli_progress_cells;
+    if (c.tune) {
+        st = staleness_tuned(&c.par, &res, err, sizeof err);
     } else {
-        st = am_staleness_run(&par, &res, err, sizeof err);
+        st = am_staleness_run(&c.par, &res, err, sizeof err);
     }
     cli_progress_end();
     if (st && res.field && strcmp(res.field, "data") == 0) cli_usage_error("--data %s", err);
     if (st) cli_runtime_error("staleness: %s", err);
-
-    cli_out out;
-    FILE *fo = cli_out_begin(&out, &a);
-    json_t *arr = json_array();
-    if (!json)
-        fputs("s,optimizer,objective,lr,steps_to_target,steps_to_target_sem,never_reached,"
-              "normalized,coherence_min,coherence_min_sem\n",
-              fo);
-    for (size_t i = 0; i < res.nrows; i++) {
-        const am_staleness_row *c = &res.rows[i];
-        const char *oname = am_optim_name(c->optimizer), *objname = am_objective_name(ok);
-        if (json) {
-            json_t *r = json_object();
-            json_object_set_new(r, "s", json_integer((json_int_t)c->s));
-            json_object_set_new(r, "optimizer", json_string(oname));
-            json_object_set_new(r, "objective", json_string(objname));
-            json_object_set_new(r, "lr", json_real(c->lr));
-            json_object_set_new(r, "steps_to_target", cli_json_number(c->steps_to_target));
-            json_object_set_new(r, "steps_to_target_sem", cli_json_number(c->steps_to_target_sem));
-            json_object_set_new(r, "never_reached", json_real(c->never_reached));
-            json_object_set_new(r, "normalized", cli_json_number(c->normalized));
-            json_object_set_new(r, "coherence_min", cli_json_number(c->coherence_min));
-            json_object_set_new(r, "coherence_min_sem", cli_json_number(c->coherence_min_sem));
-            json_array_append_new(arr, r);
-        } else {
-            fprintf(fo, "%zu,%s,%s,", c->s, oname, objname);
-            const double v[7] = {
-                c->lr,         c->steps_to_target, c->steps_to_target_sem, c->never_reached,
-                c->normalized, c->coherence_min,   c->coherence_min_sem};
-            for (int k = 0; k < 7; k++) {
-                cli_csv_double(fo, v[k]);
-                fputc(k == 6 ? '\n' : ',', fo);
-            }
-        }
-    }
-    if (json) {
-        json_t *params = json_object();
-        json_object_set_new(params, "objective", json_string(am_objective_name(ok)));
-        json_t *ol = json_array();
-        for (size_t o = 0; o < nopt; o++)
-            json_array_append_new(ol, json_string(am_optim_name(opts[o])));
-        json_object_set_new(params, "optimizer", ol);
-        json_t *slj = json_array();
-        for (size_t i = 0; i < ns; i++)
-            json_array_append_new(slj, json_integer((json_int_t)sl[i]));
-        json_object_set_new(params, "s", slj);
-        json_object_set_new(params, "workers", json_integer((json_int_t)sp.workers));
-        json_object_set_new(params, "data", data ? json_string(data) : json_null());
-        json_object_set_new(params, "rows", json_integer((json_int_t)res.data_rows));
-        json_object_set_new(params, "features", json_integer((json_int_t)res.data_features));
-        json_object_set_new(params, "batch", json_integer((json_int_t)sp.batch));
-        json_object_set_new(params, "lr", cli_json_number(lr_all));
-        if (tune) json_object_set_new(params, "tune", json_true());
-        json_object_set_new(params, "momentum", json_real(mom));
-        json_object_set_new(params, "target", json_real(sp.target));
-        json_object_set_new(params, "max_steps", json_integer((json_int_t)sp.max_steps));
-        json_object_set_new(params, "replicas", json_integer((json_int_t)replicas));
-        char sbuf[32];
-        snprintf(sbuf, sizeof sbuf, "%llu", (unsigned long long)sp.seed);
-        json_object_set_new(params, "seed", json_string(sbuf));
-        json_object_set_new(params, "threads", json_integer(threads));
-        json_t *root = cli_json_root("staleness", params);
-        json_object_set_new(root, "optimum", json_real(res.optimum));
-        json_object_set_new(root, "results", arr);
-        cli_out_json(fo, root);
-    } else {
-        json_decref(arr);
-    }
-    cli_out_commit(&out);
+    staleness_write(&a, &c, &res);
     am_staleness_result_free(&res);
-    free(sl);
-    am_dataset_free(ds);
+    free(c.s);
+    am_dataset_free(c.ds);
     return 0;
 }

@@ -39,6 +39,139 @@ static void csv_text(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The flags as resolved: the library's options, the output format and the one check of
+ * --only (NULL: every check). */
+typedef struct {
+    am_validate_opts o;
+    int format; /* 0 table, 1 json, 2 csv */
+    const am_validate_check *only;
+} validate_cfg;
+
+/* --format table|json|csv (exit 2 otherwise). */
+static int validate_format(const cli_args *a)
+{
+    const char *fmt = cli_str(a, "format");
+    if (strcmp(fmt, "table") == 0) return 0;
+    if (strcmp(fmt, "json") == 0) return 1;
+    if (strcmp(fmt, "csv") != 0)
+        cli_usage_error("--format must be table, json or csv, got '%s'", fmt);
+    return 2;
+}
+
+/* Every flag into c; exits 2 on bad usage. */
+static void validate_parse(const cli_args *a, validate_cfg *c)
+{
+    c->o = am_validate_opts_default();
+    c->o.level = cli_flag(a, "quick") ? AM_VALIDATE_QUICK : AM_VALIDATE_FULL;
+    c->o.threads = (int)cli_int(a, "threads", 0, 1024);
+    c->o.seed = cli_u64(a, "seed");
+    c->format = validate_format(a);
+    c->only = NULL;
+    if (cli_given(a, "only")) {
+        c->only = am_validate_find(cli_str(a, "only"));
+        if (!c->only) {
+            char names[512] = "";
+            for (size_t i = 0; i < am_validate_checks_len; i++) {
+                if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);
+                strncat(names, am_validate_checks[i].name, sizeof names - strlen(names) - 1);
+            }
+            cli_usage_error("--only must be one of %s, got '%s'", names, cli_str(a, "only"));
+        }
+    }
+}
+
+/* --list: one line per check. */
+static void validate_list(const cli_args *a)
+{
+    cli_out out;
+    FILE *f = cli_out_begin(&out, a);
+    for (size_t i = 0; i < am_validate_checks_len; i++)
+        fprintf(f, "%-14s %s\n", am_validate_checks[i].name, am_validate_checks[i].description);
+    cli_out_commit(&out);
+}
+
+static void validate_json(FILE *f, const validate_cfg *c, const am_validate_report *rep)
+{
+    const size_t *count = rep->count;
+    json_t *params = json_object();
+    char buf[32];
+    json_object_set_new(params, "quick", json_boolean(c->o.level == AM_VALIDATE_QUICK));
+    json_object_set_new(params, "threads", json_integer(c->o.threads));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->o.seed);
+    json_object_set_new(params, "seed", json_string(buf));
+    json_object_set_new(params, "only", c->only ? json_string(c->only->name) : json_null());
+    /* the paper's delay condition (theory/am_theory.h): gamma of the paper-scaling row */
+    json_object_set_new(params, "gamma", json_real(AM_THEORY_BOUND_GAMMA));
+    json_object_set_new(params, "bound_constant", json_real(AM_THEORY_BOUND_C));
+    json_t *root = cli_json_root("validate", params);
+    json_t *checks = json_array();
+    for (size_t i = 0; i < rep->n; i++) {
+        const am_check_result *r = &rep->rows[i];
+        json_t *o = json_object();
+        for (size_t k = 0; k < am_validate_columns_len; k++) {
+            const am_validate_column *col = &am_validate_columns[k];
+            json_object_set_new(o, col->key,
+                                col->kind == AM_VALIDATE_COL_NUM
+                                    ? num(am_validate_column_num(col, r))
+                                    : json_string(am_validate_column_text(col, r)));
+        }
+        json_array_append_new(checks, o);
+    }
+    json_object_set_new(root, "checks", checks);
+    json_object_set_new(root, "pass", json_integer((json_int_t)count[AM_CHECK_PASS]));
+    json_object_set_new(root, "fail", json_integer((json_int_t)count[AM_CHECK_FAIL]));
+    json_object_set_new(root, "inconclusive",
+                        json_integer((json_int_t)count[AM_CHECK_INCONCLUSIVE]));
+    json_object_set_new(root, "fail_findings", json_integer((json_int_t)rep->fail_findings));
+    cli_out_json(f, root);
+}
+
+static void validate_csv(FILE *f, const am_validate_report *rep)
+{
+    for (size_t k = 0; k < am_validate_columns_len; k++)
+        fprintf(f, "%s%s", k ? "," : "", am_validate_columns[k].key);
+    fputc('\n', f);
+    for (size_t i = 0; i < rep->n; i++) {
+        const am_check_result *r = &rep->rows[i];
+        for (size_t k = 0; k < am_validate_columns_len; k++) {
+            const am_validate_column *col = &am_validate_columns[k];
+            if (k) fputc(',', f);
+            if (col->kind == AM_VALIDATE_COL_NUM)
+                cli_csv_double(f, am_validate_column_num(col, r));
+            else if (col->kind == AM_VALIDATE_COL_TEXT)
+                csv_text(f, am_validate_column_text(col, r));
+            else
+                fputs(am_validate_column_text(col, r), f);
+        }
+        fputc('\n', f);
+    }
+}
+
+static void validate_table(FILE *f, const validate_cfg *c, const am_validate_report *rep)
+{
+    const size_t n = rep->n, *count = rep->count;
+    fprintf(f, "amsgd validate (%s, seed %llu)\n\n", c->o.level ? "full" : "quick",
+            (unsigned long long)c->o.seed);
+    fprintf(f, "%-17s %-12s %-26s %-12s %-11s %-11s %s\n", "check", "verdict", "measured +- h",
+            "predicted", "tolerance", "mdd", "parameters");
+    for (size_t i = 0; i < n; i++) {
+        const am_check_result *r = &rep->rows[i];
+        char m[64];
+        snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->halfwidth);
+        fprintf(f, "%-17s %-12s %-26s %-12.5g %-11.3g %-11.3g %s\n", r->name,
+                am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->mdd,
+                r->params);
+        if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
+            fprintf(f, "%-17s   replicas needed: %.0f\n", "", r->replicas_needed);
+        if (r->note[0]) fprintf(f, "%-17s   %s\n", "", r->note);
+        if (r->finding[0]) fprintf(f, "%-17s   finding: %s\n", "", r->finding);
+    }
+    fprintf(f,
+            "\n%zu rows: %zu PASS, %zu FAIL (%zu of them documented findings), %zu "
+            "INCONCLUSIVE\n",
+            n, count[0], count[1], rep->fail_findings, count[2]);
+}
+
 int cmd_validate(int argc, char **argv)
 {
     cli_args a;
@@ -53,127 +186,31 @@ int cmd_validate(int argc, char **argv)
               "  amsgd validate --quick\n"
               "  amsgd validate --only stationary --format json -o stationary.json",
               v_opts, argc, argv);
-    am_validate_opts o = am_validate_opts_default();
-    o.level = cli_flag(&a, "quick") ? AM_VALIDATE_QUICK : AM_VALIDATE_FULL;
-    o.threads = (int)cli_int(&a, "threads", 0, 1024);
-    o.seed = cli_u64(&a, "seed");
-    const char *fmt = cli_str(&a, "format");
-    int format; /* 0 table, 1 json, 2 csv */
-    if (strcmp(fmt, "table") == 0)
-        format = 0;
-    else if (strcmp(fmt, "json") == 0)
-        format = 1;
-    else if (strcmp(fmt, "csv") == 0)
-        format = 2;
-    else
-        cli_usage_error("--format must be table, json or csv, got '%s'", fmt);
-    const am_validate_check *only = NULL;
-    if (cli_given(&a, "only")) {
-        only = am_validate_find(cli_str(&a, "only"));
-        if (!only) {
-            char names[512] = "";
-            for (size_t i = 0; i < am_validate_checks_len; i++) {
-                if (i) strncat(names, ", ", sizeof names - strlen(names) - 1);
-                strncat(names, am_validate_checks[i].name, sizeof names - strlen(names) - 1);
-            }
-            cli_usage_error("--only must be one of %s, got '%s'", names, cli_str(&a, "only"));
-        }
-    }
+    validate_cfg c;
+    validate_parse(&a, &c);
     if (cli_flag(&a, "list")) {
-        cli_out out;
-        FILE *f = cli_out_begin(&out, &a);
-        for (size_t i = 0; i < am_validate_checks_len; i++)
-            fprintf(f, "%-14s %s\n", am_validate_checks[i].name, am_validate_checks[i].description);
-        cli_out_commit(&out);
+        validate_list(&a);
         return 0;
     }
 
     am_validate_report *rep = NULL;
     const char *failed = NULL;
     cli_progress_start(&a);
-    am_status st = am_validate_run_all(&o, only, &rep, &failed);
+    am_status st = am_validate_run_all(&c.o, c.only, &rep, &failed);
     cli_progress_end();
     if (st) cli_runtime_error("validate: check %s: %s", failed ? failed : "?", am_strerror(st));
-    const size_t n = rep->n, *count = rep->count;
-    const am_check_result *rows = rep->rows;
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
-    if (format == 1) {
-        json_t *params = json_object();
-        char buf[32];
-        json_object_set_new(params, "quick", json_boolean(o.level == AM_VALIDATE_QUICK));
-        json_object_set_new(params, "threads", json_integer(o.threads));
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)o.seed);
-        json_object_set_new(params, "seed", json_string(buf));
-        json_object_set_new(params, "only", only ? json_string(only->name) : json_null());
-        /* the paper's delay condition (theory/am_theory.h): gamma of the paper-scaling row */
-        json_object_set_new(params, "gamma", json_real(AM_THEORY_BOUND_GAMMA));
-        json_object_set_new(params, "bound_constant", json_real(AM_THEORY_BOUND_C));
-        json_t *root = cli_json_root("validate", params);
-        json_t *checks = json_array();
-        for (size_t i = 0; i < n; i++) {
-            const am_check_result *r = &rows[i];
-            json_t *c = json_object();
-            for (size_t k = 0; k < am_validate_columns_len; k++) {
-                const am_validate_column *col = &am_validate_columns[k];
-                json_object_set_new(c, col->key,
-                                    col->kind == AM_VALIDATE_COL_NUM
-                                        ? num(am_validate_column_num(col, r))
-                                        : json_string(am_validate_column_text(col, r)));
-            }
-            json_array_append_new(checks, c);
-        }
-        json_object_set_new(root, "checks", checks);
-        json_object_set_new(root, "pass", json_integer((json_int_t)count[AM_CHECK_PASS]));
-        json_object_set_new(root, "fail", json_integer((json_int_t)count[AM_CHECK_FAIL]));
-        json_object_set_new(root, "inconclusive",
-                            json_integer((json_int_t)count[AM_CHECK_INCONCLUSIVE]));
-        json_object_set_new(root, "fail_findings", json_integer((json_int_t)rep->fail_findings));
-        cli_out_json(f, root);
-    } else if (format == 2) {
-        for (size_t k = 0; k < am_validate_columns_len; k++)
-            fprintf(f, "%s%s", k ? "," : "", am_validate_columns[k].key);
-        fputc('\n', f);
-        for (size_t i = 0; i < n; i++) {
-            const am_check_result *r = &rows[i];
-            for (size_t k = 0; k < am_validate_columns_len; k++) {
-                const am_validate_column *col = &am_validate_columns[k];
-                if (k) fputc(',', f);
-                if (col->kind == AM_VALIDATE_COL_NUM)
-                    cli_csv_double(f, am_validate_column_num(col, r));
-                else if (col->kind == AM_VALIDATE_COL_TEXT)
-                    csv_text(f, am_validate_column_text(col, r));
-                else
-                    fputs(am_validate_column_text(col, r), f);
-            }
-            fputc('\n', f);
-        }
-    } else {
-        fprintf(f, "amsgd validate (%s, seed %llu)\n\n", o.level ? "full" : "quick",
-                (unsigned long long)o.seed);
-        fprintf(f, "%-17s %-12s %-26s %-12s %-11s %-11s %s\n", "check", "verdict", "measured +- h",
-                "predicted", "tolerance", "mdd", "parameters");
-        for (size_t i = 0; i < n; i++) {
-            const am_check_result *r = &rows[i];
-            char m[64];
-            snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->halfwidth);
-            fprintf(f, "%-17s %-12s %-26s %-12.5g %-11.3g %-11.3g %s\n", r->name,
-                    am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->mdd,
-                    r->params);
-            if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
-                fprintf(f, "%-17s   replicas needed: %.0f\n", "", r->replicas_needed);
-            if (r->note[0]) fprintf(f, "%-17s   %s\n", "", r->note);
-            if (r->finding[0]) fprintf(f, "%-17s   finding: %s\n", "", r->finding);
-        }
-        fprintf(f,
-                "\n%zu rows: %zu PASS, %zu FAIL (%zu of them documented findings), %zu "
-                "INCONCLUSIVE\n",
-                n, count[0], count[1], rep->fail_findings, count[2]);
-    }
+    if (c.format == 1)
+        validate_json(f, &c, rep);
+    else if (c.format == 2)
+        validate_csv(f, rep);
+    else
+        validate_table(f, &c, rep);
     cli_out_commit(&out);
     /* exit 1 on a FAIL that no documented finding explains */
-    int status = count[AM_CHECK_FAIL] > rep->fail_findings ? 1 : 0;
+    int status = rep->count[AM_CHECK_FAIL] > rep->fail_findings ? 1 : 0;
     am_validate_report_free(rep);
     return status;
 }
