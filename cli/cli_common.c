@@ -471,6 +471,20 @@ void cli_params_limit(json_t *params, const am_msgd_params *m, double horizon, s
     json_object_set_new(params, "grid", json_integer((json_int_t)ngrid));
 }
 
+void cli_refuse_workers_delay(const cli_args *a, const am_msgd_params *m)
+{
+    if (m->delay.kind == AM_DELAY_WORKERS)
+        cli_usage_error("--delay workers:P:DIST is not available in %s (use amsgd mc), got '%s'",
+                        a->cmd, cli_str(a, "delay"));
+}
+
+void cli_sde_moments_error(const cli_args *a)
+{
+    cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "
+                    "got '%s'",
+                    cli_str(a, "dist"));
+}
+
 double cli_work_limit(void)
 {
     const char *v = getenv("AMSGD_MAX_WORK");

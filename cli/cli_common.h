@@ -111,6 +111,13 @@ void cli_limit_coords_check(int coords, size_t ngrid, size_t d);
  * replica 0), init_replica, seed, time and grid. */
 void cli_params_limit(json_t *params, const am_msgd_params *m, double horizon, size_t ngrid);
 
+/* Exits 2 when --delay is workers:P:DIST, which the command of a (a->cmd) does not take
+ * ("... is not available in CMD (use amsgd mc)"). */
+void cli_refuse_workers_delay(const cli_args *a, const am_msgd_params *m);
+
+/* Exits 2: the SDE of --dist needs finite fourth moments (student:NU with NU > 4). */
+void cli_sde_moments_error(const cli_args *a) __attribute__((noreturn));
+
 /* The bound on total work, checked before computing. The estimate counts elementary updates:
  * one coordinate of one replica advanced by one step (replicas x steps x d, summed over the
  * cells of a sweep), or one learner visited by one update of a parameter-server simulation.
