@@ -439,6 +439,52 @@ void cli_trajectory_json(json_t *root, const double *t, const double *err, const
     }
 }
 
+am_msgd_params cli_limit_msgd(const cli_args *a, const am_problem *p)
+{
+    char err[256];
+    am_msgd_params mp = am_msgd_params_default();
+    mp.eta = cli_double(a, "eta", 0, 1e6, 1, 0);
+    mp.mu = cli_double(a, "mu", 0, 1, 0, 1);
+    if (am_msgd_init_parse(cli_str(a, "init"), p->dim, &mp.init, err, sizeof err))
+        cli_usage_error("--init: %s", err);
+    mp.seed = cli_u64(a, "seed");
+    if (am_msgd_params_check(p, &mp, err, sizeof err)) cli_usage_error("%s", err);
+    return mp;
+}
+
+void cli_limit_coords_check(int coords, size_t ngrid, size_t d)
+{
+    if (coords && 8.0 * (double)ngrid * (double)d > (double)AM_MEMORY_LIMIT)
+        cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
+                        ngrid, d);
+}
+
+void cli_params_limit(json_t *params, const am_msgd_params *m, double horizon, size_t ngrid)
+{
+    char buf[64];
+    am_msgd_init_format(&m->init, buf, sizeof buf);
+    json_object_set_new(params, "init", json_string(buf));
+    json_object_set_new(params, "init_replica", json_integer(0));
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)m->seed);
+    json_object_set_new(params, "seed", json_string(buf));
+    json_object_set_new(params, "time", json_real(horizon));
+    json_object_set_new(params, "grid", json_integer((json_int_t)ngrid));
+}
+
+void cli_refuse_workers_delay(const cli_args *a, const am_msgd_params *m)
+{
+    if (m->delay.kind == AM_DELAY_WORKERS)
+        cli_usage_error("--delay workers:P:DIST is not available in %s (use amsgd mc), got '%s'",
+                        a->cmd, cli_str(a, "delay"));
+}
+
+void cli_sde_moments_error(const cli_args *a)
+{
+    cli_usage_error("--dist: the SDE needs finite fourth moments (student:NU with NU > 4), "
+                    "got '%s'",
+                    cli_str(a, "dist"));
+}
+
 double cli_work_limit(void)
 {
     const char *v = getenv("AMSGD_MAX_WORK");

@@ -99,6 +99,25 @@ void cli_trajectory_csv(FILE *f, const double *t, const double *err, const doubl
 void cli_trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
                          const double *h2, size_t n, size_t d);
 
+/* The deterministic limits (ode, dde): --eta (recorded only), --mu, --init and --seed,
+ * checked against the problem (exits 2 on bad input). */
+am_msgd_params cli_limit_msgd(const cli_args *a, const am_problem *p);
+
+/* Exits 2 when --coords (coords != 0) would keep more than AM_MEMORY_LIMIT bytes of h_i^2 on
+ * a grid of ngrid saved times in dimension d. */
+void cli_limit_coords_check(int coords, size_t ngrid, size_t d);
+
+/* Adds the JSON params of a deterministic limit after its eta and mu: init (the point of
+ * replica 0), init_replica, seed, time and grid. */
+void cli_params_limit(json_t *params, const am_msgd_params *m, double horizon, size_t ngrid);
+
+/* Exits 2 when --delay is workers:P:DIST, which the command of a (a->cmd) does not take
+ * ("... is not available in CMD (use amsgd mc)"). */
+void cli_refuse_workers_delay(const cli_args *a, const am_msgd_params *m);
+
+/* Exits 2: the SDE of --dist needs finite fourth moments (student:NU with NU > 4). */
+void cli_sde_moments_error(const cli_args *a) __attribute__((noreturn));
+
 /* The bound on total work, checked before computing. The estimate counts elementary updates:
  * one coordinate of one replica advanced by one step (replicas x steps x d, summed over the
  * cells of a sweep), or one learner visited by one update of a parameter-server simulation.

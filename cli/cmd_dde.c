@@ -46,6 +46,106 @@ static json_t *stats_json(const am_dde_params *dp, const am_dde_stats *s)
     return o;
 }
 
+/* The resolved flags of dde. */
+typedef struct {
+    am_msgd_params mp;
+    double lag, horizon;
+    am_grid grid;
+    int coords;
+    am_dde_params dp;
+} dde_cfg;
+
+/* The solution on the grid, and the solver that made it. */
+typedef struct {
+    double *v0, *t, *e, *nrm, *h2;
+    am_dde *s;
+    am_dde_stats stats;
+} dde_sol;
+
+/* Every flag but --lag's presence, --format and --output into c (exits 2 on bad usage). */
+static void dde_parse(const cli_args *a, const am_problem *p, dde_cfg *c)
+{
+    const size_t d = p->dim;
+    c->mp = cli_limit_msgd(a, p);
+    c->lag = cli_double(a, "lag", 0, 1e12, 1, 0);
+    c->horizon = cli_double(a, "time", 0, 1e12, 1, 0);
+    c->grid = cli_grid(a, c->horizon);
+    c->coords = cli_flag(a, "coords");
+    c->dp = am_dde_params_default();
+    c->dp.rtol = cli_double(a, "rtol", 1e-14, 1, 0, 1);
+    c->dp.atol = cli_double(a, "atol", 0, 1, 0, 1);
+    if (c->horizon / c->lag > (double)c->dp.max_segments)
+        cli_usage_error("--time / --lag = %.3g lag intervals is more than %zu", c->horizon / c->lag,
+                        c->dp.max_segments);
+    const size_t n = c->grid.n;
+    if (16.0 * (double)n * (double)d > (double)AM_MEMORY_LIMIT) /* the solver's two copies */
+        cli_usage_error("--grid %zu with --dim %zu: the saved trajectory needs %.3g GB, above the "
+                        "limit of %.3g GB",
+                        n, d, 16.0 * (double)n * (double)d / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
+    cli_limit_coords_check(c->coords, n, d);
+}
+
+/* Solves the delay equation from the ensemble's initial point (exits 3 on failure). */
+static void dde_solve(const am_problem *p, const dde_cfg *c, dde_sol *o)
+{
+    const size_t d = p->dim, n = c->grid.n;
+    am_status st;
+    am_msgd *m = am_msgd_alloc(p, &c->mp, &st, NULL, 0);
+    if (!m) cli_runtime_error("dde: %s", am_strerror(st));
+    o->v0 = malloc(d * sizeof *o->v0), o->t = malloc(n * sizeof *o->t);
+    o->e = malloc(n * sizeof *o->e), o->nrm = malloc(n * sizeof *o->nrm);
+    o->h2 = c->coords ? malloc(n * d * sizeof *o->h2) : NULL;
+    if (!o->v0 || !o->t || !o->e || !o->nrm || (c->coords && !o->h2))
+        cli_runtime_error("out of memory");
+    am_msgd_initial(m, 0, o->v0); /* the point every replica starts from (replica 0 if each) */
+    am_msgd_free(m);
+    am_grid_times(&c->grid, o->t);
+
+    o->s = am_dde_alloc(p, &c->dp, &st, NULL, 0);
+    if (!o->s) cli_runtime_error("dde: cannot build the solver: %s", am_strerror(st));
+    am_ode_output out = {o->e, o->nrm, o->h2, NULL};
+    char err[256] = "";
+    st = am_dde_solve(o->s, c->mp.mu, c->lag, o->v0, o->t, n, &out, &o->stats, err, sizeof err);
+    if (st) cli_runtime_error("dde: %s", err[0] ? err : am_strerror(st));
+    if (!isnan(o->stats.diverged_at))
+        fprintf(stderr, "amsgd: warning: the delay solution diverged at t = %.6g\n",
+                o->stats.diverged_at);
+}
+
+/* The JSON params: every option as resolved. */
+static json_t *dde_json_params(const am_problem *p, const dde_cfg *c)
+{
+    json_t *params = json_object();
+    cli_params_problem(params, p);
+    json_object_set_new(params, "eta", json_real(c->mp.eta));
+    json_object_set_new(params, "mu", json_real(c->mp.mu));
+    json_object_set_new(params, "lag", json_real(c->lag));
+    cli_params_limit(params, &c->mp, c->horizon, c->grid.n);
+    json_object_set_new(params, "rtol", json_real(c->dp.rtol));
+    json_object_set_new(params, "atol", json_real(c->dp.atol));
+    json_object_set_new(params, "coords", json_boolean(c->coords));
+    return params;
+}
+
+/* Writes the trajectory (CSV or JSON) through --output. */
+static void dde_write(const cli_args *a, int json, const am_problem *p, const dde_cfg *c,
+                      const dde_sol *s)
+{
+    const size_t n = c->grid.n, d = p->dim;
+    const double *h2 = c->coords ? s->h2 : NULL;
+    cli_out o;
+    FILE *f = cli_out_begin(&o, a);
+    if (!json) {
+        cli_trajectory_csv(f, s->t, s->e, s->nrm, h2, n, d);
+    } else {
+        json_t *root = cli_json_root("dde", dde_json_params(p, c));
+        cli_trajectory_json(root, s->t, s->e, s->nrm, h2, n, d);
+        json_object_set_new(root, "solver", stats_json(&c->dp, &s->stats));
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&o);
+}
+
 int cmd_dde(int argc, char **argv)
 {
     cli_args a;
@@ -57,86 +157,14 @@ int cmd_dde(int argc, char **argv)
               dde_opts, argc, argv);
     if (!cli_given(&a, "lag")) cli_usage_error("--lag LAG is required (the lag s = tau eta > 0)");
     am_problem *p = cli_problem(&a);
-    size_t d = p->dim;
-    char err[256];
-    am_msgd_params mp = am_msgd_params_default();
-    mp.eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
-    mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
-    if (am_msgd_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
-        cli_usage_error("--init: %s", err);
-    mp.seed = cli_u64(&a, "seed");
-    if (am_msgd_params_check(p, &mp, err, sizeof err)) cli_usage_error("%s", err);
-    double lag = cli_double(&a, "lag", 0, 1e12, 1, 0);
-    double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
-    am_grid grid = cli_grid(&a, horizon);
-    int coords = cli_flag(&a, "coords");
-    am_dde_params dp = am_dde_params_default();
-    dp.rtol = cli_double(&a, "rtol", 1e-14, 1, 0, 1);
-    dp.atol = cli_double(&a, "atol", 0, 1, 0, 1);
-    if (horizon / lag > (double)dp.max_segments)
-        cli_usage_error("--time / --lag = %.3g lag intervals is more than %zu", horizon / lag,
-                        dp.max_segments);
-    if (16.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT) /* the solver's two copies */
-        cli_usage_error("--grid %zu with --dim %zu: the saved trajectory needs %.3g GB, above the "
-                        "limit of %.3g GB",
-                        grid.n, d, 16.0 * (double)grid.n * (double)d / 1e9,
-                        (double)AM_MEMORY_LIMIT / 1e9);
-    if (coords && 8.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT)
-        cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
-                        grid.n, d);
+    dde_cfg c;
+    dde_parse(&a, p, &c);
     int json = cli_json(&a);
-
-    am_status st;
-    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
-    if (!m) cli_runtime_error("dde: %s", am_strerror(st));
-    double *v0 = malloc(d * sizeof *v0), *t = malloc(grid.n * sizeof *t);
-    double *e = malloc(grid.n * sizeof *e), *nrm = malloc(grid.n * sizeof *nrm);
-    double *h2 = coords ? malloc(grid.n * d * sizeof *h2) : NULL;
-    if (!v0 || !t || !e || !nrm || (coords && !h2)) cli_runtime_error("out of memory");
-    am_msgd_initial(m, 0, v0); /* the point every replica starts from (replica 0 if each) */
-    am_msgd_free(m);
-    am_grid_times(&grid, t);
-
-    am_dde *s = am_dde_alloc(p, &dp, &st, NULL, 0);
-    if (!s) cli_runtime_error("dde: cannot build the solver: %s", am_strerror(st));
-    am_ode_output out = {e, nrm, h2, NULL};
-    am_dde_stats stats;
-    err[0] = 0;
-    st = am_dde_solve(s, mp.mu, lag, v0, t, grid.n, &out, &stats, err, sizeof err);
-    if (st) cli_runtime_error("dde: %s", err[0] ? err : am_strerror(st));
-    if (!isnan(stats.diverged_at))
-        fprintf(stderr, "amsgd: warning: the delay solution diverged at t = %.6g\n",
-                stats.diverged_at);
-
-    cli_out o;
-    FILE *f = cli_out_begin(&o, &a);
-    if (!json) {
-        cli_trajectory_csv(f, t, e, nrm, coords ? h2 : NULL, grid.n, d);
-    } else {
-        char buf[64];
-        json_t *params = json_object();
-        cli_params_problem(params, p);
-        json_object_set_new(params, "eta", json_real(mp.eta));
-        json_object_set_new(params, "mu", json_real(mp.mu));
-        json_object_set_new(params, "lag", json_real(lag));
-        am_msgd_init_format(&mp.init, buf, sizeof buf);
-        json_object_set_new(params, "init", json_string(buf));
-        json_object_set_new(params, "init_replica", json_integer(0));
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)mp.seed);
-        json_object_set_new(params, "seed", json_string(buf));
-        json_object_set_new(params, "time", json_real(horizon));
-        json_object_set_new(params, "grid", json_integer((json_int_t)grid.n));
-        json_object_set_new(params, "rtol", json_real(dp.rtol));
-        json_object_set_new(params, "atol", json_real(dp.atol));
-        json_object_set_new(params, "coords", json_boolean(coords));
-        json_t *root = cli_json_root("dde", params);
-        cli_trajectory_json(root, t, e, nrm, coords ? h2 : NULL, grid.n, d);
-        json_object_set_new(root, "solver", stats_json(&dp, &stats));
-        cli_out_json(f, root);
-    }
-    cli_out_commit(&o);
-    am_dde_free(s);
-    free(v0), free(t), free(e), free(nrm), free(h2);
+    dde_sol s;
+    dde_solve(p, &c, &s);
+    dde_write(&a, json, p, &c, &s);
+    am_dde_free(s.s);
+    free(s.v0), free(s.t), free(s.e), free(s.nrm), free(s.h2);
     am_problem_free(p);
     return 0;
 }

@@ -67,6 +67,87 @@ static json_t *stats_json(const am_ode_params *op, const am_ode_stats *s)
     return o;
 }
 
+/* The resolved flags of ode. */
+typedef struct {
+    am_msgd_params mp;
+    double horizon;
+    am_grid grid;
+    int coords;
+    am_ode_params op;
+} ode_cfg;
+
+/* --method, --rtol, --atol, --max-steps, --project and --linsol into op (exits 2 on bad
+ * usage); d is the dimension. */
+static void ode_solver_parse(const cli_args *a, size_t d, am_ode_params *op)
+{
+    char err[256];
+    *op = am_ode_params_default();
+    if (am_ode_method_parse(cli_str(a, "method"), &op->method))
+        cli_usage_error("--method must be adams or bdf, got '%s'", cli_str(a, "method"));
+    op->rtol = cli_double(a, "rtol", 1e-15, 1, 0, 1);
+    op->atol = cli_double(a, "atol", 0, 1, 0, 1);
+    op->max_steps = (long)cli_int(a, "max-steps", 1, 1000000000000LL);
+    op->project = cli_flag(a, "project");
+    if (am_ode_linsol_parse(cli_str(a, "linsol"), &op->linsol))
+        cli_usage_error("--linsol must be dense or gmres, got '%s'", cli_str(a, "linsol"));
+    if (cli_given(a, "linsol") && op->method != AM_ODE_BDF)
+        cli_usage_error("--linsol needs --method bdf (Adams uses no linear solver)");
+    if (op->project && op->method != AM_ODE_BDF)
+        cli_usage_error("--project needs --method bdf (CVODE projects only with BDF)");
+    if (am_ode_params_check(op, err, sizeof err)) cli_usage_error("%s", err);
+    if (op->method == AM_ODE_BDF && op->linsol == AM_ODE_LINSOL_DENSE && d > 4000)
+        cli_usage_error("--method bdf --linsol dense needs --dim <= 4000, got %zu", d);
+}
+
+/* Every flag but --format and --output into c (exits 2 on bad usage). */
+static void ode_parse(const cli_args *a, const am_problem *p, ode_cfg *c)
+{
+    c->mp = cli_limit_msgd(a, p);
+    c->horizon = cli_double(a, "time", 0, 1e12, 1, 0);
+    c->grid = cli_grid(a, c->horizon);
+    c->coords = cli_flag(a, "coords");
+    ode_solver_parse(a, p->dim, &c->op);
+    cli_limit_coords_check(c->coords, c->grid.n, p->dim);
+}
+
+/* The JSON params: every option as resolved. */
+static json_t *ode_json_params(const am_problem *p, const ode_cfg *c)
+{
+    const am_ode_params *op = &c->op;
+    json_t *params = json_object();
+    cli_params_problem(params, p);
+    json_object_set_new(params, "eta", json_real(c->mp.eta));
+    json_object_set_new(params, "mu", json_real(c->mp.mu));
+    cli_params_limit(params, &c->mp, c->horizon, c->grid.n);
+    json_object_set_new(params, "method", json_string(am_ode_method_name(op->method)));
+    json_object_set_new(params, "rtol", json_real(op->rtol));
+    json_object_set_new(params, "atol", json_real(op->atol));
+    json_object_set_new(params, "max_steps", json_integer(op->max_steps));
+    json_object_set_new(params, "linsol", json_string(am_ode_linsol_name(op->linsol)));
+    json_object_set_new(params, "project", json_boolean(op->project));
+    json_object_set_new(params, "coords", json_boolean(c->coords));
+    return params;
+}
+
+/* Writes the trajectory (CSV or JSON) through --output. */
+static void ode_write(const cli_args *a, int json, const am_problem *p, const ode_cfg *c,
+                      const am_run_ode_result *res)
+{
+    const size_t n = c->grid.n, d = p->dim;
+    const double *h2 = c->coords ? res->h2 : NULL;
+    cli_out o;
+    FILE *f = cli_out_begin(&o, a);
+    if (!json) {
+        cli_trajectory_csv(f, res->t, res->err, res->norm, h2, n, d);
+    } else {
+        json_t *root = cli_json_root("ode", ode_json_params(p, c));
+        cli_trajectory_json(root, res->t, res->err, res->norm, h2, n, d);
+        json_object_set_new(root, "solver", stats_json(&c->op, &res->stats));
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&o);
+}
+
 int cmd_ode(int argc, char **argv)
 {
     cli_args a;
@@ -76,82 +157,22 @@ int cmd_ode(int argc, char **argv)
               "report err = 1 - (v1.V)^2/|V|^2 and |V| on the saved grid, with solver statistics.",
               ode_opts, argc, argv);
     am_problem *p = cli_problem(&a);
-    size_t d = p->dim;
-    char err[256];
-    am_msgd_params mp = am_msgd_params_default();
-    mp.eta = cli_double(&a, "eta", 0, 1e6, 1, 0);
-    mp.mu = cli_double(&a, "mu", 0, 1, 0, 1);
-    if (am_msgd_init_parse(cli_str(&a, "init"), d, &mp.init, err, sizeof err))
-        cli_usage_error("--init: %s", err);
-    mp.seed = cli_u64(&a, "seed");
-    if (am_msgd_params_check(p, &mp, err, sizeof err)) cli_usage_error("%s", err);
-    double horizon = cli_double(&a, "time", 0, 1e12, 1, 0);
-    am_grid grid = cli_grid(&a, horizon);
-    int coords = cli_flag(&a, "coords");
-
-    am_ode_params op = am_ode_params_default();
-    if (am_ode_method_parse(cli_str(&a, "method"), &op.method))
-        cli_usage_error("--method must be adams or bdf, got '%s'", cli_str(&a, "method"));
-    op.rtol = cli_double(&a, "rtol", 1e-15, 1, 0, 1);
-    op.atol = cli_double(&a, "atol", 0, 1, 0, 1);
-    op.max_steps = (long)cli_int(&a, "max-steps", 1, 1000000000000LL);
-    op.project = cli_flag(&a, "project");
-    if (am_ode_linsol_parse(cli_str(&a, "linsol"), &op.linsol))
-        cli_usage_error("--linsol must be dense or gmres, got '%s'", cli_str(&a, "linsol"));
-    if (cli_given(&a, "linsol") && op.method != AM_ODE_BDF)
-        cli_usage_error("--linsol needs --method bdf (Adams uses no linear solver)");
-    if (op.project && op.method != AM_ODE_BDF)
-        cli_usage_error("--project needs --method bdf (CVODE projects only with BDF)");
-    if (am_ode_params_check(&op, err, sizeof err)) cli_usage_error("%s", err);
-    if (op.method == AM_ODE_BDF && op.linsol == AM_ODE_LINSOL_DENSE && d > 4000)
-        cli_usage_error("--method bdf --linsol dense needs --dim <= 4000, got %zu", d);
-    if (coords && 8.0 * (double)grid.n * (double)d > (double)AM_MEMORY_LIMIT)
-        cli_usage_error("--coords with --grid %zu and --dim %zu needs more memory than the limit",
-                        grid.n, d);
+    ode_cfg c;
+    ode_parse(&a, p, &c);
     int json = cli_json(&a);
 
     am_run_ode_params rp = am_run_ode_params_default();
     rp.problem = p;
-    rp.msgd = mp;
-    rp.ode = op;
-    rp.horizon = grid.horizon;
-    rp.ngrid = grid.n;
-    rp.coords = coords;
+    rp.msgd = c.mp;
+    rp.ode = c.op;
+    rp.horizon = c.grid.horizon;
+    rp.ngrid = c.grid.n;
+    rp.coords = c.coords;
     am_run_ode_result res;
+    char err[256];
     am_status st = am_run_ode(&rp, &res, err, sizeof err);
     if (st) cli_runtime_error("ode: %s", err);
-    const double *t = res.t, *e = res.err, *nrm = res.norm, *h2 = res.h2;
-
-    cli_out o;
-    FILE *f = cli_out_begin(&o, &a);
-    if (!json) {
-        cli_trajectory_csv(f, t, e, nrm, coords ? h2 : NULL, grid.n, d);
-    } else {
-        char buf[64];
-        json_t *params = json_object();
-        cli_params_problem(params, p);
-        json_object_set_new(params, "eta", json_real(mp.eta));
-        json_object_set_new(params, "mu", json_real(mp.mu));
-        am_msgd_init_format(&mp.init, buf, sizeof buf);
-        json_object_set_new(params, "init", json_string(buf));
-        json_object_set_new(params, "init_replica", json_integer(0));
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)mp.seed);
-        json_object_set_new(params, "seed", json_string(buf));
-        json_object_set_new(params, "time", json_real(horizon));
-        json_object_set_new(params, "grid", json_integer((json_int_t)grid.n));
-        json_object_set_new(params, "method", json_string(am_ode_method_name(op.method)));
-        json_object_set_new(params, "rtol", json_real(op.rtol));
-        json_object_set_new(params, "atol", json_real(op.atol));
-        json_object_set_new(params, "max_steps", json_integer(op.max_steps));
-        json_object_set_new(params, "linsol", json_string(am_ode_linsol_name(op.linsol)));
-        json_object_set_new(params, "project", json_boolean(op.project));
-        json_object_set_new(params, "coords", json_boolean(coords));
-        json_t *root = cli_json_root("ode", params);
-        cli_trajectory_json(root, t, e, nrm, coords ? h2 : NULL, grid.n, d);
-        json_object_set_new(root, "solver", stats_json(&op, &res.stats));
-        cli_out_json(f, root);
-    }
-    cli_out_commit(&o);
+    ode_write(&a, json, p, &c, &res);
     am_run_ode_result_free(&res);
     am_problem_free(p);
     return 0;

@@ -195,3 +195,10 @@ int sweep_cli_status(am_status st, const char *err, const char *cmd, const char 
     if (st == AM_EINVAL && err[0]) cli_usage_error("--checkpoint: %s", err);
     cli_runtime_error("%s: %s", cmd, err[0] ? err : am_strerror(st));
 }
+
+void sweep_cli_checkpoint(const cli_args *a, const char **checkpoint, int *resume)
+{
+    *checkpoint = cli_str(a, "checkpoint");
+    *resume = cli_flag(a, "resume");
+    if (*resume && !*checkpoint) cli_usage_error("--resume needs --checkpoint FILE");
+}

@@ -45,6 +45,9 @@ void sweep_cli_sigint_restore(void);
 int sweep_cli_status(am_status st, const char *err, const char *cmd, const char *units, size_t done,
                      size_t total, const char *checkpoint, int progress_shown);
 
+/* --checkpoint (NULL when absent) and --resume; exits 2 on --resume without --checkpoint. */
+void sweep_cli_checkpoint(const cli_args *a, const char **checkpoint, int *resume);
+
 extern const cli_opt OPT_SW_TIME, OPT_SW_GRID, OPT_SW_INIT, OPT_SW_REPLICAS, OPT_BURNIN, OPT_EPS,
     OPT_DELAY_MODEL, OPT_QUIET, OPT_GAMMA, OPT_BOUND_CONST;
 
