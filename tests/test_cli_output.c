@@ -413,6 +413,57 @@ Test(cli_output, idx_file_both_plain_and_gz_is_refused)
     rm_scratch(d);
 }
 
+/* A .gz file with bytes after its gzip stream is refused (exit 2, one line naming the file),
+ * as gzip -t reports it; concatenated gzip members are one stream and trailing zero bytes
+ * are padding (gzip -t accepts both), so the same data read either way trains the same. */
+Test(cli_output, idx_gz_trailing_garbage_is_refused)
+{
+    char d[64], cmd[1024], args[512];
+    scratch(d);
+    const char *lb = "train-labels-idx1-ubyte.gz";
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/*.gz %s/ && printf 'junk' >> %s/%s", d, d,
+             lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args,
+             "tradeoff --model mlr --data idx:%s --workers 1 --mus 0.5 --seeds 1 --budget 10", d);
+    char needle[256];
+    snprintf(needle, sizeof needle, "%s/%s: trailing garbage after the gzip stream", d, lb);
+    test_expect_usage_error(args, needle);
+
+    /* one byte of garbage, a lone 0x1f (the first byte of a gzip magic) */
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/%s %s/ && printf '\\037' >> %s/%s", lb, d, d,
+             lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_expect_usage_error(args, needle);
+
+    /* zeros, then garbage */
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/%s %s/ && printf '\\0\\0x' >> %s/%s", lb, d,
+             d, lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_expect_usage_error(args, needle);
+
+    /* the reference: the fixture as committed */
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/%s %s/", lb, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_run ref = test_amsgd(args);
+    cr_assert_eq(ref.status, 0, "amsgd %s: exit %d (%s)", args, ref.status, ref.err);
+
+    /* the images as two concatenated members and the labels padded with zeros: accepted, and
+     * the same result */
+    const char *im = "train-images-idx3-ubyte.gz";
+    snprintf(cmd, sizeof cmd,
+             "cd %s && gzip -dc %s > raw && head -c 100 raw | gzip > %s && tail -c +101 raw | "
+             "gzip >> %s && rm raw && printf '\\0\\0\\0\\0' >> %s && gzip -t %s %s",
+             d, im, im, im, lb, im, lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_run r = test_amsgd(args);
+    cr_expect_eq(r.status, 0, "amsgd %s: exit %d (%s)", args, r.status, r.err);
+    cr_expect_str_eq(r.out, ref.out, "concatenated members or zero padding changed the result");
+    test_run_free(&r);
+    test_run_free(&ref);
+    rm_scratch(d);
+}
+
 /* The shortest round-trip decimal of the JSON numbers: closed cases, then random doubles of
  * every exponent (read back exactly, and one digit fewer does not read back). */
 Test(cli_output, shortest_round_trip_numbers)
