@@ -80,7 +80,7 @@ int cmd_compare(int argc, char **argv)
     }
     am_compare_result r;
     char err[320];
-    cli_progress_start(&a);
+    cli_progress_start(&a, 1);
     am_status st = am_compare_run(&cp, &r, err, sizeof err);
     cli_progress_end();
     if (st == AM_ENOMEM && r.memory > (double)AM_MEMORY_LIMIT)

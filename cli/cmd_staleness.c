@@ -208,7 +208,7 @@ int cmd_staleness(int argc, char **argv)
     par.lr = lr_all;
     am_staleness_result res;
     am_status st;
-    if (cli_progress_start(&a)) par.progress = cli_progress_cells;
+    if (cli_progress_start(&a, 0)) par.progress = cli_progress_cells;
     if (tune) {
         st = staleness_tuned(&par, &res, err, sizeof err);
     } else {

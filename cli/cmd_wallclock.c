@@ -147,7 +147,7 @@ int cmd_wallclock(int argc, char **argv)
         cli_work_check(&a, (double)replicas * (double)n * (double)(p + d) * (double)nv, how);
     }
     am_wallclock_result res;
-    cli_progress_start(&a);
+    cli_progress_start(&a, nv > 1); /* an ensemble per variant */
     am_status st = am_wallclock_run(&wp, &res, err, sizeof err);
     cli_progress_end();
     if (st) cli_runtime_error("wallclock: %s", err);
