@@ -413,6 +413,39 @@ Test(cli_output, idx_file_both_plain_and_gz_is_refused)
     rm_scratch(d);
 }
 
+/* figures names each step on stderr before running it and times it after; --quiet drops
+ * those lines and writes the same files. */
+Test(cli_output, figures_shows_its_steps, .timeout = 120)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) cr_skip_test("no gnuplot");
+    char d[64], q[64], cmd[512], args[256];
+    scratch(d);
+    scratch(q);
+    snprintf(cmd, sizeof cmd, "cp docs/figures/runtime.gp %s/ && cp docs/figures/runtime.gp %s/", d,
+             q);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args, "figures --only runtime --dir %s", d);
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "amsgd %s: %s", args, r.err);
+    cr_expect_eq(r.out[0], 0, "amsgd %s wrote '%s' to stdout", args, r.out);
+    const char *first = "amsgd figures: runtime: step 1/4: amsgd runtime --workers 8 ";
+    cr_expect(strncmp(r.err, first, strlen(first)) == 0, "stderr '%s'", r.err);
+    cr_expect(strstr(r.err, "\namsgd figures: runtime: step 1/4 done (") &&
+                  strstr(r.err, "\namsgd figures: runtime: step 4/4: gnuplot runtime.gp\n") &&
+                  strstr(r.err, "\namsgd figures: runtime done ("),
+              "stderr '%s'", r.err);
+    test_run_free(&r);
+    snprintf(args, sizeof args, "figures --only runtime --dir %s --quiet", q);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "amsgd %s: %s", args, r.err);
+    cr_expect_eq(r.err[0], 0, "amsgd %s: stderr '%s'", args, r.err);
+    test_run_free(&r);
+    snprintf(cmd, sizeof cmd, "diff -r %s %s", d, q);
+    cr_expect_eq(system(cmd), 0, "--quiet changed the files: %s", cmd);
+    rm_scratch(d);
+    rm_scratch(q);
+}
+
 /* A .gz file with bytes after its gzip stream is refused (exit 2, one line naming the file),
  * as gzip -t reports it; concatenated gzip members are one stream and trailing zero bytes
  * are padding (gzip -t accepts both), so the same data read either way trains the same. */
