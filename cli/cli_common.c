@@ -510,6 +510,7 @@ void cli_work_check(const cli_args *a, double work, const char *how)
 typedef struct {
     const char *cmd;
     int on;           /* cli_progress_start enabled it */
+    int several;      /* the command runs several ensembles: number them */
     unsigned run;     /* ensemble runs started */
     size_t last;      /* replicas done at the last call */
     double t0, shown; /* start of the current run, time of the last line */
@@ -540,9 +541,12 @@ static void cli_progress_print(void *ctx, size_t done, size_t total)
     if (s != &cli_progress) /* cli_progress_cells: the study's own units */
         fprintf(stderr, "\r%s: %zu/%zu ensembles, %.1f s elapsed", cli_progress.cmd, done, total,
                 el);
-    else
+    else if (s->several)
         fprintf(stderr, "\r%s: ensemble %u: %zu/%zu replicas, %.1f s elapsed", s->cmd, s->run, done,
                 total, el);
+    else
+        fprintf(stderr, "\r%s: ensemble: %zu/%zu replicas, %.1f s elapsed", s->cmd, done, total,
+                el);
     if (done > 0 && done < total && el >= 0.5)
         fprintf(stderr, ", about %.1f s left   ", el / (double)done * (double)(total - done));
     else if (done < total)
@@ -561,7 +565,7 @@ void cli_progress_cells(void *ctx, size_t done, size_t total)
     if (cli_progress.on) cli_progress_print(&cli_progress_study, done, total);
 }
 
-int cli_progress_start(const cli_args *a)
+int cli_progress_start(const cli_args *a, int several)
 {
     int want = cli_has_opt(a, "progress") && cli_flag(a, "progress");
     if (!want && !isatty(STDERR_FILENO)) return 0;
@@ -570,6 +574,7 @@ int cli_progress_start(const cli_args *a)
     memset(&cli_progress_study, 0, sizeof cli_progress_study);
     cli_progress.cmd = a->cmd;
     cli_progress.on = 1;
+    cli_progress.several = several;
     am_ensemble_progress_set(cli_progress_print, &cli_progress);
     return 1;
 }

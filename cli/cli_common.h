@@ -22,9 +22,11 @@ extern const cli_opt OPT_PROGRESS;
 
 /* Starts the progress line of the ensemble runs of a command (am_ensemble_progress_set): on
  * stderr when it is a terminal or --progress is given (never into a pipe or file by default),
- * rank 0 only; "\rCMD: ensemble K: DONE/TOTAL replicas, S s elapsed, about L s left", rewritten
- * in place at most every 0.2 s. cli_progress_end turns it off and ends the line. */
-int cli_progress_start(const cli_args *a);
+ * rank 0 only; "\rCMD: ensemble: DONE/TOTAL replicas, S s elapsed, about L s left", rewritten
+ * in place at most every 0.2 s; with several nonzero (a command that runs several ensembles)
+ * the ensembles are numbered, "ensemble K: ...". cli_progress_end turns it off and ends the
+ * line. */
+int cli_progress_start(const cli_args *a, int several);
 void cli_progress_end(void);
 
 /* A study's own progress callback (done of total ensembles) for the line of

@@ -134,7 +134,7 @@ static void compare_run(const cli_args *a, const compare_cfg *c, const am_compar
                         am_compare_result *r)
 {
     char err[320];
-    cli_progress_start(a);
+    cli_progress_start(a, 1);
     am_status st = am_compare_run(cp, r, err, sizeof err);
     cli_progress_end();
     if (st == AM_ENOMEM && r->memory > (double)AM_MEMORY_LIMIT)

@@ -278,7 +278,7 @@ int cmd_converge(int argc, char **argv)
     int json = cli_json(&a);
 
     am_converge_result *r = NULL;
-    cli_progress_start(&a);
+    cli_progress_start(&a, 1);
     am_status st = am_converge_run(p, &cp, &r);
     cli_progress_end();
     if (st) cli_runtime_error("converge: %s", am_strerror(st));

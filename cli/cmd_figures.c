@@ -190,7 +190,10 @@ static const cli_opt OPT_DIR = {
 static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "regenerate one figure (see --list)"};
 static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the figures and exit"};
 static const cli_opt OPT_DRY = {"dry-run", NULL, NULL, "print the commands without running them"};
-static const cli_opt *const figures_opts[] = {&OPT_DIR, &OPT_ONLY, &OPT_LIST, &OPT_DRY, NULL};
+static const cli_opt OPT_QUIET = {"quiet", NULL, NULL,
+                                  "no progress on stderr (each step and its time, each figure)"};
+static const cli_opt *const figures_opts[] = {&OPT_DIR, &OPT_ONLY,  &OPT_LIST,
+                                              &OPT_DRY, &OPT_QUIET, NULL};
 
 /* The command with every "@A" replaced by the quoted path of this binary. */
 static char *expand(const char *cmd, const char *self)
@@ -231,6 +234,31 @@ static int script_of(const char *cmd, char *buf, size_t size)
     return 0;
 }
 
+/* The step as the progress line shows it: "@A" as "amsgd", cut to one terminal line. */
+static void step_label(const char *cmd, char *buf, size_t size)
+{
+    size_t o = 0;
+    for (const char *p = cmd; *p && o + 1 < size;) {
+        if (p[0] == '@' && p[1] == 'A') {
+            int n = snprintf(buf + o, size - o, "amsgd");
+            o += n > 0 ? (size_t)n : 0;
+            if (o >= size) o = size - 1;
+            p += 2;
+        } else {
+            buf[o++] = *p++;
+        }
+    }
+    buf[o] = 0;
+    if (o > 120) snprintf(buf + 117, size - 117, "...");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Exits 3 if stdout could not take what was printed (a full disk, /dev/full). */
 static int stdout_ok(void)
 {
@@ -265,6 +293,7 @@ int cmd_figures(int argc, char **argv)
         dir = AM_DATADIR "/docs/figures";
 #endif
     int dry = cli_flag(&a, "dry-run");
+    int quiet = cli_flag(&a, "quiet");
     char self[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) cli_runtime_error("cannot find the path of the amsgd binary");
@@ -290,24 +319,38 @@ int cmd_figures(int argc, char **argv)
     for (size_t i = 0; i < nfigures; i++) {
         const fig_entry *f = &figures[i];
         if (only && strcmp(f->name, only) != 0) continue;
-        time_t t0 = time(NULL);
-        for (size_t s = 0; s < sizeof f->steps / sizeof f->steps[0] && f->steps[s].cmd; s++) {
+        double t0 = now_s();
+        size_t nsteps = 0;
+        while (nsteps < sizeof f->steps / sizeof f->steps[0] && f->steps[nsteps].cmd)
+            nsteps++;
+        for (size_t s = 0; s < nsteps; s++) {
             char *cmd = expand(f->steps[s].cmd, self);
             if (dry) {
                 printf("(cd %s && %s)\n", dir, cmd);
                 free(cmd);
                 continue;
             }
+            double ts = now_s();
+            if (!quiet) {
+                char label[128];
+                step_label(f->steps[s].cmd, label, sizeof label);
+                fprintf(stderr, "amsgd figures: %s: step %zu/%zu: %s\n", f->name, s + 1, nsteps,
+                        label);
+            }
             fflush(stdout);
+            fflush(stderr);
             int st = system(cmd);
             int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
             if (code != 0 && !(f->steps[s].may_fail && code == 1))
                 cli_runtime_error("figures: '%s' failed (exit %d) while making %s", cmd, code,
                                   f->name);
             free(cmd);
+            if (!quiet)
+                fprintf(stderr, "amsgd figures: %s: step %zu/%zu done (%.1f s)\n", f->name, s + 1,
+                        nsteps, now_s() - ts);
         }
-        if (!dry)
-            fprintf(stderr, "amsgd figures: %s done (%ld s)\n", f->name, (long)(time(NULL) - t0));
+        if (!dry && !quiet)
+            fprintf(stderr, "amsgd figures: %s done (%.1f s)\n", f->name, now_s() - t0);
     }
     return stdout_ok();
 }

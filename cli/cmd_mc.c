@@ -92,7 +92,7 @@ int cmd_mc(int argc, char **argv)
                         cli_str(&a, "delay"));
     am_run_result run;
     char err[256];
-    cli_progress_start(&a);
+    cli_progress_start(&a, 0);
     am_status st = am_run_mc(&rp, &run, err, sizeof err);
     cli_progress_end();
     mc_check_memory(st, &run, ep.threads);

@@ -141,7 +141,7 @@ int cmd_sde(int argc, char **argv)
     sp.ensemble = c.ep;
     am_run_result run;
     char err[256];
-    cli_progress_start(&a);
+    cli_progress_start(&a, 0);
     am_status st = am_run_sde(&sp, &run, err, sizeof err);
     cli_progress_end();
     mc_check_memory(st, &run, c.ep.threads);

@@ -329,7 +329,7 @@ int cmd_staleness(int argc, char **argv)
     am_staleness_result res;
     am_status st;
     char err[512];
-    if (cli_progress_start(&a)) c.par.progress = cli_progress_cells;
+    if (cli_progress_start(&a, 0)) c.par.progress = cli_progress_cells;
     if (c.tune) {
         st = staleness_tuned(&c.par, &res, err, sizeof err);
     } else {

@@ -195,7 +195,7 @@ int cmd_validate(int argc, char **argv)
 
     am_validate_report *rep = NULL;
     const char *failed = NULL;
-    cli_progress_start(&a);
+    cli_progress_start(&a, 1);
     am_status st = am_validate_run_all(&c.o, c.only, &rep, &failed);
     cli_progress_end();
     if (st) cli_runtime_error("validate: check %s: %s", failed ? failed : "?", am_strerror(st));

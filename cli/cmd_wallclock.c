@@ -281,7 +281,7 @@ int cmd_wallclock(int argc, char **argv)
     wallclock_work(&a, &c);
     char err[256];
     am_wallclock_result res;
-    cli_progress_start(&a);
+    cli_progress_start(&a, c.wp.nvariants > 1); /* an ensemble per variant */
     am_status st = am_wallclock_run(&c.wp, &res, err, sizeof err);
     cli_progress_end();
     if (st) cli_runtime_error("wallclock: %s", err);

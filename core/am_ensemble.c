@@ -228,6 +228,7 @@ typedef struct {
     am_ensemble_progress_fn pfn; /* the caller's progress hook (its thread: thread 0) */
     void *pctx;
     size_t *pdone; /* replicas finished so far */
+    size_t *plast; /* done of the hook's last call (thread 0 only) */
 } ens_run;
 
 /* Runs chunks c0 .. c1-1 (at most AM_WAVE) into e->chunks[0 ..] on the threads; returns 1 if
@@ -274,7 +275,10 @@ static int run_chunks(const ens_run *e, size_t c0, size_t c1)
             size_t now;
 #pragma omp atomic capture
             now = *e->pdone += r1 - r0;
-            if (tid == 0) e->pfn(e->pctx, now, R);
+            if (tid == 0) {
+                e->pfn(e->pctx, now, R);
+                *e->plast = now;
+            }
         }
     }
     int failed = 0;
@@ -521,10 +525,10 @@ allocated:
 #endif
     if (status != AM_OK) goto done;
 
-    size_t pdone = 0;
+    size_t pdone = 0, plast = 0;
     ens_run e = {m,       k,     ngrid, nobs, nsum,         R,      lanes,       work_bytes,
                  threads, works, trajs, sums, res->summary, chunks, progress_fn, progress_ctx,
-                 &pdone};
+                 &pdone,  &plast};
     /* Round w: a run of up to AM_WAVE chunks on each rank; rank 0 merges the round's chunks
      * in chunk order (its own, then each rank's message in rank order), as the serial run
      * merges them. */
@@ -572,6 +576,7 @@ allocated:
                     size_t r1 = d1 * AM_CHUNK < R ? d1 * AM_CHUNK : R;
                     pdone += r1 - d0 * AM_CHUNK;
                     e.pfn(e.pctx, pdone, R);
+                    plast = pdone;
                 }
             }
         }
@@ -594,7 +599,8 @@ allocated:
         }
     }
 #endif
-    if (e.pfn && status == AM_OK) e.pfn(e.pctx, R, R);
+    /* the end, unless the last chunk's call reported it: done = total comes once per run */
+    if (e.pfn && status == AM_OK && plast != R) e.pfn(e.pctx, R, R);
 
 done:
     if (chunks)

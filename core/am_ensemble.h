@@ -104,10 +104,12 @@ int am_ensemble_set_distributed(int on);
 
 /* Progress of ensemble runs (optional, off by default): after am_ensemble_progress_set(fn,
  * ctx), every am_ensemble_run started by the calling thread calls fn(ctx, done, total) from
- * that thread, after each chunk of replicas it finishes itself and once at the end (done =
- * total), with the replicas finished so far (chunks run by other threads count when they
- * end). fn = NULL turns it off. The library never prints: fn is the caller's (the amsgd
- * command prints a progress line on stderr). Results do not depend on it. */
+ * that thread, after each chunk of replicas it finishes itself and at the end, with the
+ * replicas finished so far (chunks run by other threads count when they end): done never
+ * decreases within a run and reaches total in exactly one call, the run's last (so a caller
+ * counts runs by the calls with done = total). fn = NULL turns it off. The library never
+ * prints: fn is the caller's (the amsgd command prints a progress line on stderr). Results do
+ * not depend on it. */
 typedef void (*am_ensemble_progress_fn)(void *ctx, size_t done, size_t total);
 void am_ensemble_progress_set(am_ensemble_progress_fn fn, void *ctx);
 

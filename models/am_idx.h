@@ -33,9 +33,11 @@ typedef struct {
 
 /* Reads an IDX file of unsigned bytes with ndim dimensions (plain or .gz). fix is appended to
  * every message as the remedy (e.g. "install dataset-fashion-mnist"); NULL gives a generic
- * one. AM_EIO (cannot open or read, truncated), AM_EINVAL (bad magic, wrong type or
- * dimensions, trailing bytes, a header whose dimensions ask for more than AM_MEMORY_LIMIT:
- * bad input), AM_ENOMEM (allocation failed). */
+ * one. A .gz file may hold concatenated gzip members and zero padding after the last one (as
+ * gzip -t accepts); any other byte after it is trailing garbage (AM_EINVAL). AM_EIO (cannot
+ * open or read, truncated), AM_EINVAL (bad magic, wrong type or dimensions, trailing bytes or
+ * garbage, a header whose dimensions ask for more than AM_MEMORY_LIMIT: bad input),
+ * AM_ENOMEM (allocation failed). */
 am_status am_idx_read(const char *path, size_t ndim, const char *fix, am_idx **out, char *err,
                       size_t errlen);
 

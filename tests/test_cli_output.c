@@ -413,6 +413,90 @@ Test(cli_output, idx_file_both_plain_and_gz_is_refused)
     rm_scratch(d);
 }
 
+/* figures names each step on stderr before running it and times it after; --quiet drops
+ * those lines and writes the same files. */
+Test(cli_output, figures_shows_its_steps, .timeout = 120)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) cr_skip_test("no gnuplot");
+    char d[64], q[64], cmd[512], args[256];
+    scratch(d);
+    scratch(q);
+    snprintf(cmd, sizeof cmd, "cp docs/figures/runtime.gp %s/ && cp docs/figures/runtime.gp %s/", d,
+             q);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args, "figures --only runtime --dir %s", d);
+    test_run r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "amsgd %s: %s", args, r.err);
+    cr_expect_eq(r.out[0], 0, "amsgd %s wrote '%s' to stdout", args, r.out);
+    const char *first = "amsgd figures: runtime: step 1/4: amsgd runtime --workers 8 ";
+    cr_expect(strncmp(r.err, first, strlen(first)) == 0, "stderr '%s'", r.err);
+    cr_expect(strstr(r.err, "\namsgd figures: runtime: step 1/4 done (") &&
+                  strstr(r.err, "\namsgd figures: runtime: step 4/4: gnuplot runtime.gp\n") &&
+                  strstr(r.err, "\namsgd figures: runtime done ("),
+              "stderr '%s'", r.err);
+    test_run_free(&r);
+    snprintf(args, sizeof args, "figures --only runtime --dir %s --quiet", q);
+    r = test_amsgd(args);
+    cr_assert_eq(r.status, 0, "amsgd %s: %s", args, r.err);
+    cr_expect_eq(r.err[0], 0, "amsgd %s: stderr '%s'", args, r.err);
+    test_run_free(&r);
+    snprintf(cmd, sizeof cmd, "diff -r %s %s", d, q);
+    cr_expect_eq(system(cmd), 0, "--quiet changed the files: %s", cmd);
+    rm_scratch(d);
+    rm_scratch(q);
+}
+
+/* A .gz file with bytes after its gzip stream is refused (exit 2, one line naming the file),
+ * as gzip -t reports it; concatenated gzip members are one stream and trailing zero bytes
+ * are padding (gzip -t accepts both), so the same data read either way trains the same. */
+Test(cli_output, idx_gz_trailing_garbage_is_refused)
+{
+    char d[64], cmd[1024], args[512];
+    scratch(d);
+    const char *lb = "train-labels-idx1-ubyte.gz";
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/*.gz %s/ && printf 'junk' >> %s/%s", d, d,
+             lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(args, sizeof args,
+             "tradeoff --model mlr --data idx:%s --workers 1 --mus 0.5 --seeds 1 --budget 10", d);
+    char needle[256];
+    snprintf(needle, sizeof needle, "%s/%s: trailing garbage after the gzip stream", d, lb);
+    test_expect_usage_error(args, needle);
+
+    /* one byte of garbage, a lone 0x1f (the first byte of a gzip magic) */
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/%s %s/ && printf '\\037' >> %s/%s", lb, d, d,
+             lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_expect_usage_error(args, needle);
+
+    /* zeros, then garbage */
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/%s %s/ && printf '\\0\\0x' >> %s/%s", lb, d,
+             d, lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_expect_usage_error(args, needle);
+
+    /* the reference: the fixture as committed */
+    snprintf(cmd, sizeof cmd, "cp tests/data/idx-tiny/%s %s/", lb, d);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_run ref = test_amsgd(args);
+    cr_assert_eq(ref.status, 0, "amsgd %s: exit %d (%s)", args, ref.status, ref.err);
+
+    /* the images as two concatenated members and the labels padded with zeros: accepted, and
+     * the same result */
+    const char *im = "train-images-idx3-ubyte.gz";
+    snprintf(cmd, sizeof cmd,
+             "cd %s && gzip -dc %s > raw && head -c 100 raw | gzip > %s && tail -c +101 raw | "
+             "gzip >> %s && rm raw && printf '\\0\\0\\0\\0' >> %s && gzip -t %s %s",
+             d, im, im, im, lb, im, lb);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    test_run r = test_amsgd(args);
+    cr_expect_eq(r.status, 0, "amsgd %s: exit %d (%s)", args, r.status, r.err);
+    cr_expect_str_eq(r.out, ref.out, "concatenated members or zero padding changed the result");
+    test_run_free(&r);
+    test_run_free(&ref);
+    rm_scratch(d);
+}
+
 /* The shortest round-trip decimal of the JSON numbers: closed cases, then random doubles of
  * every exponent (read back exactly, and one digit fewer does not read back). */
 Test(cli_output, shortest_round_trip_numbers)

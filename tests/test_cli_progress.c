@@ -18,7 +18,7 @@
 #include "test_util.h"
 
 typedef struct {
-    size_t calls, last, total, decreasing;
+    size_t calls, last, total, decreasing, at_total;
 } recorder;
 
 static void record(void *ctx, size_t done, size_t total)
@@ -26,6 +26,7 @@ static void record(void *ctx, size_t done, size_t total)
     recorder *r = ctx;
     if (done < r->last) r->decreasing++;
     r->calls++;
+    r->at_total += done == total;
     r->last = done;
     r->total = total;
 }
@@ -63,12 +64,15 @@ Test(cli_progress, the_ensemble_reports_its_replicas)
         recorder rec = {0};
         am_ensemble_result *with = run(3000, threads, &rec), *without = run(3000, threads, NULL);
         /* 3000 replicas are 94 chunks of 32: thread 0 reports each of its chunks (with more
-         * threads it may get none of these small ones), then the end */
+         * threads it may get none of these small ones), then the end unless its last chunk
+         * reported it: total is reported exactly once, last */
         cr_assert_geq(rec.calls, 1, "threads %d: %zu calls", threads, rec.calls);
         cr_assert_eq(rec.last, 3000, "threads %d: last call %zu", threads, rec.last);
         cr_assert_eq(rec.total, 3000);
         cr_assert_eq(rec.decreasing, 0, "threads %d: the count went down", threads);
-        if (threads == 1) cr_assert_eq(rec.calls, 94 + 1, "one call per chunk and the end");
+        cr_assert_eq(rec.at_total, 1, "threads %d: %zu calls with done = total", threads,
+                     rec.at_total);
+        if (threads == 1) cr_assert_eq(rec.calls, 94, "one call per chunk, the last the end");
         for (size_t i = 0; i < 5 * with->nobs; i++)
             cr_assert(with->obs[i].mean == without->obs[i].mean &&
                           with->obs[i].n == without->obs[i].n,
@@ -105,9 +109,13 @@ Test(cli_progress, a_line_on_stderr_only_when_asked)
             cr_assert_eq(quiet.err[0], 0, "amsgd %s wrote '%s' to a file", cmds[i], quiet.err);
         else
             cr_assert(!strstr(quiet.err, "replicas,"), "amsgd %s: '%s'", cmds[i], quiet.err);
+        /* one ensemble (mc, sde) is "ensemble", several are numbered */
+        int one = strcmp(names[i], "mc") == 0 || strcmp(names[i], "sde") == 0;
         char want[64];
         snprintf(want, sizeof want, "\r%s: %s", names[i],
-                 strcmp(names[i], "staleness") == 0 ? "1/" : "ensemble 1: ");
+                 strcmp(names[i], "staleness") == 0 ? "1/"
+                 : one                              ? "ensemble: "
+                                                    : "ensemble 1: ");
         cr_assert(strncmp(loud.err, want, strlen(want)) == 0, "amsgd %s: stderr '%s'", args,
                   loud.err);
         cr_assert(strstr(loud.err, " replicas, ") || strstr(loud.err, " ensembles, "),
@@ -117,8 +125,14 @@ Test(cli_progress, a_line_on_stderr_only_when_asked)
         test_run_free(&quiet);
         test_run_free(&loud);
     }
-    /* mc's last line reports every replica */
+    /* mc's last line reports every replica, and its one ensemble is never counted twice */
     test_run r = test_amsgd("mc --replicas 3000 --time 0.5 --grid 3 --progress");
     cr_assert(strstr(r.err, "3000/3000 replicas"), "stderr '%s'", r.err);
+    cr_assert(!strstr(r.err, "ensemble 2"), "stderr '%s'", r.err);
+    test_run_free(&r);
+    /* compare runs its ensembles one after the other: 1, 2, ..., each ended once */
+    r = test_amsgd("compare --replicas 500 --time 0.5 --grid 3 --progress");
+    cr_assert(strstr(r.err, "ensemble 2: 500/500 replicas") && !strstr(r.err, "ensemble 3"),
+              "stderr '%s'", r.err);
     test_run_free(&r);
 }
