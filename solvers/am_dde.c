@@ -315,12 +315,7 @@ static void observe(const am_dde *s, const double *v, size_t g, const am_ode_out
     if (out->v) memcpy(out->v + g * d, v, d * sizeof *v);
     if (out->h2) {
         for (size_t j = 0; j < d; j++) {
-            double hj = 0;
-            if (p->q)
-                for (size_t i = 0; i < d; i++)
-                    hj += p->q[i * d + j] * v[i];
-            else
-                hj = v[j];
+            double hj = am_problem_coord(p, v, j);
             out->h2[g * d + j] = hj * hj;
         }
     }

@@ -1027,12 +1027,7 @@ static void observe(const am_ode *o, const double *v, size_t g, const am_ode_out
     if (!out->h2) return;
     double *h2 = out->h2 + g * d;
     for (size_t j = 0; j < d; j++) {
-        double h = 0;
-        if (p->q)
-            for (size_t i = 0; i < d; i++)
-                h += p->q[i * d + j] * v[i];
-        else
-            h = v[j];
+        double h = am_problem_coord(p, v, j);
         h2[j] = h * h;
     }
 }
