@@ -8,6 +8,7 @@
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,23 @@ const char *am_strerror(am_status status)
         return "cancelled";
     }
     return "unknown status";
+}
+
+am_status am_common_fail(char *err, size_t errlen, am_status st, const char *why)
+{
+    if (err && errlen) snprintf(err, errlen, "%s", why ? why : am_strerror(st));
+    return st;
+}
+
+am_status am_common_failf(char *err, size_t errlen, am_status st, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return st;
 }
 
 const char *am_version(void)

@@ -50,6 +50,13 @@ typedef enum {
 /* Returns a static, human-readable description of a status code. */
 const char *am_strerror(am_status status);
 
+/* The one-line reason of a failure: writes why (am_strerror(st) when why is NULL) into
+ * err[errlen] when err and errlen are given, and returns st. am_common_failf writes a printf
+ * format instead. */
+am_status am_common_fail(char *err, size_t errlen, am_status st, const char *why);
+am_status am_common_failf(char *err, size_t errlen, am_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The shortest decimal that reads back as x (strtod gives x again), into buf[len] (len >= 32):
  * an integral |x| < 2^53 as an integer ("222"), else the fewest significant digits of %g
  * ("0.0005", "1e-05", "0.1"); "nan", "inf" or "-inf" when x is not finite. */

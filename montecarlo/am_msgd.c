@@ -652,12 +652,7 @@ size_t am_msgd_observables(const am_problem *p, const double *u1, const double *
     obs[1] = sqrt(nn);
     if (!coords) return 2;
     for (size_t j = 0; j < d; j++) {
-        double h = 0;
-        if (p->q)
-            for (size_t i = 0; i < d; i++)
-                h += p->q[i * d + j] * v[i];
-        else
-            h = v[j];
+        double h = am_problem_coord(p, v, j);
         obs[2 + j] = coords_signed ? h : h * h;
     }
     return 2 + d;

@@ -13,12 +13,6 @@
 #include "am_pslsq.h"
 #include "../theory/am_lsqbound.h"
 
-static am_status fail(char *err, size_t errlen, am_status st, const char *why)
-{
-    if (err && errlen) snprintf(err, errlen, "%s", why ? why : am_strerror(st));
-    return st;
-}
-
 am_wallclock_params am_wallclock_params_default(void)
 {
     am_wallclock_params p;
@@ -145,14 +139,15 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
 {
     memset(res, 0, sizeof *res);
     if (!par || par->nvariants == 0 || !par->variants || par->ngrid < 2 || par->replicas < 2)
-        return fail(err, errlen, AM_EINVAL, "needs variants, ngrid >= 2 and replicas >= 2");
+        return am_common_fail(err, errlen, AM_EINVAL,
+                              "needs variants, ngrid >= 2 and replicas >= 2");
     int pca = par->objective == AM_WALLCLOCK_PCA;
-    if (pca && !par->problem) return fail(err, errlen, AM_EINVAL, "pca needs a problem");
+    if (pca && !par->problem) return am_common_fail(err, errlen, AM_EINVAL, "pca needs a problem");
     size_t ngrid = par->ngrid, nv = par->nvariants, p = par->workers;
     res->ngrid = ngrid;
     res->update = malloc(ngrid * sizeof *res->update);
     res->curves = calloc(nv, sizeof *res->curves);
-    if (!res->update || !res->curves) return fail(err, errlen, AM_ENOMEM, NULL);
+    if (!res->update || !res->curves) return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     res->nvariants = nv;
     uint64_t *ks = res->update;
     /* saved steps: 0 and ngrid-1 points spread evenly up to N */
@@ -183,7 +178,7 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
         lp.lr_c = par->lr_c;
         lp.lr_max = par->lr_max;
         lam = malloc(lp.dim * sizeof *lam);
-        if (!lam) return fail(err, errlen, AM_ENOMEM, NULL);
+        if (!lam) return am_common_fail(err, errlen, AM_ENOMEM, NULL);
         for (size_t i = 0; i < lp.dim; i++)
             lam[i] = am_pslsq_lambda(&lp, i);
     }
@@ -232,6 +227,6 @@ am_status am_wallclock_run(const am_wallclock_params *par, am_wallclock_result *
         am_ensemble_result_free(er);
     }
     free(lam);
-    if (st) return fail(err, errlen, st, why[0] ? why : NULL);
+    if (st) return am_common_fail(err, errlen, st, why[0] ? why : NULL);
     return AM_OK;
 }

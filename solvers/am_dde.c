@@ -16,7 +16,6 @@
 #include "am_dde.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,25 +48,16 @@ am_dde_params am_dde_params_default(void)
     return p;
 }
 
-static am_status fail(char *err, size_t errlen, am_status st, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
-
 am_status am_dde_params_check(const am_dde_params *par, char *err, size_t errlen)
 {
-    if (!par) return fail(err, errlen, AM_EINVAL, "no parameters");
+    if (!par) return am_common_failf(err, errlen, AM_EINVAL, "no parameters");
     if (!(par->rtol >= 1e-14 && par->rtol < 1))
-        return fail(err, errlen, AM_EINVAL, "rtol must be in [1e-14, 1), got %g", par->rtol);
+        return am_common_failf(err, errlen, AM_EINVAL, "rtol must be in [1e-14, 1), got %g",
+                               par->rtol);
     if (!(par->atol >= 0 && par->atol < 1))
-        return fail(err, errlen, AM_EINVAL, "atol must be in [0, 1), got %g", par->atol);
-    if (par->max_segments < 1) return fail(err, errlen, AM_EINVAL, "max_segments must be >= 1");
+        return am_common_failf(err, errlen, AM_EINVAL, "atol must be in [0, 1), got %g", par->atol);
+    if (par->max_segments < 1)
+        return am_common_failf(err, errlen, AM_EINVAL, "max_segments must be >= 1");
     return AM_OK;
 }
 
@@ -325,12 +315,7 @@ static void observe(const am_dde *s, const double *v, size_t g, const am_ode_out
     if (out->v) memcpy(out->v + g * d, v, d * sizeof *v);
     if (out->h2) {
         for (size_t j = 0; j < d; j++) {
-            double hj = 0;
-            if (p->q)
-                for (size_t i = 0; i < d; i++)
-                    hj += p->q[i * d + j] * v[i];
-            else
-                hj = v[j];
+            double hj = am_problem_coord(p, v, j);
             out->h2[g * d + j] = hj * hj;
         }
     }
@@ -341,33 +326,36 @@ am_status am_dde_solve(am_dde *s, double mu, double lag, const double *v0, const
                        size_t errlen)
 {
     if (!s || !v0 || !t || !out || !out->err || !out->norm || n == 0)
-        return fail(err, errlen, AM_EINVAL, "missing argument");
-    if (!(mu >= 0 && mu < 1)) return fail(err, errlen, AM_EINVAL, "mu must be in [0, 1)");
+        return am_common_failf(err, errlen, AM_EINVAL, "missing argument");
+    if (!(mu >= 0 && mu < 1))
+        return am_common_failf(err, errlen, AM_EINVAL, "mu must be in [0, 1)");
     if (!(lag > 0) || !isfinite(lag))
-        return fail(err, errlen, AM_EINVAL,
-                    "lag must be finite and > 0 (lag 0 is the ODE limit), got %g", lag);
+        return am_common_failf(err, errlen, AM_EINVAL,
+                               "lag must be finite and > 0 (lag 0 is the ODE limit), got %g", lag);
     size_t d = s->d;
     double nv = 0;
     for (size_t i = 0; i < d; i++) {
-        if (!isfinite(v0[i])) return fail(err, errlen, AM_EINVAL, "v0 must be finite");
+        if (!isfinite(v0[i])) return am_common_failf(err, errlen, AM_EINVAL, "v0 must be finite");
         nv += v0[i] * v0[i];
     }
-    if (!(nv > 0)) return fail(err, errlen, AM_EINVAL, "v0 must be nonzero");
+    if (!(nv > 0)) return am_common_failf(err, errlen, AM_EINVAL, "v0 must be nonzero");
     for (size_t g = 0; g < n; g++)
         if (!(t[g] >= 0) || !isfinite(t[g]) || (g && t[g] < t[g - 1]))
-            return fail(err, errlen, AM_EINVAL, "saved times must be finite, >= 0, non-decreasing");
+            return am_common_failf(err, errlen, AM_EINVAL,
+                                   "saved times must be finite, >= 0, non-decreasing");
     double nsegd = ceil(t[n - 1] / lag);
     if (nsegd > (double)s->par.max_segments)
-        return fail(err, errlen, AM_EINVAL, "horizon / lag = %.3g segments exceeds the limit %zu",
-                    nsegd, s->par.max_segments);
+        return am_common_failf(err, errlen, AM_EINVAL,
+                               "horizon / lag = %.3g segments exceeds the limit %zu", nsegd,
+                               s->par.max_segments);
     size_t nseg = (size_t)nsegd;
     double c = 1.0 / (1.0 - mu);
     if ((double)n * (double)d * 16.0 > (double)AM_MEMORY_LIMIT)
-        return fail(err, errlen, AM_ENOMEM, "saved trajectory exceeds the memory limit");
+        return am_common_failf(err, errlen, AM_ENOMEM, "saved trajectory exceeds the memory limit");
     double *a = malloc(n * d * sizeof *a), *b = malloc(n * d * sizeof *b);
     if (!a || !b) {
         free(a), free(b);
-        return fail(err, errlen, AM_ENOMEM, "out of memory");
+        return am_common_failf(err, errlen, AM_ENOMEM, "out of memory");
     }
     am_dde_stats st = {0};
     st.segments = nseg;
@@ -377,13 +365,13 @@ am_status am_dde_solve(am_dde *s, double mu, double lag, const double *v0, const
     double est = INFINITY;
     while (!rc) {
         if (2 * J > DDE_MAX_SUB || (double)nseg * (double)(2 * J) * DDE_N > DDE_MAX_WORK) {
-            rc = fail(err, errlen, AM_ESOLVER,
-                      "tolerance not reached with %zu sub-intervals per lag (estimate %.3g)", J,
-                      est);
+            rc = am_common_failf(
+                err, errlen, AM_ESOLVER,
+                "tolerance not reached with %zu sub-intervals per lag (estimate %.3g)", J, est);
             break;
         }
         if ((double)(2 * J * DDE_N) * (double)d * 16.0 > (double)AM_MEMORY_LIMIT) {
-            rc = fail(err, errlen, AM_ENOMEM, "subdivision exceeds the memory limit");
+            rc = am_common_failf(err, errlen, AM_ENOMEM, "subdivision exceeds the memory limit");
             break;
         }
         rc = solve_once(s, c, lag, v0, t, n, nseg, 2 * J, b, &st.rhs_evals, &div_b);
@@ -404,7 +392,7 @@ am_status am_dde_solve(am_dde *s, double mu, double lag, const double *v0, const
         st.diverged_at = div_b;
         if (stats) *stats = st;
     } else if (rc == AM_ENOMEM && err && !err[0]) {
-        fail(err, errlen, AM_ENOMEM, "out of memory");
+        am_common_failf(err, errlen, AM_ENOMEM, "out of memory");
     }
     free(a), free(b);
     return rc;

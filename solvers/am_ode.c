@@ -19,7 +19,6 @@
 #include "../core/am_common.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,31 +77,23 @@ am_ode_params am_ode_params_default(void)
     return p;
 }
 
-static am_status fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return AM_EINVAL;
-}
-
 am_status am_ode_params_check(const am_ode_params *par, char *err, size_t errlen)
 {
     if (par->method != AM_ODE_ADAMS && par->method != AM_ODE_BDF)
-        return fail(err, errlen, "method must be adams or bdf");
+        return am_common_failf(err, errlen, AM_EINVAL, "method must be adams or bdf");
     if (!(par->rtol >= 1e-15 && par->rtol < 1))
-        return fail(err, errlen, "rtol must be in [1e-15, 1), got %g", par->rtol);
+        return am_common_failf(err, errlen, AM_EINVAL, "rtol must be in [1e-15, 1), got %g",
+                               par->rtol);
     if (!(par->atol >= 0 && par->atol < 1))
-        return fail(err, errlen, "atol must be in [0, 1), got %g", par->atol);
+        return am_common_failf(err, errlen, AM_EINVAL, "atol must be in [0, 1), got %g", par->atol);
     if (par->max_steps < 1)
-        return fail(err, errlen, "max_steps must be >= 1, got %ld", par->max_steps);
+        return am_common_failf(err, errlen, AM_EINVAL, "max_steps must be >= 1, got %ld",
+                               par->max_steps);
     if (par->linsol != AM_ODE_LINSOL_DENSE && par->linsol != AM_ODE_LINSOL_GMRES)
-        return fail(err, errlen, "linsol must be dense or gmres");
+        return am_common_failf(err, errlen, AM_EINVAL, "linsol must be dense or gmres");
     if (par->project && par->method != AM_ODE_BDF)
-        return fail(err, errlen, "project needs the BDF method (CVODE projects only with BDF)");
+        return am_common_failf(err, errlen, AM_EINVAL,
+                               "project needs the BDF method (CVODE projects only with BDF)");
     return AM_OK;
 }
 
@@ -1036,12 +1027,7 @@ static void observe(const am_ode *o, const double *v, size_t g, const am_ode_out
     if (!out->h2) return;
     double *h2 = out->h2 + g * d;
     for (size_t j = 0; j < d; j++) {
-        double h = 0;
-        if (p->q)
-            for (size_t i = 0; i < d; i++)
-                h += p->q[i * d + j] * v[i];
-        else
-            h = v[j];
+        double h = am_problem_coord(p, v, j);
         h2[j] = h * h;
     }
 }

@@ -18,6 +18,7 @@
 #include "../theory/am_theory.h"
 #include "am_sweep.h"
 #include "am_sweep_cell_impl.h"
+#include "am_sweep_impl.h"
 
 /* Values of one momentum cell: fixed part, then the bootstrap replicates. */
 enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_NFIXED };
@@ -569,14 +570,8 @@ am_status am_knee_run(const am_knee_params *p, am_knee_result **result, char *er
     memset(&ctx, 0, sizeof ctx);
     ctx.p = p;
     am_sweep_problem prob = {ncell, nv, knee_cell, &ctx};
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = p->checkpoint;
-    sp.resume = p->resume;
-    sp.fingerprint = fps;
-    sp.stop = p->cancel;
-    sp.progress = p->progress;
-    sp.progress_ctx = p->progress_ctx;
-    sp.check_cell = knee_check_cell;
+    am_sweep_params sp;
+    AM_SWEEP_STUDY_PARAMS(sp, p, fps, knee_check_cell);
     size_t ndone = 0;
     st = am_sweep_run(&prob, &sp, values, done, &ndone, err, errlen);
     /* a momentum is done when all its seeds are */

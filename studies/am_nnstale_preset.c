@@ -16,6 +16,7 @@
 #include "../core/am_ensemble.h"
 #include "../core/am_rng.h"
 #include "am_sweep.h"
+#include "am_sweep_impl.h"
 
 void am_nnpreset_dai2019(int quick, am_nnpreset_spec *sp)
 {
@@ -350,14 +351,8 @@ am_status am_nnpreset_run(const am_nnpreset_params *p, am_nnpreset_result **out,
     for (size_t i = 0; i < r->ncells * r->nvalues; i++)
         r->values[i] = NAN;
     am_sweep_problem prob = {r->ncells, r->nvalues, preset_cell, (void *)p};
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = p->checkpoint;
-    sp.resume = p->resume;
-    sp.fingerprint = fp;
-    sp.stop = p->cancel;
-    sp.progress = p->progress;
-    sp.progress_ctx = p->progress_ctx;
-    sp.check_cell = preset_check_cell;
+    am_sweep_params sp;
+    AM_SWEEP_STUDY_PARAMS(sp, p, fp, preset_check_cell);
     am_status st = am_sweep_run(&prob, &sp, r->values, r->done, &r->cells_done, err, errlen);
     free(fp);
     if (st && st != AM_ECANCELED) {

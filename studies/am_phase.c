@@ -14,6 +14,7 @@
 #include "../theory/am_theory.h"
 #include "am_sweep.h"
 #include "am_sweep_cell_impl.h"
+#include "am_sweep_impl.h"
 #include "../core/am_stats.h"
 #include "../montecarlo/am_msgd.h"
 
@@ -289,14 +290,8 @@ am_status am_phase_run(const am_phase_params *p, am_phase_result **result, char 
         return AM_ENOMEM;
     }
     am_sweep_problem prob = {r->ncells, ctx.nvalues, phase_cell, &ctx};
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = p->checkpoint;
-    sp.resume = p->resume;
-    sp.fingerprint = fps;
-    sp.stop = p->cancel;
-    sp.progress = p->progress;
-    sp.progress_ctx = p->progress_ctx;
-    sp.check_cell = phase_check_cell;
+    am_sweep_params sp;
+    AM_SWEEP_STUDY_PARAMS(sp, p, fps, phase_check_cell);
     st = am_sweep_run(&prob, &sp, table, r->done, &r->cells_done, err, errlen);
     free(fps);
     free(ctx.base);

@@ -12,12 +12,6 @@
 
 #include "../montecarlo/am_msgd_ps.h"
 
-static am_status fail(char *err, size_t errlen, am_status st, const char *what)
-{
-    if (err && errlen) snprintf(err, errlen, "%s", what ? what : am_strerror(st));
-    return st;
-}
-
 void am_run_result_free(am_run_result *res)
 {
     if (!res) return;
@@ -44,23 +38,23 @@ static am_status run_model(const am_model *model, double h, double horizon, size
     res->replicas = ep->replicas;
     res->t = malloc(ngrid * sizeof *res->t);
     res->step = malloc(ngrid * sizeof *res->step);
-    if (!res->t || !res->step) return fail(err, errlen, AM_ENOMEM, NULL);
+    if (!res->t || !res->step) return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     am_grid_times(&grid, res->t);
     am_status st = am_grid_steps(&grid, h, res->step);
-    if (st) return fail(err, errlen, st, NULL);
+    if (st) return am_common_fail(err, errlen, st, NULL);
     res->memory = am_ensemble_memory(model, ngrid, ep);
     if (res->memory > (double)AM_MEMORY_LIMIT)
-        return fail(err, errlen, AM_ENOMEM, "the ensemble would exceed the memory limit");
+        return am_common_fail(err, errlen, AM_ENOMEM, "the ensemble would exceed the memory limit");
     am_ensemble_result *er = NULL;
     st = am_ensemble_run(model, res->step, ngrid, ep, &er);
-    if (st) return fail(err, errlen, st, NULL);
+    if (st) return am_common_fail(err, errlen, st, NULL);
     size_t no = er->nobs;
     res->mean = malloc(no * ngrid * sizeof *res->mean);
     res->sem = malloc(no * ngrid * sizeof *res->sem);
     res->alive = malloc(ngrid * sizeof *res->alive);
     if (!res->mean || !res->sem || !res->alive) {
         am_ensemble_result_free(er);
-        return fail(err, errlen, AM_ENOMEM, NULL);
+        return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     }
     for (size_t g = 0; g < ngrid; g++) {
         res->alive[g] = er->alive[g];
@@ -90,7 +84,7 @@ am_run_mc_params am_run_mc_params_default(void)
 am_status am_run_mc(const am_run_mc_params *par, am_run_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    if (!par || !par->problem) return fail(err, errlen, AM_EINVAL, "no problem given");
+    if (!par || !par->problem) return am_common_fail(err, errlen, AM_EINVAL, "no problem given");
     const am_problem *p = par->problem;
     res->dim = p->dim;
     res->coords = par->msgd.coords;
@@ -152,7 +146,7 @@ static am_msgd *initial_engine(const am_problem *p, const am_msgd_params *mp, am
 am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    if (!par || !par->problem) return fail(err, errlen, AM_EINVAL, "no problem given");
+    if (!par || !par->problem) return am_common_fail(err, errlen, AM_EINVAL, "no problem given");
     const am_problem *p = par->problem;
     const am_msgd_params *mp = &par->msgd;
     res->dim = p->dim;
@@ -172,8 +166,8 @@ am_status am_run_sde(const am_run_sde_params *par, am_run_result *res, char *err
                                                 : am_sde_pca_global_alloc(p, &pp, &st);
     am_sde_model *sm = NULL;
     if (!m) {
-        fail(err, errlen, st,
-             st == AM_EDOM ? "the SDE needs finite fourth moments of the data" : NULL);
+        am_common_fail(err, errlen, st,
+                       st == AM_EDOM ? "the SDE needs finite fourth moments of the data" : NULL);
     } else {
         am_sde_params sp = am_sde_params_default();
         sp.dt = par->dt;
@@ -215,7 +209,7 @@ static am_status solve_from_initial(const am_problem *p, const am_msgd_params *m
     double *v0 = malloc(p->dim * sizeof *v0);
     if (!v0) {
         am_msgd_free(init);
-        return fail(err, errlen, AM_ENOMEM, NULL);
+        return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     }
     am_msgd_initial(init, 0, v0); /* the point every replica starts from (replica 0 if each) */
     am_msgd_free(init);
@@ -229,7 +223,7 @@ static am_status solve_from_initial(const am_problem *p, const am_msgd_params *m
             if (err && errlen)
                 snprintf(err, errlen, "CVODE failed: %s", msg[0] ? msg : "unknown reason");
         } else if (st) {
-            fail(err, errlen, st, NULL);
+            am_common_fail(err, errlen, st, NULL);
         }
     }
     am_ode_free(ode);
@@ -248,12 +242,13 @@ am_status am_run_ode_at(const am_problem *p, const am_msgd_params *mp, const am_
 am_status am_run_ode(const am_run_ode_params *par, am_run_ode_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    if (!par || !par->problem) return fail(err, errlen, AM_EINVAL, "no problem given");
+    if (!par || !par->problem) return am_common_fail(err, errlen, AM_EINVAL, "no problem given");
     const am_problem *p = par->problem;
     size_t n = par->ngrid, d = p->dim;
-    if (n == 0) return fail(err, errlen, AM_EINVAL, "ngrid must be >= 1");
+    if (n == 0) return am_common_fail(err, errlen, AM_EINVAL, "ngrid must be >= 1");
     if (par->coords && 8.0 * (double)n * (double)d > (double)AM_MEMORY_LIMIT)
-        return fail(err, errlen, AM_ENOMEM, "the h_i^2 columns would exceed the memory limit");
+        return am_common_fail(err, errlen, AM_ENOMEM,
+                              "the h_i^2 columns would exceed the memory limit");
     res->ngrid = n;
     res->dim = d;
     res->t = malloc(n * sizeof *res->t);
@@ -261,7 +256,7 @@ am_status am_run_ode(const am_run_ode_params *par, am_run_ode_result *res, char 
     res->norm = malloc(n * sizeof *res->norm);
     res->h2 = par->coords ? malloc(n * d * sizeof *res->h2) : NULL;
     if (!res->t || !res->err || !res->norm || (par->coords && !res->h2))
-        return fail(err, errlen, AM_ENOMEM, NULL);
+        return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     am_grid grid = {n, par->horizon};
     am_grid_times(&grid, res->t);
     am_ode_output out = {res->err, res->norm, res->h2, NULL};

@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static am_status fail(char *err, size_t errlen, am_status st, const char *why)
-{
-    if (err && errlen) snprintf(err, errlen, "%s", why ? why : am_strerror(st));
-    return st;
-}
-
 am_staleness_params am_staleness_params_default(void)
 {
     am_staleness_params p;
@@ -65,7 +59,8 @@ am_status am_staleness_run(const am_staleness_params *par, am_staleness_result *
     memset(res, 0, sizeof *res);
     if (!par || par->noptimizers == 0 || !par->optimizers || par->ns == 0 || !par->s ||
         par->replicas < 2)
-        return fail(err, errlen, AM_EINVAL, "needs optimizers, s values and replicas >= 2");
+        return am_common_fail(err, errlen, AM_EINVAL,
+                              "needs optimizers, s values and replicas >= 2");
     size_t nopt = par->noptimizers, ns = par->ns;
     am_dataset *synth = NULL;
     const am_dataset *ds = par->data;
@@ -74,7 +69,7 @@ am_status am_staleness_run(const am_staleness_params *par, am_staleness_result *
                            : par->objective == AM_OBJ_LSQ ? AM_SYNTH_LSQ
                                                           : AM_SYNTH_LOGISTIC;
         if (am_dataset_synthetic(sk, par->rows, par->features, par->stale.seed, &synth))
-            return fail(err, errlen, AM_ENOMEM, "cannot allocate the synthetic data set");
+            return am_common_fail(err, errlen, AM_ENOMEM, "cannot allocate the synthetic data set");
         ds = synth;
     }
     res->data_rows = ds->n;
@@ -85,7 +80,7 @@ am_status am_staleness_run(const am_staleness_params *par, am_staleness_result *
     if (!f) {
         if (st == AM_EINVAL) res->field = "data";
         am_dataset_free(synth);
-        return fail(err, errlen, st, why);
+        return am_common_fail(err, errlen, st, why);
     }
     res->optimum = am_objective_optimum(f);
     /* the s = 0 reference is always run; it is reported only if asked for */
@@ -95,7 +90,7 @@ am_status am_staleness_run(const am_staleness_params *par, am_staleness_result *
     am_stale_summary *ref = calloc(nopt, sizeof *ref);
     res->rows = calloc(nopt * ns, sizeof *res->rows);
     if (!ref || !res->rows) {
-        st = fail(err, errlen, AM_ENOMEM, NULL);
+        st = am_common_fail(err, errlen, AM_ENOMEM, NULL);
         goto done;
     }
     res->nrows = nopt * ns;
@@ -106,7 +101,7 @@ am_status am_staleness_run(const am_staleness_params *par, am_staleness_result *
             sp.s = i < ns ? par->s[i] : 0;
             am_stale_summary sum;
             if ((st = am_stale_ensemble(f, &op, &sp, par->replicas, par->threads, &sum))) {
-                fail(err, errlen, st, NULL);
+                am_common_fail(err, errlen, st, NULL);
                 goto done;
             }
             if (sp.s == 0) ref[o] = sum;

@@ -24,23 +24,33 @@ am_theory_study_params am_theory_study_params_default(void)
     return p;
 }
 
+/* The result's arrays of dim values (alpha2, dim x dim, is apart). */
+enum { NVECTORS = 9 };
+static void vectors(am_theory_study_result *res, double **out[NVECTORS])
+{
+    double **a[NVECTORS] = {&res->m4,
+                            &res->ou_variance,
+                            &res->relaxation_time,
+                            &res->mode_curvature,
+                            &res->tau_c_linear,
+                            &res->tau_star_linear,
+                            &res->tau_c_dde,
+                            &res->tau_c_asymptotic,
+                            &res->tau_c_underdamped};
+    memcpy(out, a, sizeof a);
+}
+
 void am_theory_study_result_free(am_theory_study_result *res)
 {
     if (!res) return;
-    double **arrays[] = {&res->m4,
-                         &res->alpha2,
-                         &res->ou_variance,
-                         &res->relaxation_time,
-                         &res->mode_curvature,
-                         &res->tau_c_linear,
-                         &res->tau_star_linear,
-                         &res->tau_c_dde,
-                         &res->tau_c_asymptotic,
-                         &res->tau_c_underdamped};
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++) {
+    double **arrays[NVECTORS];
+    vectors(res, arrays);
+    for (size_t k = 0; k < NVECTORS; k++) {
         free(*arrays[k]);
         *arrays[k] = NULL;
     }
+    free(res->alpha2);
+    res->alpha2 = NULL;
 }
 
 am_status am_theory_study_run(const am_theory_study_params *par, am_theory_study_result *res,
@@ -55,17 +65,10 @@ am_status am_theory_study_run(const am_theory_study_params *par, am_theory_study
     size_t d = p->dim;
     double eta = par->eta, mu = par->mu;
     res->dim = d;
-    double **arrays[] = {&res->m4,
-                         &res->ou_variance,
-                         &res->relaxation_time,
-                         &res->mode_curvature,
-                         &res->tau_c_linear,
-                         &res->tau_star_linear,
-                         &res->tau_c_dde,
-                         &res->tau_c_asymptotic,
-                         &res->tau_c_underdamped};
+    double **arrays[NVECTORS];
+    vectors(res, arrays);
     int nomem = 0;
-    for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; k++)
+    for (size_t k = 0; k < NVECTORS; k++)
         nomem |= !(*arrays[k] = calloc(d, sizeof(double)));
     if (d <= AM_THEORY_STUDY_MAX_MATRIX) nomem |= !(res->alpha2 = malloc(d * d * sizeof(double)));
     if (nomem) {

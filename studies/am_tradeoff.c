@@ -21,6 +21,7 @@
 #include "../montecarlo/am_optim.h"
 #include "../montecarlo/am_ps.h"
 #include "am_sweep.h"
+#include "am_sweep_impl.h"
 
 /* Rows per chunk of the final evaluation. */
 #define EVAL_CHUNK 256
@@ -610,14 +611,8 @@ am_status am_tradeoff_run(const am_tradeoff_sweep *sw, const am_nn *net, const a
     }
     am_nn_blas_single_thread();
     am_sweep_problem prob = {ncells, seeds * NV_SEED, tradeoff_cell, &ctx};
-    am_sweep_params sp = am_sweep_params_default();
-    sp.checkpoint = sw->checkpoint;
-    sp.resume = sw->resume;
-    sp.fingerprint = fps;
-    sp.stop = sw->cancel;
-    sp.progress = sw->progress;
-    sp.progress_ctx = sw->progress_ctx;
-    sp.check_cell = tradeoff_check_cell;
+    am_sweep_params sp;
+    AM_SWEEP_STUDY_PARAMS(sp, sw, fps, tradeoff_check_cell);
     st = am_sweep_run(&prob, &sp, values, done, &r->cells_done, err, errlen);
     if (st) goto fail;
     if (r->cells_done == ncells && (st = summarise(sw, values, r))) goto fail;

@@ -18,12 +18,6 @@
 /* Rows per chunk of the evaluation pass. */
 #define EVAL_CHUNK 256
 
-static am_status fail(char *err, size_t errlen, am_status st, const char *why)
-{
-    if (err && errlen) snprintf(err, errlen, "%s", why ? why : am_strerror(st));
-    return st;
-}
-
 am_wallclock_nn_params am_wallclock_nn_params_default(void)
 {
     am_wallclock_nn_params p;
@@ -60,23 +54,23 @@ static am_status check_params(const am_nn *net, const am_classset *train, const 
                               const am_wallclock_nn_params *par, char *err, size_t errlen)
 {
     if (!par->variants || par->nvariants == 0)
-        return fail(err, errlen, AM_EINVAL, "needs at least one variant");
+        return am_common_fail(err, errlen, AM_EINVAL, "needs at least one variant");
     if (!(par->time > 0) || !isfinite(par->time))
-        return fail(err, errlen, AM_EINVAL, "time must be finite and > 0");
+        return am_common_fail(err, errlen, AM_EINVAL, "time must be finite and > 0");
     if (par->ngrid < 2 || par->ngrid > 1000000)
-        return fail(err, errlen, AM_EINVAL, "ngrid must be in [2, 10^6]");
+        return am_common_fail(err, errlen, AM_EINVAL, "ngrid must be in [2, 10^6]");
     if (par->batch < 1 || par->batch > 1000000)
-        return fail(err, errlen, AM_EINVAL, "batch must be in [1, 10^6]");
-    if (par->seeds < 1) return fail(err, errlen, AM_EINVAL, "seeds must be >= 1");
+        return am_common_fail(err, errlen, AM_EINVAL, "batch must be in [1, 10^6]");
+    if (par->seeds < 1) return am_common_fail(err, errlen, AM_EINVAL, "seeds must be >= 1");
     if (!(par->target > 0 && par->target < 1))
-        return fail(err, errlen, AM_EINVAL, "target must be in (0, 1)");
+        return am_common_fail(err, errlen, AM_EINVAL, "target must be in (0, 1)");
     if (train->d != am_nn_inputs(net) || test->d != train->d ||
         train->classes > am_nn_width(net, am_nn_layers(net)) ||
         test->classes > am_nn_width(net, am_nn_layers(net)) || train->n < 1 || test->n < 1)
-        return fail(err, errlen, AM_EINVAL, "the data set does not fit the model");
+        return am_common_fail(err, errlen, AM_EINVAL, "the data set does not fit the model");
     for (size_t v = 0; v < par->nvariants; v++)
         if (am_runtime_variant_check(par->variants[v].variant, par->workers, par->variants[v].k))
-            return fail(err, errlen, AM_EINVAL, "a variant's K does not fit the workers");
+            return am_common_fail(err, errlen, AM_EINVAL, "a variant's K does not fit the workers");
     return AM_OK;
 }
 
@@ -87,7 +81,8 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
 {
     am_status st = check_params(net, train, test, par, err, errlen);
     if (st) return st;
-    if (v >= par->nvariants) return fail(err, errlen, AM_EINVAL, "variant index out of range");
+    if (v >= par->nvariants)
+        return am_common_fail(err, errlen, AM_EINVAL, "variant index out of range");
     const size_t dim = am_nn_dim(net), B = par->batch, G = par->ngrid;
     am_ps_params pp = am_ps_params_default();
     pp.workers = par->workers;
@@ -96,7 +91,7 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
     pp.k = par->variants[v].k;
     pp.seed = par->seed;
     am_ps *ps = am_ps_alloc(&pp, &st);
-    if (!ps) return fail(err, errlen, st, "the parameter-server parameters are invalid");
+    if (!ps) return am_common_fail(err, errlen, st, "the parameter-server parameters are invalid");
     /* pass 1: the simulator alone, for the ring's size and the runtime summaries */
     am_ps_reset(ps, replica);
     uint64_t n = 0, ngrads = 0, fresh = 0, smax = 0;
@@ -107,7 +102,8 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
         if (u.time > par->time) break;
         if (++n > par->max_updates) {
             am_ps_free(ps);
-            return fail(err, errlen, AM_EINVAL, "the time budget needs more than max_updates");
+            return am_common_fail(err, errlen, AM_EINVAL,
+                                  "the time budget needs more than max_updates");
         }
         tlast = u.time;
         for (size_t l = 0; l < u.ngrad; l++) {
@@ -135,20 +131,23 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
     out->diverged = 0;
     if (!am_rng_in_range(replica, AM_STREAM_NNSTALE, n + 1)) {
         am_ps_free(ps);
-        return fail(err, errlen, AM_EINVAL, "seed index or update count out of the stream's range");
+        return am_common_fail(err, errlen, AM_EINVAL,
+                              "seed index or update count out of the stream's range");
     }
     /* memory up front: ring of s_max + 2 iterates, gradient and mean, two workspaces */
     const size_t nslot = (size_t)smax + 2;
     if (nslot > AM_MEMORY_LIMIT / sizeof(double) / dim / 2) {
         am_ps_free(ps);
-        return fail(err, errlen, AM_ENOMEM, "the staleness ring exceeds the memory limit");
+        return am_common_fail(err, errlen, AM_ENOMEM,
+                              "the staleness ring exceeds the memory limit");
     }
     const size_t vecs = nslot + 2;
     size_t bytes = vecs * dim * sizeof(double) + am_nn_work_bytes(net, B) +
                    am_nn_work_bytes(net, EVAL_CHUNK) + B * sizeof(size_t);
     if (bytes > AM_MEMORY_LIMIT) {
         am_ps_free(ps);
-        return fail(err, errlen, AM_ENOMEM, "the staleness ring exceeds the memory limit");
+        return am_common_fail(err, errlen, AM_ENOMEM,
+                              "the staleness ring exceeds the memory limit");
     }
     double *ring = malloc(vecs * dim * sizeof *ring);
     size_t *idx = malloc(B * sizeof *idx);
@@ -157,7 +156,8 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
     am_optim *o = am_optim_alloc(&par->opt, dim, &st);
     if (!ring || !idx || !w || !we || !o || st) {
         if (st == AM_OK) st = AM_ENOMEM;
-        fail(err, errlen, st, st == AM_EINVAL ? "the optimiser parameters are invalid" : NULL);
+        am_common_fail(err, errlen, st,
+                       st == AM_EINVAL ? "the optimiser parameters are invalid" : NULL);
         goto done;
     }
     double *g = ring + nslot * dim, *gsum = g + dim;
@@ -309,7 +309,7 @@ am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const 
     if (st) return st;
     const size_t G = par->ngrid, nv = par->nvariants, S = par->seeds, nrun = nv * S;
     res->curves = calloc(nv, sizeof *res->curves);
-    if (!res->curves) return fail(err, errlen, AM_ENOMEM, NULL);
+    if (!res->curves) return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     res->nvariants = nv;
     res->ngrid = G;
     res->seeds = S;
@@ -321,7 +321,7 @@ am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const 
         c->updates_mean = malloc(G * sizeof *c->updates_mean);
         c->alive = malloc(G * sizeof *c->alive);
         if (!c->time || !c->test_error || !c->test_error_sem || !c->updates_mean || !c->alive)
-            return fail(err, errlen, AM_ENOMEM, NULL);
+            return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     }
     am_wallclock_nn_outcome *runs = calloc(nrun, sizeof *runs);
     double *errs = malloc(nrun * G * sizeof *errs);
@@ -330,7 +330,7 @@ am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const 
         free(runs);
         free(errs);
         free(ups);
-        return fail(err, errlen, AM_ENOMEM, NULL);
+        return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     }
     am_nn_blas_single_thread();
     int nt = am_ensemble_threads(par->threads);
@@ -359,6 +359,6 @@ am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const 
     free(runs);
     free(errs);
     free(ups);
-    if (first_fail < nrun) return fail(err, errlen, st, why);
+    if (first_fail < nrun) return am_common_fail(err, errlen, st, why);
     return AM_OK;
 }

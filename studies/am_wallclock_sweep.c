@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static am_status fail(char *err, size_t errlen, am_status st, const char *why)
-{
-    if (err && errlen) snprintf(err, errlen, "%s", why ? why : am_strerror(st));
-    return st;
-}
-
 size_t am_wallclock_sweep_k(const am_wallclock_sweep_variant *v, size_t workers)
 {
     if (v->k_div == 0) return v->k;
@@ -42,17 +36,18 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
     memset(res, 0, sizeof *res);
     const am_wallclock_params *b = &sw->base;
     if (b->objective != AM_WALLCLOCK_LSQ)
-        return fail(err, errlen, AM_EINVAL, "the sweep runs the lsq objective only");
+        return am_common_fail(err, errlen, AM_EINVAL, "the sweep runs the lsq objective only");
     if (!sw->workers || sw->nworkers == 0 || !sw->laws || sw->nlaws == 0 || sw->seeds < 1 ||
         !sw->variants || sw->nvariants == 0)
-        return fail(err, errlen, AM_EINVAL, "needs worker counts, laws, variants and seeds >= 1");
+        return am_common_fail(err, errlen, AM_EINVAL,
+                              "needs worker counts, laws, variants and seeds >= 1");
     const size_t nv = sw->nvariants, nw = sw->nworkers;
     am_wallclock_variant *vars = malloc(nv * sizeof *vars);
     res->ncells = sw->nlaws * nw * nv;
     res->cells = calloc(res->ncells, sizeof *res->cells);
     if (!vars || !res->cells) {
         free(vars);
-        return fail(err, errlen, AM_ENOMEM, NULL);
+        return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     }
     /* every K must fit every P before anything runs */
     for (size_t wi = 0; wi < nw; wi++)
@@ -63,7 +58,7 @@ am_status am_wallclock_sweep_run(const am_wallclock_sweep *sw, am_wallclock_swee
                 char why[160];
                 snprintf(why, sizeof why, "K = %zu of %s does not fit P = %zu", k,
                          am_runtime_variant_name(sw->variants[v].variant), sw->workers[wi]);
-                return fail(err, errlen, AM_EINVAL, why);
+                return am_common_fail(err, errlen, AM_EINVAL, why);
             }
         }
     am_status st = AM_OK;

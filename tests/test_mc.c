@@ -391,22 +391,34 @@ Test(mc, bit_identical_for_1_and_2_threads)
     }
 }
 
+/* Async-MSGD without delay on the spectrum 4, 3, 2, 1 with data kind (nu): the ensemble of
+ * replicas replicas on threads threads, observed at the ngrid (<= 8) points of [0, horizon]. */
+static am_ensemble_result *run_plain(am_dist_kind kind, double nu, double eta, double mu,
+                                     size_t ngrid, double horizon, size_t replicas, int threads)
+{
+    const double l[4] = {4, 3, 2, 1};
+    am_problem *p = make_problem(4, l, kind, nu, 0);
+    am_msgd_params par = am_msgd_params_default();
+    par.eta = eta;
+    par.mu = mu;
+    am_status st;
+    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
+    am_grid grid = {ngrid, horizon};
+    uint64_t k[8];
+    cr_assert_leq(ngrid, 8);
+    am_grid_steps(&grid, par.eta, k);
+    am_ensemble_params ep = {replicas, threads, 0};
+    am_ensemble_result *res;
+    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, ngrid, &ep, &res), AM_OK);
+    am_msgd_free(m);
+    am_problem_free(p);
+    return res;
+}
+
 Test(mc, divergence_is_counted_not_averaged)
 {
     /* eta = 0.3 with heavy-tailed data: some replicas blow up, others do not */
-    const double l[4] = {4, 3, 2, 1};
-    am_problem *p = make_problem(4, l, AM_DIST_STUDENT, 2.5, 0);
-    am_msgd_params par = am_msgd_params_default();
-    par.eta = 0.05;
-    par.mu = 0.5;
-    am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
-    am_grid grid = {5, 20.0};
-    uint64_t k[5];
-    am_grid_steps(&grid, par.eta, k);
-    am_ensemble_params ep = {400, 2, 0};
-    am_ensemble_result *res;
-    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 5, &ep, &res), AM_OK);
+    am_ensemble_result *res = run_plain(AM_DIST_STUDENT, 2.5, 0.05, 0.5, 5, 20.0, 400, 2);
     size_t last = res->alive[4];
     cr_assert(
         res->diverged > 0 && res->diverged < 400,
@@ -418,29 +430,13 @@ Test(mc, divergence_is_counted_not_averaged)
         cr_assert_eq((size_t)res->obs[g * 2].n, res->alive[g], "count at g=%zu", g);
     }
     am_ensemble_result_free(res);
-    am_msgd_free(m);
-    am_problem_free(p);
 }
 
 Test(mc, all_diverge_when_unstable)
 {
-    const double l[4] = {4, 3, 2, 1};
-    am_problem *p = make_problem(4, l, AM_DIST_GAUSSIAN, 0, 0);
-    am_msgd_params par = am_msgd_params_default();
-    par.eta = 1.0;
-    par.mu = 0.9;
-    am_status st;
-    am_msgd *m = am_msgd_alloc(p, &par, &st, NULL, 0);
-    am_grid grid = {3, 200.0};
-    uint64_t k[3];
-    am_grid_steps(&grid, par.eta, k);
-    am_ensemble_params ep = {50, 1, 0};
-    am_ensemble_result *res;
-    cr_assert_eq(am_ensemble_run(am_msgd_model(m), k, 3, &ep, &res), AM_OK);
+    am_ensemble_result *res = run_plain(AM_DIST_GAUSSIAN, 0, 1.0, 0.9, 3, 200.0, 50, 1);
     cr_assert_eq(res->diverged, 50, "eta=1 mu=0.9: %zu of 50 diverged", res->diverged);
     cr_assert_eq(res->alive[2], 0);
     cr_assert_eq(res->alive[0], 50);
     am_ensemble_result_free(res);
-    am_msgd_free(m);
-    am_problem_free(p);
 }

@@ -17,19 +17,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "test_util.h"
+
 #include "../core/am_rng.h"
 #include "../models/am_classset.h"
 #include "../models/am_idx.h"
 #include "../models/am_nn.h"
 #include "../montecarlo/am_optim.h"
-
-/* tests/data/idx-tiny next to this source file (written by tests/data/make-idx-fixture.py). */
-static void fixture_dir(char *buf, size_t len)
-{
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    int n = slash ? (int)(slash - f) : 1;
-    snprintf(buf, len, "%.*s/data/idx-tiny", n, slash ? f : ".");
-}
 
 /* The fixture's formulas (make-idx-fixture.py). */
 static int train_pixel(size_t i, size_t r, size_t c)
@@ -51,7 +45,7 @@ static void expect_one_line(const char *err, const char *needle, const char *nee
 Test(idx, fixture_values)
 {
     char dir[4096], spec[4200], err[512] = "";
-    fixture_dir(dir, sizeof dir);
+    test_fixture_dir(dir, sizeof dir);
     snprintf(spec, sizeof spec, "idx:%s", dir);
     am_classset *tr, *te;
     cr_assert_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_OK, "%s: %s", spec, err);
@@ -251,21 +245,13 @@ Test(idx, fashion_mnist_package)
     am_classset_free(te);
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(classset, csv)
 {
     char a[64], b[64], spec[140], err[512];
     snprintf(a, sizeof a, "/tmp/amsgd_cls_a_%d.csv", (int)getpid());
     snprintf(b, sizeof b, "/tmp/amsgd_cls_b_%d.csv", (int)getpid());
-    write_text(a, "f1,f2,label\n0.5,1,2\n-1,2,0\n3,4,1\n");
-    write_text(b, "1,1,1\n2,2,0\n");
+    test_write_file(a, "f1,f2,label\n0.5,1,2\n-1,2,0\n3,4,1\n");
+    test_write_file(b, "1,1,1\n2,2,0\n");
     am_classset *tr, *te;
     cr_assert_eq(am_classset_open(a, &tr, &te, err, sizeof err), AM_OK, "%s", err);
     cr_expect(tr->n == 3 && tr->d == 2 && tr->classes == 3 && te->n == 3 && tr->y[0] == 2 &&
@@ -279,13 +265,13 @@ Test(classset, csv)
     am_classset_free(tr);
     am_classset_free(te);
     /* test labels above the training classes, a feature-count mismatch, a fractional label */
-    write_text(b, "1,1,3\n");
+    test_write_file(b, "1,1,3\n");
     cr_expect_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_EINVAL);
     expect_one_line(err, b, "label 3 does not occur");
-    write_text(b, "1,1,1,1\n");
+    test_write_file(b, "1,1,1,1\n");
     cr_expect_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_EINVAL);
     expect_one_line(err, b, "3 features");
-    write_text(b, "1,1,0.5\n");
+    test_write_file(b, "1,1,0.5\n");
     cr_expect_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_EINVAL);
     expect_one_line(err, b, "label 0.5 of data row 1");
     cr_expect(tr == NULL && te == NULL, "partial sets returned");

@@ -20,20 +20,6 @@
 #include "../studies/am_nnstale.h"
 #include "test_util.h"
 
-static void fixture(char *buf, size_t len)
-{
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    int n = slash ? (int)(slash - f) : 1;
-    snprintf(buf, len, "idx:%.*s/data/idx-tiny", n, slash ? f : ".");
-}
-
-static void open_fixture(am_classset **tr, am_classset **te)
-{
-    char spec[4200], err[512];
-    fixture(spec, sizeof spec);
-    cr_assert_eq(am_classset_open(spec, tr, te, err, sizeof err), AM_OK, "%s", err);
-}
-
 /*
  * The protocol written directly from its definition, keeping every snapshot theta^(0..K):
  * iteration k, worker j: r = word % (s + 1) clamped to k, B rows word % n, gradient at
@@ -93,7 +79,7 @@ static void compare_with_reference(const char *spec, am_optim_kind kind, size_t 
 {
     am_nn_blas_single_thread();
     am_classset *tr, *te;
-    open_fixture(&tr, &te);
+    test_open_fixture(&tr, &te);
     char err[256];
     am_status st;
     am_nn *net = am_nn_alloc(spec, tr->d, tr->classes, &st, err, sizeof err);
@@ -146,21 +132,28 @@ Test(nnstale, averaged_matches_definition)
     compare_with_reference("mlp:5", AM_OPT_RMSPROP, 2, 3, 1);
 }
 
-/* The sweep gives the same bits on 1 and 2 threads; s = 0 has coherence 1, normalized 1. */
-Test(nnstale, sweep_thread_invariant)
+/* A learnable set written to /tmp/amsgd_TAG_PID.csv and opened (the file is removed): 60 rows,
+ * 3 separated classes, test split = training rows. */
+static void open_three_classes(const char *tag, am_classset **tr, am_classset **te)
 {
-    /* a learnable set: 60 rows, 3 separated classes, test split = training rows */
     char path[64], err[256];
-    snprintf(path, sizeof path, "/tmp/amsgd_nns_%d.csv", (int)getpid());
+    snprintf(path, sizeof path, "/tmp/amsgd_%s_%d.csv", tag, (int)getpid());
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     for (int i = 0; i < 60; i++)
         fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
                 -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
     fclose(f);
-    am_classset *tr, *te;
-    cr_assert_eq(am_classset_open(path, &tr, &te, err, sizeof err), AM_OK, "%s", err);
+    cr_assert_eq(am_classset_open(path, tr, te, err, sizeof err), AM_OK, "%s", err);
     unlink(path);
+}
+
+/* The sweep gives the same bits on 1 and 2 threads; s = 0 has coherence 1, normalized 1. */
+Test(nnstale, sweep_thread_invariant)
+{
+    char err[256];
+    am_classset *tr, *te;
+    open_three_classes("nns", &tr, &te);
     am_status st;
     am_nn *net = am_nn_alloc("mlp:6", tr->d, tr->classes, &st, err, sizeof err);
     am_optim_params ops[2] = {am_optim_params_default(AM_OPT_SGD),
@@ -213,17 +206,9 @@ Test(nnstale, sweep_thread_invariant)
  * when not reached) is no worse than the starting step's. */
 Test(nnstale, tune_picks_from_grid)
 {
-    char path[64], err[256];
-    snprintf(path, sizeof path, "/tmp/amsgd_nnt_%d.csv", (int)getpid());
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    for (int i = 0; i < 60; i++)
-        fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
-                -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
-    fclose(f);
+    char err[256];
     am_classset *tr, *te;
-    cr_assert_eq(am_classset_open(path, &tr, &te, err, sizeof err), AM_OK, "%s", err);
-    unlink(path);
+    open_three_classes("nnt", &tr, &te);
     am_status st;
     am_nn *net = am_nn_alloc("mlr", tr->d, tr->classes, &st, err, sizeof err);
     am_optim_params op = am_optim_params_default(AM_OPT_SGD);
@@ -258,7 +243,7 @@ Test(nnstale, tune_picks_from_grid)
 Test(nnstale, memory_and_inputs_checked)
 {
     am_classset *tr, *te;
-    open_fixture(&tr, &te);
+    test_open_fixture(&tr, &te);
     char err[256];
     am_status st;
     am_nn *net = am_nn_alloc("mlp:1000,1000", tr->d, tr->classes, &st, err, sizeof err);
@@ -284,7 +269,7 @@ Test(nnstale, memory_and_inputs_checked)
 Test(nnstale, cli_json_and_errors)
 {
     char spec[4200], args[8192];
-    fixture(spec, sizeof spec);
+    test_fixture_spec(spec, sizeof spec);
     snprintf(args, sizeof args,
              "staleness --model mlp:4 --data '%s' --optimizer sgd,adam --s 0,2 --workers 1,2 "
              "--batch 4 --seeds 2 --max-batches 200 --eval-every 10 --target-accuracy 0.3 "
@@ -452,26 +437,12 @@ Test(nnstale, preset_expands_to_documented_cells)
 static void preset_args(char *buf, size_t len, const char *extra)
 {
     char spec[4200];
-    fixture(spec, sizeof spec);
+    test_fixture_spec(spec, sizeof spec);
     snprintf(buf, len,
              "staleness --preset dai2019 --data '%s' --models mlr,mlp1 --width 3 "
              "--optimizer sgd,adam --workers 1,2 --s 0,2 --seeds 2 --grid-half 1 --batch 4 "
              "--max-batches 100 --eval-every 10 --target-accuracy 0.3 --quiet --format json %s",
              spec, extra);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
 }
 
 static void spit(const char *path, const char *text, size_t n)
@@ -580,7 +551,7 @@ Test(nnstale, preset_resume_after_truncation)
     preset_args(args, sizeof args, extra);
     test_run full = test_amsgd(args);
     cr_assert_eq(full.status, 0, "%s: %s", args, full.err);
-    char *text = slurp(ck);
+    char *text = test_read_file(ck);
     cr_assert_not_null(text);
     /* header + 3 cells + half of the fourth line (a torn write) */
     const char *p = text;
@@ -595,7 +566,7 @@ Test(nnstale, preset_resume_after_truncation)
     test_run res = test_amsgd(args);
     cr_assert_eq(res.status, 0, "%s: %s", args, res.err);
     cr_expect_str_eq(res.out, full.out, "resumed output differs from the uninterrupted run");
-    char *after = slurp(ck2);
+    char *after = test_read_file(ck2);
     cr_expect(after && strncmp(after, text, (size_t)(p - text)) == 0,
               "the kept cells were rewritten");
     /* the kept cells are read, not recomputed: a cell whose tuned step was replaced (valid
@@ -636,7 +607,7 @@ Test(nnstale, preset_resume_after_truncation)
     /* a checkpoint of other parameters is refused with exit 2, naming --checkpoint */
     {
         char sp[4200], bad[8400];
-        fixture(sp, sizeof sp);
+        test_fixture_spec(sp, sizeof sp);
         snprintf(bad, sizeof bad,
                  "staleness --preset dai2019 --data '%s' --models mlr,mlp1 --width 3 "
                  "--optimizer sgd,adam --workers 1,2 --s 0,2 --seeds 3 --grid-half 1 --batch 4 "

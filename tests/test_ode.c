@@ -614,11 +614,8 @@ Test(ode, cli_bad_input)
 
 Test(ode, cli_json_keys_and_initial_point)
 {
-    test_run r = test_amsgd("ode --format json --grid 11 --time 5 --mu 0.5 --seed 7 --rotate 3");
-    cr_assert_eq(r.status, 0, "exit %d: %s", r.status, r.err);
-    json_error_t je;
-    json_t *root = json_loads(r.out, 0, &je);
-    cr_assert(root, "JSON: %s", je.text);
+    json_t *root =
+        test_amsgd_json("ode --format json --grid 11 --time 5 --mu 0.5 --seed 7 --rotate 3", 0);
     cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "ode");
     cr_assert(json_is_string(json_object_get(root, "version")));
     json_t *params = json_object_get(root, "params");
@@ -644,17 +641,13 @@ Test(ode, cli_json_keys_and_initial_point)
     double errT = json_number_value(json_array_get(json_object_get(root, "err"), 10));
     cr_assert(errT < err0, "err must fall: %g -> %g", err0, errT);
     json_decref(root);
-    test_run_free(&r);
 
     /* the ODE starts where the ensemble starts: err at t = 0 equals that of mc's v0 */
-    r = test_amsgd("mc --format json --grid 2 --time 0.01 --replicas 1 --seed 7 --rotate 3");
-    cr_assert_eq(r.status, 0, "mc exit %d: %s", r.status, r.err);
-    root = json_loads(r.out, 0, &je);
-    cr_assert(root, "mc JSON: %s", je.text);
+    root = test_amsgd_json("mc --format json --grid 2 --time 0.01 --replicas 1 --seed 7 --rotate 3",
+                           0);
     double mc0 = json_number_value(json_array_get(json_object_get(root, "err_mean"), 0));
     cr_assert(fabs(mc0 - err0) <= 1e-12, "ode err(0) = %.17g, mc err(0) = %.17g", err0, mc0);
     json_decref(root);
-    test_run_free(&r);
 }
 
 Test(ode, cli_csv)

@@ -23,14 +23,6 @@
 #include "../theory/am_theory.h"
 #include "test_util.h"
 
-/* tests/data/idx-tiny next to this source file (tests/data/make-idx-fixture.py). */
-static void fixture_dir(char *buf, size_t len)
-{
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    int n = slash ? (int)(slash - f) : 1;
-    snprintf(buf, len, "%.*s/data/idx-tiny", n, slash ? f : ".");
-}
-
 /* The fixture's training images: 20 of 6 x 7, pixel (i, r, c) = (37 i + 11 r + 3 c) mod 256. */
 #define FIX_N 20
 #define FIX_D 42
@@ -43,7 +35,7 @@ static double fixture_pixel(size_t i, size_t j)
 static am_problem *fixture_problem(size_t project)
 {
     char dir[4096], spec[4200], err[1024] = "";
-    fixture_dir(dir, sizeof dir);
+    test_fixture_dir(dir, sizeof dir);
     snprintf(spec, sizeof spec, "idx:%s", dir);
     am_status st;
     am_problem *p = am_pcadata_problem(spec, project, &st, err, sizeof err);
@@ -256,7 +248,7 @@ Test(pcadata, index_uniform)
 Test(pcadata, mc_same_bytes_for_any_thread_count)
 {
     char dir[4096], args[8192];
-    fixture_dir(dir, sizeof dir);
+    test_fixture_dir(dir, sizeof dir);
     test_run r[3];
     const char *threads[] = {"1", "2", "3"};
     for (int k = 0; k < 3; k++) {
@@ -344,7 +336,7 @@ Test(pcadata, stationary_error_matches_mc, .timeout = 60)
 Test(pcadata, bad_sources_exit_2)
 {
     char dir[4096], args[8192];
-    fixture_dir(dir, sizeof dir);
+    test_fixture_dir(dir, sizeof dir);
     test_expect_usage_error("mc --data idx:/nonexistent-dir", "/nonexistent-dir");
     test_expect_usage_error("theory --data /nonexistent.csv", "/nonexistent.csv");
     test_expect_usage_error("knee --data idx:", "idx:");
@@ -370,7 +362,7 @@ Test(pcadata, bad_sources_exit_2)
 Test(pcadata, commands_accept_data, .timeout = 60)
 {
     char dir[4096], args[8192];
-    fixture_dir(dir, sizeof dir);
+    test_fixture_dir(dir, sizeof dir);
     snprintf(args, sizeof args,
              "theory --data idx:%s --project 3 --eta 1e-3 --mu 0.5 --format json", dir);
     test_run t = test_amsgd(args);

@@ -265,28 +265,32 @@ Test(runtime_formula, closed_forms_by_hand)
     am_runtime e;
     am_runtime_make(AM_RUNTIME_EXP, 1.0, 0, &e);
     double x;
-    /* P=4: sync H_4 = 25/12; async 1/4; k-batch-async K=2: 2/4; k-batch-sync K=3: 3/4. */
-    am_runtime_time_per_iter(&e, AM_VARIANT_SYNC, 4, 0, &x);
-    cr_assert(fabs(x - 25.0 / 12.0) < 1e-15, "sync exp:1 P=4: %.17g", x);
-    am_runtime_time_per_iter(&e, AM_VARIANT_ASYNC, 4, 0, &x);
-    cr_assert(fabs(x - 0.25) < 1e-15, "async exp:1 P=4: %.17g", x);
-    am_runtime_time_per_iter(&e, AM_VARIANT_KBATCHASYNC, 4, 2, &x);
-    cr_assert(fabs(x - 0.5) < 1e-15, "k-batch-async exp:1 P=4 K=2: %.17g", x);
-    am_runtime_time_per_iter(&e, AM_VARIANT_KBATCHSYNC, 4, 3, &x);
-    cr_assert(fabs(x - 0.75) < 1e-15, "k-batch-sync exp:1 P=4 K=3: %.17g", x);
-    /* k-async K=2 P=4 = k-sync = 1/4 + 1/3. */
-    am_runtime_time_per_iter(&e, AM_VARIANT_KASYNC, 4, 2, &x);
-    cr_assert(fabs(x - 7.0 / 12.0) < 1e-15, "k-async exp:1 P=4 K=2: %.17g", x);
-    /* Staleness: k-async K/P, P/K-1; k-batch-async P=4 K=2: 1 - 3 (1 - 9/16)/2 = 11/32,
+    /* P=4: sync H_4 = 25/12; async 1/4; k-batch-async K=2: 2/4; k-batch-sync K=3: 3/4.
+     * k-async K=2 P=4 = k-sync = 1/4 + 1/3.
+     * Staleness: k-async K/P, P/K-1; k-batch-async P=4 K=2: 1 - 3 (1 - 9/16)/2 = 11/32,
      * mean 3/2. */
-    am_runtime_p_fresh(&e, AM_VARIANT_KASYNC, 4, 2, &x);
-    cr_assert(fabs(x - 0.5) < 1e-15, "p_fresh k-async: %.17g", x);
-    am_runtime_mean_staleness(&e, AM_VARIANT_ASYNC, 4, 0, &x);
-    cr_assert(fabs(x - 3.0) < 1e-15, "staleness async: %.17g", x);
-    am_runtime_p_fresh(&e, AM_VARIANT_KBATCHASYNC, 4, 2, &x);
-    cr_assert(fabs(x - 11.0 / 32.0) < 1e-15, "p_fresh k-batch-async: %.17g", x);
-    am_runtime_mean_staleness(&e, AM_VARIANT_KBATCHASYNC, 4, 2, &x);
-    cr_assert(fabs(x - 1.5) < 1e-15, "staleness k-batch-async: %.17g", x);
+    typedef am_status (*formula)(const am_runtime *, am_variant, size_t, size_t, double *);
+    const struct {
+        formula f;
+        am_variant v;
+        size_t k;
+        double want;
+        const char *what;
+    } cases[] = {
+        {am_runtime_time_per_iter, AM_VARIANT_SYNC, 0, 25.0 / 12.0, "sync exp:1 P=4"},
+        {am_runtime_time_per_iter, AM_VARIANT_ASYNC, 0, 0.25, "async exp:1 P=4"},
+        {am_runtime_time_per_iter, AM_VARIANT_KBATCHASYNC, 2, 0.5, "k-batch-async exp:1 P=4 K=2"},
+        {am_runtime_time_per_iter, AM_VARIANT_KBATCHSYNC, 3, 0.75, "k-batch-sync exp:1 P=4 K=3"},
+        {am_runtime_time_per_iter, AM_VARIANT_KASYNC, 2, 7.0 / 12.0, "k-async exp:1 P=4 K=2"},
+        {am_runtime_p_fresh, AM_VARIANT_KASYNC, 2, 0.5, "p_fresh k-async"},
+        {am_runtime_mean_staleness, AM_VARIANT_ASYNC, 0, 3.0, "staleness async"},
+        {am_runtime_p_fresh, AM_VARIANT_KBATCHASYNC, 2, 11.0 / 32.0, "p_fresh k-batch-async"},
+        {am_runtime_mean_staleness, AM_VARIANT_KBATCHASYNC, 2, 1.5, "staleness k-batch-async"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cases[i].f(&e, cases[i].v, 4, cases[i].k, &x);
+        cr_assert(fabs(x - cases[i].want) < 1e-15, "%s: %.17g", cases[i].what, x);
+    }
     am_runtime u;
     am_runtime_make(AM_RUNTIME_UNIFORM, 0, 1, &u);
     cr_assert_eq(am_runtime_time_per_iter(&u, AM_VARIANT_KASYNC, 4, 2, &x), AM_EDOM);

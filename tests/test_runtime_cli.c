@@ -11,12 +11,9 @@
 
 Test(runtime_cli, json_keys_and_values)
 {
-    test_run r = test_amsgd("runtime --workers 4 --runtime exp:2 --K 1,2 --updates 300 "
-                            "--replicas 60 --seed 5 --format json");
-    cr_assert_eq(r.status, 0, "status %d, stderr: %s", r.status, r.err);
-    json_error_t e;
-    json_t *root = json_loads(r.out, 0, &e);
-    cr_assert_not_null(root, "invalid JSON: %s", e.text);
+    json_t *root = test_amsgd_json("runtime --workers 4 --runtime exp:2 --K 1,2 --updates 300 "
+                                   "--replicas 60 --seed 5 --format json",
+                                   0);
     cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "runtime");
     json_t *params = json_object_get(root, "params");
     cr_assert_str_eq(json_string_value(json_object_get(params, "seed")), "5");
@@ -51,7 +48,6 @@ Test(runtime_cli, json_keys_and_values)
     cr_assert_str_eq(json_string_value(json_object_get(o, "name")), "sync");
     cr_assert(fabs(json_number_value(json_object_get(o, "theory")) - 25.0 / 24.0) < 1e-14);
     json_decref(root);
-    test_run_free(&r);
 }
 
 Test(runtime_cli, csv_and_null_theory)
@@ -98,15 +94,8 @@ Test(runtime_cli, bad_input)
                          "runtime --K 1.5",         "runtime --updates 0",
                          "runtime --K ''",          "runtime --replicas 1",
                          "runtime --format xml"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        test_run r = test_amsgd(bad[i]);
-        cr_assert_eq(r.status, 2, "'%s': status %d", bad[i], r.status);
-        cr_assert_eq(r.out[0], 0, "'%s': stdout not empty", bad[i]);
-        cr_assert(strncmp(r.err, "amsgd: error: --", 16) == 0, "'%s': stderr %s", bad[i], r.err);
-        cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "'%s': not one line: %s",
-                     bad[i], r.err);
-        test_run_free(&r);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        test_expect_flag_error(bad[i], 1);
     test_run h = test_amsgd("runtime --help");
     cr_assert_eq(h.status, 0);
     const char *flags[] = {"--workers",  "--runtime", "--K",       "--updates", "--burnin",

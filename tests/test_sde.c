@@ -512,6 +512,20 @@ Test(sde, noise_scale_sqrt_eta_dt_over_one_minus_mu)
 
 /* ---- local OU model ---- */
 
+/* The SDE parameters of these tests: eta, mu, the squared eigen-coordinates observed, the
+ * initial point init(replica, v0, d) of dimension *d. */
+static am_sde_pca_params coord_params(double eta, double mu, am_sde_initial_fn init,
+                                      const size_t *d)
+{
+    am_sde_pca_params pp = am_sde_pca_params_default();
+    pp.eta = eta;
+    pp.mu = mu;
+    pp.coords = 1;
+    pp.initial = init;
+    pp.initial_ctx = d;
+    return pp;
+}
+
 static void sde_e1(uint64_t replica, double *v0, const void *ctx)
 {
     (void)replica;
@@ -529,12 +543,7 @@ Test(sde, ou_model_matches_exact_discrete_variance)
     const double eta = 1e-3, mu = 0.3, dt = 0.01;
     const uint64_t n = 150;
     am_problem *p = sde_problem(d, l, AM_DIST_GAUSSIAN, 0);
-    am_sde_pca_params pp = am_sde_pca_params_default();
-    pp.eta = eta;
-    pp.mu = mu;
-    pp.coords = 1;
-    pp.initial = sde_e1;
-    pp.initial_ctx = &d;
+    am_sde_pca_params pp = coord_params(eta, mu, sde_e1, &d);
     am_status st;
     am_sde_pca *m = am_sde_pca_ou_alloc(p, &pp, &st);
     cr_assert_not_null(m);
@@ -584,12 +593,7 @@ static am_ensemble_result *sde_run_global(am_dist_kind kind, int threads, size_t
     const double l[4] = {4, 3, 2, 1};
     static const size_t d = 4;
     am_problem *p = sde_problem(d, l, kind, 0);
-    am_sde_pca_params pp = am_sde_pca_params_default();
-    pp.eta = eta;
-    pp.mu = mu;
-    pp.coords = 1;
-    pp.initial = sde_fixed_v0;
-    pp.initial_ctx = &d;
+    am_sde_pca_params pp = coord_params(eta, mu, sde_fixed_v0, &d);
     am_status st;
     am_sde_pca *m = am_sde_pca_global_alloc(p, &pp, &st);
     cr_assert_not_null(m);
@@ -641,17 +645,6 @@ Test(sde, divergence_is_counted)
 
 /* ---- command line ---- */
 
-static json_t *sde_json(const char *args)
-{
-    test_run r = test_amsgd(args);
-    cr_assert_eq(r.status, 0, "amsgd %s: exit %d, stderr: %s", args, r.status, r.err);
-    json_error_t e;
-    json_t *j = json_loads(r.out, 0, &e);
-    cr_assert_not_null(j, "amsgd %s: invalid JSON: %s", args, e.text);
-    test_run_free(&r);
-    return j;
-}
-
 Test(sde, cli_keys_match_mc)
 {
     const char *const models[2] = {"global", "ou"};
@@ -660,7 +653,7 @@ Test(sde, cli_keys_match_mc)
         snprintf(args, sizeof args,
                  "sde --model %s --replicas 40 --time 1 --grid 5 --coords --format json",
                  models[mi]);
-        json_t *j = sde_json(args);
+        json_t *j = test_amsgd_json(args, 0);
         const char *keys[] = {"command",  "version",  "params",    "t",        "step",
                               "err_mean", "err_sem",  "norm_mean", "norm_sem", "alive",
                               "diverged", "replicas", "h2_mean",   "h2_sem"};
@@ -693,9 +686,11 @@ Test(sde, cli_keys_match_mc)
  * (Euler for the ODE is that recursion): the two agree to rounding. */
 Test(sde, cli_noise_free_equals_mc_expected)
 {
-    json_t *s = sde_json("sde --no-noise --replicas 1 --eta 0.01 --time 3 --grid 7 --format json");
-    json_t *m = sde_json("mc --dist expected --replicas 1 --eta 0.01 --time 3 --grid 7 "
-                         "--format json");
+    json_t *s = test_amsgd_json(
+        "sde --no-noise --replicas 1 --eta 0.01 --time 3 --grid 7 --format json", 0);
+    json_t *m = test_amsgd_json("mc --dist expected --replicas 1 --eta 0.01 --time 3 --grid 7 "
+                                "--format json",
+                                0);
     const char *cols[2] = {"err_mean", "norm_mean"};
     for (int c = 0; c < 2; c++) {
         json_t *a = json_object_get(s, cols[c]), *b = json_object_get(m, cols[c]);
@@ -721,7 +716,7 @@ Test(sde, cli_same_initial_points_as_mc)
     char a1[256], a2[256];
     snprintf(a1, sizeof a1, "sde %s", common);
     snprintf(a2, sizeof a2, "mc %s", common);
-    json_t *s = sde_json(a1), *m = sde_json(a2);
+    json_t *s = test_amsgd_json(a1, 0), *m = test_amsgd_json(a2, 0);
     const char *cols[2] = {"err_mean", "norm_mean"};
     for (int c = 0; c < 2; c++) {
         double x = json_number_value(json_array_get(json_object_get(s, cols[c]), 0));

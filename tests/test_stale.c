@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test_util.h"
+
 #include "../montecarlo/am_dataset.h"
 #include "../montecarlo/am_optim.h"
 #include "../montecarlo/am_stale.h"
@@ -62,19 +64,11 @@ Test(optim, two_steps_by_hand)
     am_optim_free(NULL);
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
 Test(dataset, csv_good)
 {
     char path[64];
     snprintf(path, sizeof path, "/tmp/amsgd_csv_good_%d.csv", (int)getpid());
-    write_file(path, "x1,x2,label\n1, 2.5,0\n\n# comment\n-3e-1,4,1\r\n0,0,1");
+    test_write_file(path, "x1,x2,label\n1, 2.5,0\n\n# comment\n-3e-1,4,1\r\n0,0,1");
     am_dataset *ds;
     char err[256] = "";
     cr_assert_eq(am_dataset_read_csv(path, &ds, err, sizeof err), AM_OK, "%s", err);
@@ -87,7 +81,7 @@ Test(dataset, csv_good)
         cr_assert_eq(ds->y[i], y[i], "y[%d] = %g", i, ds->y[i]);
     am_dataset_free(ds);
     /* no header */
-    write_file(path, "1,2\n3,4\n");
+    test_write_file(path, "1,2\n3,4\n");
     cr_assert_eq(am_dataset_read_csv(path, &ds, err, sizeof err), AM_OK, "%s", err);
     cr_assert(ds->n == 2 && ds->d == 1 && ds->a[1] == 3 && ds->y[1] == 4);
     am_dataset_free(ds);
@@ -111,7 +105,7 @@ Test(dataset, csv_bad)
         {"1,2\n3,1e999\n", "line 2, column 2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        write_file(path, bad[i].text);
+        test_write_file(path, bad[i].text);
         am_dataset *ds = (am_dataset *)1;
         char err[256] = "";
         cr_assert_eq(am_dataset_read_csv(path, &ds, err, sizeof err), AM_EINVAL,

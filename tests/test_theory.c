@@ -1088,49 +1088,33 @@ Test(theory_cli, json_has_the_keys)
 
 Test(theory_cli, bounded_data_and_infinite_moments)
 {
-    test_run r = test_amsgd("theory --format json --dist rademacher --mu 0.5 --eta 0.01");
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    json_t *root = json_loads(r.out, 0, NULL);
-    cr_assert_not_null(root);
+    json_t *root = test_amsgd_json("theory --format json --dist rademacher --mu 0.5 --eta 0.01", 0);
     cr_expect(close_rel(json_number_value(json_object_get(root, "C_d")), sqrt(10.0), 1e-15));
     /* 0.25 / ((4 + sqrt(10)) * 0.01^0) with gamma 1/2 */
     cr_expect(close_rel(json_number_value(json_object_get(root, "tau_bound_local")),
                         0.25 / (4 + sqrt(10.0)), 1e-13));
     json_decref(root);
-    test_run_free(&r);
 
-    r = test_amsgd("theory --format json --dist student:3");
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    root = json_loads(r.out, 0, NULL);
-    cr_assert_not_null(root);
+    root = test_amsgd_json("theory --format json --dist student:3", 0);
     json_t *m4 = json_object_get(root, "m4");
     for (size_t i = 0; i < json_array_size(m4); i++)
         cr_expect(json_is_null(json_array_get(m4, i)), "student:3 m4[%zu] not null", i);
     cr_expect(json_is_number(json_object_get(root, "stationary_error")));
     cr_expect(json_array_size(json_object_get(root, "notes")) >= 2);
     json_decref(root);
-    test_run_free(&r);
 }
 
 Test(theory_cli, gamma_above_half_and_large_dim)
 {
-    test_run r = test_amsgd("theory --format json --dist uniform --gamma 0.8");
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    json_t *root = json_loads(r.out, 0, NULL);
-    cr_assert_not_null(root);
+    json_t *root = test_amsgd_json("theory --format json --dist uniform --gamma 0.8", 0);
     cr_expect(json_is_null(json_object_get(root, "tau_bound_local")));
     cr_expect(json_is_number(json_object_get(root, "tau_bound_ode")));
     json_decref(root);
-    test_run_free(&r);
-    r = test_amsgd("theory --format json --dim 300");
-    cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-    root = json_loads(r.out, 0, NULL);
-    cr_assert_not_null(root);
+    root = test_amsgd_json("theory --format json --dim 300", 0);
     cr_expect(json_is_null(json_object_get(root, "alpha2")));
     cr_expect_eq(json_array_size(json_object_get(root, "tau_c_linear")), 300);
     cr_expect_eq(json_array_size(json_object_get(root, "ou_variance")), 299);
     json_decref(root);
-    test_run_free(&r);
 }
 
 Test(theory_cli, csv_long_table)

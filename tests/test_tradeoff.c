@@ -23,20 +23,6 @@
 #include "../studies/am_tradeoff.h"
 #include "test_util.h"
 
-static void fixture(char *buf, size_t len)
-{
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    int n = slash ? (int)(slash - f) : 1;
-    snprintf(buf, len, "idx:%.*s/data/idx-tiny", n, slash ? f : ".");
-}
-
-static void open_fixture(am_classset **tr, am_classset **te)
-{
-    char spec[4200], err[512];
-    fixture(spec, sizeof spec);
-    cr_assert_eq(am_classset_open(spec, tr, te, err, sizeof err), AM_OK, "%s", err);
-}
-
 static am_nn *net_for(const char *spec, const am_classset *tr)
 {
     char err[256];
@@ -106,7 +92,7 @@ static void reference(const am_nn *net, const am_tradeoff_params *p, size_t P, d
 static void compare_with_reference(size_t P, double mu, am_tradeoff_step_rule rule)
 {
     am_classset *tr, *te;
-    open_fixture(&tr, &te);
+    test_open_fixture(&tr, &te);
     am_nn *net = net_for("mlp:5", tr);
     size_t dim = am_nn_dim(net);
     am_tradeoff_params p = am_tradeoff_params_default();
@@ -198,7 +184,7 @@ static double binom_tail(size_t n, size_t k, double q)
 Test(tradeoff, fixture_above_chance)
 {
     am_classset *tr, *te;
-    open_fixture(&tr, &te);
+    test_open_fixture(&tr, &te);
     am_nn *net = net_for("mlp:16", tr);
     am_tradeoff_params p = am_tradeoff_params_default();
     p.batch = 8;
@@ -355,7 +341,7 @@ static am_tradeoff_result *sweep(const am_nn *net, const am_classset *tr, int th
 Test(tradeoff, sweep_thread_invariant_and_resumable)
 {
     am_classset *tr, *te;
-    open_fixture(&tr, &te);
+    test_open_fixture(&tr, &te);
     am_nn *net = net_for("mlp:5", tr);
     char ckpt[] = "/tmp/amsgd-tradeoff-XXXXXX";
     int fd = mkstemp(ckpt);
@@ -394,7 +380,7 @@ Test(tradeoff, sweep_thread_invariant_and_resumable)
 Test(tradeoff_cli, output_keys_and_thread_invariance)
 {
     char spec[4200], args[8192];
-    fixture(spec, sizeof spec);
+    test_fixture_spec(spec, sizeof spec);
     const char *common = "tradeoff --model mlp:4 --workers 1,2 --mus 0.5,0.9 --batch 4 "
                          "--budget 40 --seeds 3 --resamples 100 --quiet";
     snprintf(args, sizeof args, "%s --data '%s' --threads 1", common, spec);
@@ -461,7 +447,7 @@ Test(tradeoff_cli, bad_flags_exit_2)
     test_expect_usage_error("tradeoff --runtime exp:-1", "--runtime");
     test_expect_usage_error("tradeoff --model rnn --data idx:/nonexistent/dir", "--data");
     char spec[4200], args[8192];
-    fixture(spec, sizeof spec);
+    test_fixture_spec(spec, sizeof spec);
     snprintf(args, sizeof args, "tradeoff --model rnn --data '%s'", spec);
     test_expect_usage_error(args, "--model");
     /* a checkpoint of other parameters is refused with exit 2 */

@@ -179,22 +179,12 @@ Test(converge, expected_data_order_one)
     am_problem_free(p);
 }
 
-static json_t *run_json(const char *args, int want_status)
-{
-    test_run r = test_amsgd(args);
-    cr_assert_eq(r.status, want_status, "amsgd %s: exit %d (stderr %s)", args, r.status, r.err);
-    json_error_t e;
-    json_t *root = json_loads(r.out, 0, &e);
-    cr_assert_not_null(root, "amsgd %s: invalid JSON (%s)", args, e.text);
-    test_run_free(&r);
-    return root;
-}
-
 Test(converge, cli_json_keys_and_paper_tau)
 {
-    json_t *root = run_json("converge --etas 4e-3,2e-3,1e-3 --mu 0.5 --delay-scaling paper:0.5:4 "
-                            "--time 0.5 --grid 6 --replicas 64 --threads 1 --sde --format json",
-                            0);
+    json_t *root =
+        test_amsgd_json("converge --etas 4e-3,2e-3,1e-3 --mu 0.5 --delay-scaling paper:0.5:4 "
+                        "--time 0.5 --grid 6 --replicas 64 --threads 1 --sde --format json",
+                        0);
     static const char *keys[] = {"command", "version",    "params",         "eta",
                                  "tau",     "weak_error", "weak_error_sem", "weak_error_sde",
                                  "order",   "order_ci",   "verdict"};
@@ -256,7 +246,7 @@ Test(converge, bad_inputs_exit_2)
 
 Test(validate_cli, json_csv_list_and_bad_input)
 {
-    json_t *root = run_json("validate --only delay --threads 1 --format json", 0);
+    json_t *root = test_amsgd_json("validate --only delay --threads 1 --format json", 0);
     cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "validate");
     cr_assert_not_null(json_object_get(json_object_get(root, "params"), "seed"));
     json_t *checks = json_object_get(root, "checks");

@@ -166,6 +166,20 @@ Test(validate_stats, fit_ols_coverage)
               sigma, tol);
 }
 
+/* Data set d of the WLS model: err_i = C eta_i^p + sem_i Z_i, sem_i = rel_i C eta_i^p, the Z_i
+ * from stream VS_STREAM of seed. */
+static void wls_data(double p, double c, const double rel[6], uint64_t seed, size_t d,
+                     double err[6], double sem[6])
+{
+    am_rng rng;
+    am_rng_init(&rng, seed, d, VS_STREAM, 0);
+    for (int i = 0; i < 6; i++) {
+        double mu = c * pow(vs_eta[i], p);
+        sem[i] = rel[i] * mu;
+        err[i] = mu + sem[i] * am_rng_gaussian(&rng);
+    }
+}
+
 /*
  * Coverage of the WLS z interval: err_i = C eta_i^p + sem_i Z_i with sem_i = 2% of the
  * mean; the delta method is then accurate to O(0.02^2).
@@ -177,13 +191,7 @@ Test(validate_stats, fit_wls_coverage)
     size_t cover = 0;
     double err[6], sem[6];
     for (size_t d = 0; d < m; d++) {
-        am_rng rng;
-        am_rng_init(&rng, 22, d, VS_STREAM, 0);
-        for (int i = 0; i < 6; i++) {
-            double mu = c * pow(vs_eta[i], p);
-            sem[i] = rel[i] * mu;
-            err[i] = mu + sem[i] * am_rng_gaussian(&rng);
-        }
+        wls_data(p, c, rel, 22, d, err, sem);
         am_fit_result r;
         cr_assert_eq(am_fit_order_weighted(vs_eta, err, sem, 6, NULL, &r), AM_OK);
         cover += r.ci_lo <= p && p <= r.ci_hi;
@@ -203,13 +211,7 @@ Test(validate_stats, fit_bootstrap_coverage)
     am_fit_params fp = am_fit_params_default();
     fp.n_boot = 400;
     for (size_t d = 0; d < m; d++) {
-        am_rng rng;
-        am_rng_init(&rng, 23, d, VS_STREAM, 0);
-        for (int i = 0; i < 6; i++) {
-            double mu = c * pow(vs_eta[i], p);
-            sem[i] = rel[i] * mu;
-            err[i] = mu + sem[i] * am_rng_gaussian(&rng);
-        }
+        wls_data(p, c, rel, 23, d, err, sem);
         fp.seed = 1000 + d;
         am_fit_boot b;
         cr_assert_eq(am_fit_order_bootstrap(vs_eta, err, sem, 6, 1, &fp, &b), AM_OK);

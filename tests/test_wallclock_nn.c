@@ -23,13 +23,6 @@
 #include "../studies/am_wallclock_sweep.h"
 #include "test_util.h"
 
-static void fixture(char *buf, size_t len)
-{
-    const char *f = __FILE__, *slash = strrchr(f, '/');
-    int n = slash ? (int)(slash - f) : 1;
-    snprintf(buf, len, "idx:%.*s/data/idx-tiny", n, slash ? f : ".");
-}
-
 typedef struct {
     am_classset *tr, *te;
     am_nn *net;
@@ -39,7 +32,7 @@ static fx open_fixture(const char *spec)
 {
     char path[4200], err[512];
     fx f;
-    fixture(path, sizeof path);
+    test_fixture_spec(path, sizeof path);
     cr_assert_eq(am_classset_open(path, &f.tr, &f.te, err, sizeof err), AM_OK, "%s", err);
     am_status st;
     f.net = am_nn_alloc(spec, f.tr->d, f.tr->classes, &st, err, sizeof err);
@@ -406,7 +399,7 @@ Test(wallclock_sweep, time_per_update_against_dutta)
 Test(wallclock_nn, cli_fixture_run)
 {
     char spec[4200], args[8400];
-    fixture(spec, sizeof spec);
+    test_fixture_spec(spec, sizeof spec);
     snprintf(args, sizeof args,
              "wallclock --model mlr --data %s --workers 3 --variants sync,async,k-async:2 --time "
              "20 --grid 5 --seeds 2 --batch 4 --threads 2",
@@ -493,7 +486,7 @@ Test(wallclock_nn, cli_fixture_run)
 Test(wallclock_nn, cli_bad_flags_exit_2)
 {
     char spec[4200], args[8400];
-    fixture(spec, sizeof spec);
+    test_fixture_spec(spec, sizeof spec);
     const struct {
         const char *flags, *needle;
     } bad[] = {

@@ -182,6 +182,16 @@ void am_problem_eigvec(const am_problem *p, size_t j, double *out)
         out[i] = p->q ? p->q[i * d + j] : (i == j ? 1.0 : 0.0);
 }
 
+double am_problem_coord(const am_problem *p, const double *v, size_t j)
+{
+    if (!p->q) return v[j];
+    size_t d = p->dim;
+    double h = 0;
+    for (size_t i = 0; i < d; i++)
+        h += p->q[i * d + j] * v[i];
+    return h;
+}
+
 double am_problem_m4(const am_problem *p, size_t i, am_status *status)
 {
     double l2 = p->lambda[i] * p->lambda[i];

@@ -74,6 +74,10 @@ void am_problem_free(am_problem *p);
 /* Writes column j (0-based) of Q, the j-th eigenvector, into out[0..dim-1]. */
 void am_problem_eigvec(const am_problem *p, size_t j, double *out);
 
+/* The j-th eigen-coordinate of v, (Q^T v)_j = sum_i Q_ij v_i in the order i = 0, 1, ...
+ * (v_j when Q is the identity). */
+double am_problem_coord(const am_problem *p, const double *v, size_t j);
+
 /* E[Y_i^4] for the problem's distribution (i 0-based); AM_EDOM through *status when infinite. */
 double am_problem_m4(const am_problem *p, size_t i, am_status *status);
 

@@ -381,18 +381,19 @@ am_status am_runtime_time_per_iter(const am_runtime *r, am_variant v, size_t p, 
     return AM_EINVAL;
 }
 
+/* The variants whose every gradient is fresh (computed at the current iterate). */
+static int synchronous(am_variant v)
+{
+    return v == AM_VARIANT_SYNC || v == AM_VARIANT_KSYNC || v == AM_VARIANT_KBATCHSYNC;
+}
+
 am_status am_runtime_p_fresh(const am_runtime *r, am_variant v, size_t p, size_t k, double *out)
 {
     *out = NAN;
     if (am_runtime_variant_check(v, p, k)) return AM_EINVAL;
-    switch (v) {
-    case AM_VARIANT_SYNC:
-    case AM_VARIANT_KSYNC:
-    case AM_VARIANT_KBATCHSYNC:
+    if (synchronous(v)) {
         *out = 1;
         return AM_OK;
-    default:
-        break;
     }
     if (v == AM_VARIANT_KASYNC && k == p) { /* = sync */
         *out = 1;
@@ -415,14 +416,9 @@ am_status am_runtime_mean_staleness(const am_runtime *r, am_variant v, size_t p,
 {
     *out = NAN;
     if (am_runtime_variant_check(v, p, k)) return AM_EINVAL;
-    switch (v) {
-    case AM_VARIANT_SYNC:
-    case AM_VARIANT_KSYNC:
-    case AM_VARIANT_KBATCHSYNC:
+    if (synchronous(v)) {
         *out = 0;
         return AM_OK;
-    default:
-        break;
     }
     (void)r; /* Little's law: the value does not depend on the distribution */
     double kk = v == AM_VARIANT_ASYNC ? 1.0 : (double)k, pp = (double)p;

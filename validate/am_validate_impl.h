@@ -70,6 +70,12 @@ am_check_result *am_vf_util_row(am_check_result *rows, size_t cap, size_t *n, co
  * scale (|p| for magnitudes, 1 for orders, the gap to the ODE for sde). */
 double am_vf_util_predict(const am_validate_opts *o, double predicted, double scale);
 
+/* The one-sided reading of a decided row's interval measured +- halfwidth and band tolerance:
+ * the claim is measured >= predicted - tolerance (lower) or measured <= predicted + tolerance
+ * (otherwise). PASS or FAIL when the interval lies on one side, else INCONCLUSIVE with the
+ * replicas needed; the rule "one-sided". */
+void am_vf_util_one_sided(am_check_result *row, int lower);
+
 /* Copies a decided check into row, keeping row's name and params. */
 void am_vf_util_take_check(am_check_result *row, const am_check_result *check);
 

@@ -77,22 +77,7 @@ am_status am_vf_async_bound_run(const am_validate_check *c, const am_validate_op
         am_status st = am_check_decide_equiv(row, AM_VF_Z, 0, 0, c->margin * fabs(row->predicted));
         if (st) return st;
         /* the one-sided reading of the same interval and band */
-        double lo = row->predicted - row->tolerance;
-        if (!isfinite(row->measured) || !isfinite(row->halfwidth) || !isfinite(lo)) {
-            row->verdict = AM_CHECK_INCONCLUSIVE;
-        } else if (row->measured - row->halfwidth >= lo) {
-            row->verdict = AM_CHECK_PASS;
-            row->replicas_needed = 0;
-        } else if (row->measured + row->halfwidth < lo) {
-            row->verdict = AM_CHECK_FAIL;
-            row->replicas_needed = 0;
-        } else {
-            row->verdict = AM_CHECK_INCONCLUSIVE;
-            double gap = fabs(row->measured - lo), se = row->halfwidth / AM_VF_Z;
-            row->replicas_needed =
-                gap > 0 ? ceil(1.5 * row->replicas_used * pow(AM_VF_Z * se / gap, 2)) : NAN;
-        }
-        snprintf(row->rule, sizeof row->rule, "one-sided");
+        am_vf_util_one_sided(row, 1);
     }
     *nrows = nr;
     return AM_OK;

@@ -105,22 +105,7 @@ am_status am_vf_runtime_bound_row(const am_validate_check *c, const am_validate_
     if ((st = am_check_decide_equiv(row, AM_VF_Z, 0, 0, c->margin * fabs(row->predicted))))
         return st;
     /* one-sided reading of the same interval m +- h and band tol: the claim is m <= bound */
-    double hi = row->predicted + row->tolerance;
-    if (!isfinite(row->measured) || !isfinite(row->halfwidth) || !isfinite(hi)) {
-        row->verdict = AM_CHECK_INCONCLUSIVE;
-    } else if (row->measured + row->halfwidth <= hi) {
-        row->verdict = AM_CHECK_PASS;
-        row->replicas_needed = 0;
-    } else if (row->measured - row->halfwidth > hi) {
-        row->verdict = AM_CHECK_FAIL;
-        row->replicas_needed = 0;
-    } else {
-        row->verdict = AM_CHECK_INCONCLUSIVE;
-        double gap = fabs(row->measured - hi), se = row->halfwidth / AM_VF_Z;
-        row->replicas_needed =
-            gap > 0 ? ceil(1.5 * row->replicas_used * pow(AM_VF_Z * se / gap, 2)) : NAN;
-    }
-    snprintf(row->rule, sizeof row->rule, "one-sided");
+    am_vf_util_one_sided(row, 0);
     am_check_add_note(row,
                       "one-sided: K-async time per update must be <= E[X_{K:P}] = %.6g (the "
                       "K-sync time); measured / bound = %.4f; fresh gradients %.4g, mean "

@@ -97,6 +97,19 @@ static am_status av_linear_error(const am_problem *p, double eta, double mu, am_
     return st;
 }
 
+/* Run j (0 or 1) of the extrapolation pair: step eta, then 2 eta, with independent seeds
+ * (seed + j), from e_1. */
+static am_msgd_params pair_params(double eta, double mu, uint64_t seed, int j)
+{
+    am_msgd_params mp = am_msgd_params_default();
+    mp.eta = eta * (j ? 2 : 1);
+    mp.mu = mu;
+    mp.seed = seed + (uint64_t)j; /* independent runs */
+    mp.init.kind = AM_INIT_EIGEN;
+    mp.init.j = 1;
+    return mp;
+}
+
 static am_status av_stationary_delay(const am_validate_check *c, const am_validate_opts *o,
                                      const av_dset *ds, const uint64_t *k, size_t n, size_t R,
                                      uint64_t burn, uint64_t s, double *rho, am_check_result *rows,
@@ -128,12 +141,7 @@ static am_status av_stationary_delay(const am_validate_check *c, const am_valida
     size_t div[2];
     am_status st = AM_OK;
     for (int j = 0; j < 2 && !st; j++) {
-        am_msgd_params mp = am_msgd_params_default();
-        mp.eta = eta * (j ? 2 : 1);
-        mp.mu = mu;
-        mp.seed = o->seed + (uint64_t)j; /* independent runs */
-        mp.init.kind = AM_INIT_EIGEN;
-        mp.init.j = 1;
+        am_msgd_params mp = pair_params(eta, mu, o->seed, j);
         st = am_delay_make(ds->delay, (double)(j ? ds->param / 2 : ds->param), &mp.delay);
         if (!st)
             st = av_time_average(p, &mp, k, n, R, o->threads, rho, &m[j], &se[j], &tau[j], &div[j]);
@@ -216,12 +224,7 @@ am_status am_vf_stationary_run(const am_validate_check *c, const am_validate_opt
             am_acf_tau tau[2];
             size_t div[2];
             for (int j = 0; j < 2 && !st; j++) {
-                am_msgd_params mp = am_msgd_params_default();
-                mp.eta = eta * (j ? 2 : 1);
-                mp.mu = mu;
-                mp.seed = o->seed + (uint64_t)j; /* independent runs */
-                mp.init.kind = AM_INIT_EIGEN;
-                mp.init.j = 1;
+                am_msgd_params mp = pair_params(eta, mu, o->seed, j);
                 st = av_time_average(p, &mp, k, n, R, o->threads, rho, &m[j], &se[j], &tau[j],
                                      &div[j]);
             }

@@ -148,6 +148,27 @@ double am_vf_util_predict(const am_validate_opts *o, double predicted, double sc
     return predicted * o->predict_scale + o->predict_shift * scale;
 }
 
+void am_vf_util_one_sided(am_check_result *row, int lower)
+{
+    double b = lower ? row->predicted - row->tolerance : row->predicted + row->tolerance;
+    double m = row->measured, h = row->halfwidth;
+    if (!isfinite(m) || !isfinite(h) || !isfinite(b)) {
+        row->verdict = AM_CHECK_INCONCLUSIVE;
+    } else if (lower ? m - h >= b : m + h <= b) {
+        row->verdict = AM_CHECK_PASS;
+        row->replicas_needed = 0;
+    } else if (lower ? m + h < b : m - h > b) {
+        row->verdict = AM_CHECK_FAIL;
+        row->replicas_needed = 0;
+    } else {
+        row->verdict = AM_CHECK_INCONCLUSIVE;
+        double gap = fabs(m - b), se = h / AM_VF_Z;
+        row->replicas_needed =
+            gap > 0 ? ceil(1.5 * row->replicas_used * pow(AM_VF_Z * se / gap, 2)) : NAN;
+    }
+    snprintf(row->rule, sizeof row->rule, "one-sided");
+}
+
 void am_vf_util_take_check(am_check_result *row, const am_check_result *check)
 {
     char name[AM_CHECK_NAME_MAX], params[AM_CHECK_TEXT_MAX];
