@@ -77,11 +77,12 @@ am_sweep_params am_sweep_params_default(void);
 am_status am_sweep_run(const am_sweep_problem *prob, const am_sweep_params *params, double *values,
                        unsigned char *done, size_t *ndone, char *err, size_t errlen);
 
+struct json_t; /* jansson's JSON value */
+
 /* Adds the keys of the build to a checkpoint fingerprint (a JSON object): "version"
  * (AM_VERSION), "numerics" (AM_NUMERICS_VERSION) and, for a study whose numbers go through
  * BLAS, "blas" (am_nn_blas: the library and the kernel it chose; NULL for none). A checkpoint
  * whose build keys differ is refused as one of another build, naming the key. */
-struct json_t;
 void am_sweep_fingerprint_build(struct json_t *fp, const char *blas);
 
 /* 0 on rank 0 (and in the serial build), else the MPI rank. */
