@@ -266,6 +266,22 @@ static int stdout_ok(void)
     return 0;
 }
 
+/* Every gnuplot script the figures (all, or --only's) need is in the current folder, dir;
+ * exits 2 naming the first one missing, so that a folder without them computes nothing. */
+static void figures_check_scripts(const char *dir, const char *only)
+{
+    for (size_t i = 0; i < nfigures; i++) {
+        if (only && strcmp(figures[i].name, only) != 0) continue;
+        for (size_t s = 0; s < sizeof figures[i].steps / sizeof figures[i].steps[0]; s++) {
+            char gp[256];
+            if (figures[i].steps[s].cmd && script_of(figures[i].steps[s].cmd, gp, sizeof gp) &&
+                access(gp, R_OK) != 0)
+                cli_usage_error("--dir: '%s' has no gnuplot script %s (needed by %s)", dir, gp,
+                                figures[i].name);
+        }
+    }
+}
+
 int cmd_figures(int argc, char **argv)
 {
     cli_args a;
@@ -305,17 +321,7 @@ int cmd_figures(int argc, char **argv)
                         dir);
     if (!dry && access(".", W_OK) != 0)
         cli_usage_error("--dir: cannot write in '%s' (copy the folder and give --dir COPY)", dir);
-    /* every script first: a folder without them must not compute anything */
-    for (size_t i = 0; i < nfigures && !dry; i++) {
-        if (only && strcmp(figures[i].name, only) != 0) continue;
-        for (size_t s = 0; s < sizeof figures[i].steps / sizeof figures[i].steps[0]; s++) {
-            char gp[256];
-            if (figures[i].steps[s].cmd && script_of(figures[i].steps[s].cmd, gp, sizeof gp) &&
-                access(gp, R_OK) != 0)
-                cli_usage_error("--dir: '%s' has no gnuplot script %s (needed by %s)", dir, gp,
-                                figures[i].name);
-        }
-    }
+    if (!dry) figures_check_scripts(dir, only);
     for (size_t i = 0; i < nfigures; i++) {
         const fig_entry *f = &figures[i];
         if (only && strcmp(f->name, only) != 0) continue;

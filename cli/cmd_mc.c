@@ -54,6 +54,36 @@ static void mc_ps_params(const cli_args *a, am_run_mc_params *pp)
     }
 }
 
+/* The JSON params of mc: the problem, the data, the recursion, the grid and, with --delay
+ * workers:P:DIST, the server's variant and step rule. */
+static json_t *mc_json_params(const cli_args *a, const am_run_mc_params *rp, double horizon,
+                              size_t ngrid, int ps)
+{
+    const am_msgd_params *mp = &rp->msgd;
+    json_t *params = json_object();
+    cli_params_problem(params, rp->problem);
+    cli_params_data(params, a, rp->problem);
+    cli_params_msgd(params, mp);
+    json_object_set_new(params, "time", json_real(horizon));
+    json_object_set_new(params, "grid", json_integer((json_int_t)ngrid));
+    json_object_set_new(params, "replicas", json_integer((json_int_t)rp->ensemble.replicas));
+    json_object_set_new(params, "coords", json_boolean(mp->coords));
+    if (ps) {
+        char vbuf[64];
+        if (rp->variant == AM_VARIANT_SYNC || rp->variant == AM_VARIANT_ASYNC)
+            snprintf(vbuf, sizeof vbuf, "%s", am_runtime_variant_name(rp->variant));
+        else
+            snprintf(vbuf, sizeof vbuf, "%s:%zu", am_runtime_variant_name(rp->variant), rp->k);
+        json_object_set_new(params, "variant", json_string(vbuf));
+        if (rp->lr_c > 0)
+            snprintf(vbuf, sizeof vbuf, "adaptive:%.17g:%.17g", rp->lr_c, rp->lr_max);
+        else
+            snprintf(vbuf, sizeof vbuf, "const");
+        json_object_set_new(params, "lr", json_string(vbuf));
+    }
+    return params;
+}
+
 int cmd_mc(int argc, char **argv)
 {
     cli_args a;
@@ -111,28 +141,7 @@ int cmd_mc(int argc, char **argv)
 
     cli_out out;
     FILE *f = cli_out_begin(&out, &a);
-    json_t *params = json_object();
-    cli_params_problem(params, p);
-    cli_params_data(params, &a, p);
-    cli_params_msgd(params, &mp);
-    json_object_set_new(params, "time", json_real(horizon));
-    json_object_set_new(params, "grid", json_integer((json_int_t)grid.n));
-    json_object_set_new(params, "replicas", json_integer((json_int_t)ep.replicas));
-    json_object_set_new(params, "coords", json_boolean(mp.coords));
-    if (ps) {
-        char vbuf[64];
-        if (rp.variant == AM_VARIANT_SYNC || rp.variant == AM_VARIANT_ASYNC)
-            snprintf(vbuf, sizeof vbuf, "%s", am_runtime_variant_name(rp.variant));
-        else
-            snprintf(vbuf, sizeof vbuf, "%s:%zu", am_runtime_variant_name(rp.variant), rp.k);
-        json_object_set_new(params, "variant", json_string(vbuf));
-        if (rp.lr_c > 0)
-            snprintf(vbuf, sizeof vbuf, "adaptive:%.17g:%.17g", rp.lr_c, rp.lr_max);
-        else
-            snprintf(vbuf, sizeof vbuf, "const");
-        json_object_set_new(params, "lr", json_string(vbuf));
-    }
-    mc_write(f, json, "mc", params, &run);
+    mc_write(f, json, "mc", mc_json_params(&a, &rp, horizon, grid.n, ps), &run);
     cli_out_commit(&out);
     am_run_result_free(&run);
     am_problem_free(p);
