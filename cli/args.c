@@ -586,6 +586,17 @@ uint64_t cli_u64(const cli_args *a, const char *name)
     return (uint64_t)x;
 }
 
+/* The allocations of the parse that a usage error may strand (exit() from a helper whose
+ * frame held the only pointer): kept reachable here, so that such an exit leaves no leak. */
+static void *cli_kept[64];
+static size_t cli_nkept;
+
+void *cli_keep(void *p)
+{
+    cli_kept[cli_nkept++ % (sizeof cli_kept / sizeof *cli_kept)] = p;
+    return p;
+}
+
 double *cli_double_list(const cli_args *a, const char *name, size_t *n)
 {
     const char *s = cli_str(a, name);
@@ -593,9 +604,9 @@ double *cli_double_list(const cli_args *a, const char *name, size_t *n)
     size_t cap = 1;
     for (const char *p = s; *p; p++)
         cap += *p == ',';
-    double *out = malloc(cap * sizeof *out);
+    double *out = cli_keep(malloc(cap * sizeof *out));
     if (!out) cli_runtime_error("out of memory");
-    char *copy = strdup(s);
+    char *copy = cli_keep(strdup(s));
     if (!copy) cli_runtime_error("out of memory");
     size_t k = 0;
     char *save = NULL;

@@ -125,6 +125,10 @@ long long cli_int(const cli_args *a, const char *name, long long lo, long long h
 uint64_t cli_u64(const cli_args *a, const char *name);
 
 /* Parses a comma list of finite doubles into a malloc'd array; *n is its length. */
+/* Returns p, kept reachable until exit: for an allocation of the parse that a usage error
+ * (exit 2 from a helper) may strand; the caller still frees it as usual. */
+void *cli_keep(void *p);
+
 double *cli_double_list(const cli_args *a, const char *name, size_t *n);
 
 /* Parses a finite double from text; returns 0 on success. */

@@ -65,7 +65,7 @@ static const cli_opt *const nnstale_opts[] = {
 static size_t *int_list(const cli_args *a, const char *name, double lo, double hi, size_t *n)
 {
     double *v = cli_double_list(a, name, n);
-    size_t *out = malloc((*n + 1) * sizeof *out);
+    size_t *out = cli_keep(malloc((*n + 1) * sizeof *out));
     if (!out) cli_runtime_error("out of memory");
     for (size_t i = 0; i < *n; i++) {
         if (!(v[i] >= lo && v[i] <= hi && v[i] == floor(v[i])))

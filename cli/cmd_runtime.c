@@ -33,7 +33,7 @@ static const cli_opt *const runtime_opts[] = {
 static size_t *runtime_klist(const cli_args *a, size_t p, size_t *nk)
 {
     double *kd = cli_double_list(a, "K", nk);
-    size_t *ks = malloc(*nk * sizeof *ks);
+    size_t *ks = cli_keep(malloc(*nk * sizeof *ks));
     if (!ks) cli_runtime_error("out of memory");
     for (size_t i = 0; i < *nk; i++) {
         if (!cli_is_integer(kd[i], 1, (double)p))

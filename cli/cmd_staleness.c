@@ -129,7 +129,7 @@ typedef struct {
 static size_t *staleness_s_list(const cli_args *a, size_t *ns)
 {
     double *sd = cli_double_list(a, "s", ns);
-    size_t *sl = malloc((*ns + 1) * sizeof *sl);
+    size_t *sl = cli_keep(malloc((*ns + 1) * sizeof *sl));
     if (!sl) cli_runtime_error("out of memory");
     for (size_t i = 0; i < *ns; i++) {
         if (!cli_is_integer(sd[i], 0, 1e6))

@@ -82,7 +82,7 @@ static void tradeoff_lists(const cli_args *a, am_tradeoff_sweep *sw)
 {
     size_t nw, nmu;
     double *wd = cli_double_list(a, "workers", &nw);
-    size_t *workers = malloc(nw * sizeof *workers);
+    size_t *workers = cli_keep(malloc(nw * sizeof *workers));
     if (!workers) cli_runtime_error("out of memory");
     for (size_t i = 0; i < nw; i++) {
         if (!cli_is_integer(wd[i], 1, 4096) || (i > 0 && wd[i] <= wd[i - 1]))

@@ -51,7 +51,7 @@ typedef struct {
 static size_t *ws_workers(const cli_args *a, size_t *nw)
 {
     double *wd = cli_double_list(a, "workers-list", nw);
-    size_t *ws = malloc(*nw * sizeof *ws);
+    size_t *ws = cli_keep(malloc(*nw * sizeof *ws));
     if (!ws) cli_runtime_error("out of memory");
     for (size_t i = 0; i < *nw; i++) {
         if (!cli_is_integer(wd[i], 1, 4096))

@@ -94,7 +94,8 @@ double *sweep_cli_parse_grid(const char *flag, const char *spec, size_t *n)
     double *x = NULL;
     const char *c1 = strchr(spec, ':');
     if (c1) {
-        char *copy = strdup(spec), *p1 = strchr(copy, ':'), *p2 = p1 ? strchr(p1 + 1, ':') : NULL;
+        char *copy = cli_keep(strdup(spec)), *p1 = strchr(copy, ':'),
+             *p2 = p1 ? strchr(p1 + 1, ':') : NULL;
         double lo, hi, cnt;
         if (!p2) cli_usage_error("--%s must be A:B:N or a comma list, got '%s'", flag, spec);
         *p1 = 0;
@@ -107,7 +108,7 @@ double *sweep_cli_parse_grid(const char *flag, const char *spec, size_t *n)
                             flag, spec);
         free(copy);
         *n = (size_t)cnt;
-        x = malloc(*n * sizeof *x);
+        x = cli_keep(malloc(*n * sizeof *x));
         if (!x) cli_runtime_error("out of memory");
         for (size_t i = 0; i < *n; i++)
             x[i] = *n == 1 ? lo : i + 1 == *n ? hi : lo + (hi - lo) * (double)i / (double)(*n - 1);
@@ -116,8 +117,8 @@ double *sweep_cli_parse_grid(const char *flag, const char *spec, size_t *n)
     size_t cnt = 1;
     for (const char *q = spec; *q; q++)
         cnt += *q == ',';
-    x = malloc(cnt * sizeof *x);
-    char *copy = strdup(spec), *save = NULL;
+    x = cli_keep(malloc(cnt * sizeof *x));
+    char *copy = cli_keep(strdup(spec)), *save = NULL;
     size_t k = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
         if (k >= cnt || cli_parse_double(tok, &x[k++]))
