@@ -403,6 +403,14 @@ void cli_csv_double(FILE *f, double x)
         fputs("nan", f);
 }
 
+void cli_csv_more(FILE *f, const double *v, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        fputc(',', f);
+        cli_csv_double(f, v[k]);
+    }
+}
+
 void cli_trajectory_csv(FILE *f, const double *t, const double *err, const double *norm,
                         const double *h2, size_t n, size_t d)
 {

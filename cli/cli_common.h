@@ -140,6 +140,10 @@ void cli_work_check(const cli_args *a, double work, const char *how);
 /* Formats a double for CSV (%.10g; non-finite as nan). */
 void cli_csv_double(FILE *f, double x);
 
+/* Writes ",v[0],v[1],..." (cli_csv_double each): the numeric columns that follow a row's
+ * first fields. */
+void cli_csv_more(FILE *f, const double *v, size_t n);
+
 /* The comma list of optimiser names of --optimizer into out[0..max-1]; returns their number.
  * Exits 2 on an unknown name, an empty entry or more than max entries. */
 size_t cli_optimizer_list(const cli_args *a, am_optim_kind *out, size_t max);

@@ -175,16 +175,22 @@ static am_optim_params *model_optimizers(const model_cfg *c, const am_nn *net,
     return ops;
 }
 
+/* v[2k], v[2k+1]: the mean (NaN without values) and standard error of st[k], k < n. */
+static void mean_sem_pairs(const am_stats *const *st, int n, double *v)
+{
+    for (int k = 0; k < n; k++) {
+        v[2 * k] = st[k]->n > 0 ? st[k]->mean : NAN;
+        v[2 * k + 1] = am_stats_sem(st[k]);
+    }
+}
+
 /* The summary columns of a cell: mean and standard error of the batches to the target, the
  * normalised batches, the test accuracy and the coherence. */
 static void model_cell_values(const am_nnstale_cell *cell, double v[8])
 {
     const am_stats *st[4] = {&cell->steps, &cell->normalized, &cell->test_accuracy,
                              &cell->coherence};
-    for (int k = 0; k < 4; k++) {
-        v[2 * k] = st[k]->n > 0 ? st[k]->mean : NAN;
-        v[2 * k + 1] = am_stats_sem(st[k]);
-    }
+    mean_sem_pairs(st, 4, v);
 }
 
 /* The per-seed values of one cell (with --coherence-trace the trace of each). */
@@ -230,10 +236,7 @@ static void model_write_cell(FILE *fo, json_t *arr, const model_cfg *c, const am
                 c->semname);
         cli_csv_double(fo, cell->lr);
         fprintf(fo, ",%zu,%zu", res->seeds, cell->reached);
-        for (int k = 0; k < 8; k++) {
-            fputc(',', fo);
-            cli_csv_double(fo, v[k]);
-        }
+        cli_csv_more(fo, v, 8);
         fputc('\n', fo);
         return;
     }
@@ -661,10 +664,7 @@ static void preset_row_values(const am_nnpreset_row *row, double v[14])
     const am_stats *st[7] = {&row->steps,           &row->normalized,      &row->test_accuracy,
                              &row->coherence,       &row->coherence_early, &row->coherence_late,
                              &row->normalized_lower};
-    for (int k = 0; k < 7; k++) {
-        v[2 * k] = st[k]->n > 0 ? st[k]->mean : NAN;
-        v[2 * k + 1] = am_stats_sem(st[k]);
-    }
+    mean_sem_pairs(st, 7, v);
 }
 
 /* The rows of one cell, one per s: a CSV line each, or JSON objects appended to arr. */
@@ -684,10 +684,7 @@ static void preset_write_cell(FILE *fo, json_t *arr, const preset_cfg *c,
                     c->workers[w], c->s[i], c->semname);
             cli_csv_double(fo, row.lr);
             fprintf(fo, ",%zu,%zu", c->seeds, row.reached);
-            for (int k = 0; k < 14; k++) {
-                fputc(',', fo);
-                cli_csv_double(fo, v[k]);
-            }
+            cli_csv_more(fo, v, 14);
             fputc('\n', fo);
             continue;
         }

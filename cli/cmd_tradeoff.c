@@ -229,17 +229,11 @@ static void tradeoff_csv(FILE *f, const am_tradeoff_sweep *sw, const am_tradeoff
         fprintf(f, "%zu,", c->workers);
         cli_csv_double(f, c->mu);
         double v1[] = {c->lr, c->accuracy_mean, c->accuracy_sem};
-        for (size_t k = 0; k < 3; k++) {
-            fputc(',', f);
-            cli_csv_double(f, v1[k]);
-        }
+        cli_csv_more(f, v1, 3);
         fprintf(f, ",%zu,%zu", r->seeds, c->diverged);
         double v2[] = {c->mean_staleness, c->max_staleness, c->p_best,
                        b->best_mu,        b->best_mu_lo,    b->best_mu_hi};
-        for (size_t k = 0; k < 6; k++) {
-            fputc(',', f);
-            cli_csv_double(f, v2[k]);
-        }
+        cli_csv_more(f, v2, 6);
         fputc('\n', f);
     }
 }
