@@ -1,7 +1,8 @@
 /*
- * cmd_knee.c -- `amsgd knee`: for each momentum mu, the critical delay tau_c(mu), the
- * smallest integer delay at which the stationary error exceeds F times its tau = 0 value or
- * more than a set fraction of the replicas diverges, with its bootstrap uncertainty and its
+ * cmd_knee.c -- `amsgd knee`: for each momentum mu, the critical delay tau_c(mu), where the
+ * stationary error crosses F times its tau = 0 value or more than a set fraction of the
+ * replicas diverges (located between the bracketing integer delays by interpolation, the
+ * bracket written beside it), with its bootstrap uncertainty and its
  * spread over seeds, and the exponent p of tau_c ∝ (1-mu)^p with a confidence interval, next to the
  * paper's p = 2 and the linear-stability prediction. The search is the library call am_knee_run
  * (studies/am_knee.h); this file parses the flags and writes the table.
@@ -21,15 +22,16 @@
 static const cli_opt OPT_MUS = {"mus", "LIST", "0.5,0.7,0.8,0.85,0.9,0.95",
                                 "momenta: comma list or A:B:N"};
 static const cli_opt OPT_FACTOR = {"factor", "FACTOR", "2",
-                                   "tau_c: first delay whose stationary error exceeds FACTOR times "
-                                   "the tau = 0 value (or more than --diverged-max diverged)"};
+                                   "tau_c: where the stationary error crosses FACTOR times the "
+                                   "tau = 0 value (or more than --diverged-max diverged), "
+                                   "interpolated between the bracketing delays"};
 static const cli_opt OPT_K_DELAY_MODEL = {"delay-model", "KIND", "const",
                                           "delay axis: const (tau) or uniform (S)"};
 static const cli_opt OPT_TAU_MAX = {"tau-max", "N", "4096", "largest delay searched"};
 static const cli_opt OPT_BOOTSTRAP = {"bootstrap", "N", "200", "bootstrap replicates"};
 static const cli_opt OPT_REFINE = {"refine", "N", "3",
                                    "also evaluate the N delays on each side of tau_c, so the "
-                                   "bootstrap resolves tau_c to 1 there"};
+                                   "bootstrap's brackets are one delay wide there"};
 static const cli_opt OPT_DIVERGED_MAX = {"diverged-max", "FRAC", "0.05",
                                          "a delay is also critical when more than the fraction "
                                          "FRAC of its replicas diverged"};
@@ -165,16 +167,21 @@ static json_t *knee_json_params(const cli_args *a, const am_problem *p, const am
 static void knee_json_results(json_t *root, const am_knee_params *kp, const am_knee_result *r)
 {
     const size_t nmu = kp->nmu;
-    json_t *jci = json_array(), *jev = json_array();
+    json_t *jci = json_array(), *jbr = json_array(), *jev = json_array();
     for (size_t i = 0; i < nmu; i++) {
         json_t *pair = json_array();
         json_array_append_new(pair, cli_json_number(r->tau_c_lo[i]));
         json_array_append_new(pair, cli_json_number(r->tau_c_hi[i]));
         json_array_append_new(jci, pair);
+        pair = json_array();
+        json_array_append_new(pair, cli_json_number(r->tau_c_bracket_lo[i]));
+        json_array_append_new(pair, cli_json_number(r->tau_c_bracket_hi[i]));
+        json_array_append_new(jbr, pair);
         json_array_append_new(jev, json_integer((json_int_t)r->cells_evaluated[i]));
     }
     json_object_set_new(root, "mu", cli_json_doubles(r->mu, nmu));
     json_object_set_new(root, "tau_c", cli_json_doubles(r->tau_c, nmu));
+    json_object_set_new(root, "tau_c_bracket", jbr);
     json_object_set_new(root, "tau_c_sem", cli_json_doubles(r->tau_c_sem, nmu));
     json_object_set_new(root, "tau_c_ci", jci);
     json_object_set_new(root, "tau_c_linear", cli_json_doubles(r->tau_c_linear, nmu));
@@ -203,13 +210,15 @@ static void knee_json_results(json_t *root, const am_knee_params *kp, const am_k
 static void knee_csv(FILE *f, size_t nmu, const am_knee_result *r)
 {
     fputs("mu,one_minus_mu,tau_c,tau_c_sem,tau_c_lo,tau_c_hi,tau_c_fit,tau_c_linear,"
-          "tau_c_dde,tau_bound_paper,exponent,exponent_lo,exponent_hi\n",
+          "tau_c_dde,tau_bound_paper,exponent,exponent_lo,exponent_hi,tau_c_bracket_lo,"
+          "tau_c_bracket_hi\n",
           f);
     for (size_t i = 0; i < nmu; i++) {
-        double row[] = {r->mu[i],        r->one_minus_mu[i],    r->tau_c[i],     r->tau_c_sem[i],
-                        r->tau_c_lo[i],  r->tau_c_hi[i],        r->tau_c_fit[i], r->tau_c_linear[i],
-                        r->tau_c_dde[i], r->tau_bound_paper[i], r->exponent,     r->exponent_lo,
-                        r->exponent_hi};
+        double row[] = {
+            r->mu[i],        r->one_minus_mu[i],     r->tau_c[i],           r->tau_c_sem[i],
+            r->tau_c_lo[i],  r->tau_c_hi[i],         r->tau_c_fit[i],       r->tau_c_linear[i],
+            r->tau_c_dde[i], r->tau_bound_paper[i],  r->exponent,           r->exponent_lo,
+            r->exponent_hi,  r->tau_c_bracket_lo[i], r->tau_c_bracket_hi[i]};
         for (size_t q = 0; q < sizeof row / sizeof *row; q++) {
             if (q) fputc(',', f);
             cli_csv_double(f, row[q]);
@@ -238,9 +247,10 @@ int cmd_knee(int argc, char **argv)
 {
     cli_args a;
     cli_parse(&a, "knee",
-              "Find the critical delay tau_c(mu) for each momentum (bracketing, then integer\n"
-              "bisection) and fit the exponent p of tau_c ∝ (1-mu)^p with a bootstrap\n"
-              "confidence interval, next to the paper's p = 2 and linear stability.",
+              "Find the critical delay tau_c(mu) for each momentum (bracketing, integer\n"
+              "bisection, then interpolation of the crossing between the bracketing delays) and\n"
+              "fit the exponent p of tau_c ∝ (1-mu)^p with a bootstrap confidence interval,\n"
+              "next to the paper's p = 2 and linear stability.",
               knee_opts, argc, argv);
     am_problem *p = cli_data_problem(&a);
     if (!p) p = cli_problem(&a);

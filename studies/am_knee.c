@@ -1,7 +1,8 @@
 /*
  * am_knee.c -- the critical delay per momentum, its bootstrap over replicas and the exponent
  * of tau_c ∝ (1-mu)^p (see am_knee.h): log tau_c = log c + p log(1-mu) by least squares,
- * tau_c(mu) = min { tau : err(mu, tau) > F err(mu, 0) or a replica diverges }.
+ * tau_c(mu) the crossing of err(mu, tau) = F err(mu, 0) (or of the diverged fraction with
+ * diverged_max) interpolated between the last non-critical and the first critical delay.
  */
 #include "am_knee.h"
 
@@ -20,8 +21,10 @@
 #include "am_sweep_cell_impl.h"
 #include "am_sweep_impl.h"
 
-/* Values of one momentum cell: fixed part, then the bootstrap replicates. */
-enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_NFIXED };
+/* Values of one momentum cell: fixed part (the interpolated tau_c, the tau = 0 error and its
+ * SEM, the delays evaluated, the error at the bracket's upper end, the bracket), then the
+ * bootstrap replicates. */
+enum { KV_TAU_C = 0, KV_BASE, KV_BASE_SEM, KV_EVALS, KV_ERR_AT, KV_LO, KV_HI, KV_NFIXED };
 
 am_knee_params am_knee_params_default(void)
 {
@@ -136,6 +139,24 @@ typedef struct {
 int am_knee_critical(double err, double base, double diverged, double factor, double diverged_max)
 {
     return diverged > diverged_max || !(err <= factor * base);
+}
+
+double am_knee_crossing(double lo, double hi, double err_lo, double err_hi, double div_lo,
+                        double div_hi, double base, double factor, double diverged_max)
+{
+    if (!(hi > lo) || !isfinite(lo) || !isfinite(hi)) return hi;
+    double t = NAN;
+    double rl = err_lo / base, rh = err_hi / base;
+    if (base > 0 && isfinite(base) && isfinite(rh) && rh > factor && rl <= factor) {
+        double f = rl > 0 ? log(factor / rl) / log(rh / rl) : (factor - rl) / (rh - rl);
+        t = lo + (hi - lo) * f;
+    }
+    if (div_hi > diverged_max && div_lo <= diverged_max) {
+        double td = lo + (hi - lo) * (diverged_max - div_lo) / (div_hi - div_lo);
+        if (!(t <= td)) t = td;
+    }
+    if (!isfinite(t)) return hi;
+    return t < lo ? lo : t > hi ? hi : t;
 }
 
 typedef struct {
@@ -256,14 +277,31 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
         if (tau_c + d <= p->tau_max && (st = knee_eval_cell(c, tau_c + d, &e))) return st;
         if (tau_c > d && (st = knee_eval_cell(c, tau_c - d, &e))) return st;
     }
-    v[KV_TAU_C] = found ? (double)tau_c : NAN;
+    v[KV_TAU_C] = v[KV_LO] = v[KV_HI] = v[KV_ERR_AT] = NAN;
     v[KV_BASE] = c->base;
     v[KV_BASE_SEM] = base_sem;
     v[KV_EVALS] = (double)c->nev;
-    v[KV_ERR_AT] = NAN;
     qsort(c->ev, c->nev, sizeof *c->ev, cmp_eval);
-    for (size_t i = 0; i < c->nev; i++)
-        if (found && c->ev[i].tau == tau_c) v[KV_ERR_AT] = c->ev[i].err;
+    /* the bracket [tau_c - 1, tau_c] of the search (both evaluated: the bisection ends on
+       adjacent delays) and the crossing inside it */
+    const knee_eval *elo = NULL, *ehi = NULL;
+    for (size_t i = 0; i < c->nev; i++) {
+        if (found && tau_c > 0 && c->ev[i].tau == tau_c - 1) elo = &c->ev[i];
+        if (found && c->ev[i].tau == tau_c) ehi = &c->ev[i];
+    }
+    if (found && tau_c == 0) {
+        v[KV_TAU_C] = v[KV_LO] = v[KV_HI] = 0;
+        v[KV_ERR_AT] = c->base;
+    } else if (found && ehi) {
+        v[KV_HI] = (double)tau_c;
+        v[KV_ERR_AT] = ehi->err;
+        v[KV_LO] = v[KV_TAU_C] = (double)tau_c; /* without a lower end: the integer delay */
+        if (elo) {
+            v[KV_LO] = (double)elo->tau;
+            v[KV_TAU_C] = am_knee_crossing((double)elo->tau, (double)tau_c, elo->err, ehi->err,
+                                           elo->div, ehi->div, c->base, p->factor, p->diverged_max);
+        }
+    }
     /* bootstrap: ev[0] is tau = 0 after sorting */
     size_t R = p->cell.replicas;
     size_t *idx = malloc(R * sizeof *idx);
@@ -278,15 +316,22 @@ static am_status knee_cell(void *ctx, size_t cell, double *v)
         double tb = NAN;
         if (d0 > p->diverged_max || !isfinite(base))
             tb = 0;
-        else
+        else {
+            /* the first resampled critical delay and the crossing between it and the
+               evaluated delay before it */
+            double mprev = base, dprev = d0;
             for (size_t i = 1; i < c->nev; i++) {
                 double d;
                 double m = resampled(&c->ev[i], idx, R, &d);
                 if (am_knee_critical(m, base, d, p->factor, p->diverged_max)) {
-                    tb = (double)c->ev[i].tau;
+                    tb = am_knee_crossing((double)c->ev[i - 1].tau, (double)c->ev[i].tau, mprev, m,
+                                          dprev, d, base, p->factor, p->diverged_max);
                     break;
                 }
+                mprev = m;
+                dprev = d;
             }
+        }
         v[KV_NFIXED + b] = tb;
     }
     free(idx);
@@ -299,14 +344,32 @@ static int nan_or_count(double x, double hi)
     return isnan(x) || (x >= 0 && x <= hi && x == floor(x));
 }
 
+/* 1 if x is NaN or a delay in [0, hi]. */
+static int nan_or_delay(double x, double hi)
+{
+    return isnan(x) || (x >= 0 && x <= hi);
+}
+
+/* 1 if tau_c t lies in its bracket [lo, hi], or all three are NaN (no knee). */
+static int in_bracket(double t, double lo, double hi)
+{
+    return isnan(t) ? isnan(lo) && isnan(hi) : lo <= t && t <= hi;
+}
+
 /* Checks the values of a momentum read from a checkpoint. */
 static int knee_check_cell(void *ctx, size_t cell, const double *v, char *why, size_t whylen)
 {
     (void)cell;
     const am_knee_params *p = ((const knee_ctx *)ctx)->p;
     double tmax = (double)p->tau_max, tol = 1e-9;
-    if (!nan_or_count(v[KV_TAU_C], tmax))
-        snprintf(why, whylen, "tau_c %g is not an integer delay in [0, %g]", v[KV_TAU_C], tmax);
+    if (!nan_or_delay(v[KV_TAU_C], tmax))
+        snprintf(why, whylen, "tau_c %g is not a delay in [0, %g]", v[KV_TAU_C], tmax);
+    else if (!nan_or_count(v[KV_LO], tmax) || !nan_or_count(v[KV_HI], tmax))
+        snprintf(why, whylen, "the bracket [%g, %g] of tau_c is not two integer delays in [0, %g]",
+                 v[KV_LO], v[KV_HI], tmax);
+    else if (!in_bracket(v[KV_TAU_C], v[KV_LO], v[KV_HI]))
+        snprintf(why, whylen, "tau_c %g lies outside its bracket [%g, %g]", v[KV_TAU_C], v[KV_LO],
+                 v[KV_HI]);
     else if (!(isnan(v[KV_BASE]) || (v[KV_BASE] >= -tol && v[KV_BASE] <= 1 + tol)))
         snprintf(why, whylen, "error at tau = 0 %g is outside [0, 1]", v[KV_BASE]);
     else if (!(isnan(v[KV_BASE_SEM]) || v[KV_BASE_SEM] >= 0))
@@ -319,9 +382,9 @@ static int knee_check_cell(void *ctx, size_t cell, const double *v, char *why, s
         snprintf(why, whylen, "error at tau_c %g is outside [0, 1]", v[KV_ERR_AT]);
     else {
         for (size_t b = 0; b < p->bootstrap; b++)
-            if (!nan_or_count(v[KV_NFIXED + b], tmax)) {
-                snprintf(why, whylen, "bootstrap value %zu (%g) is not an integer delay in [0, %g]",
-                         b, v[KV_NFIXED + b], tmax);
+            if (!nan_or_delay(v[KV_NFIXED + b], tmax)) {
+                snprintf(why, whylen, "bootstrap value %zu (%g) is not a delay in [0, %g]", b,
+                         v[KV_NFIXED + b], tmax);
                 return 1;
             }
         return 0;
@@ -355,6 +418,8 @@ void am_knee_result_free(am_knee_result *r)
     free(r->mu);
     free(r->one_minus_mu);
     free(r->tau_c);
+    free(r->tau_c_bracket_lo);
+    free(r->tau_c_bracket_hi);
     free(r->tau_c_sem);
     free(r->tau_c_lo);
     free(r->tau_c_hi);
@@ -394,6 +459,8 @@ static am_knee_result *result_alloc(size_t nmu, size_t B, size_t S)
     r->mu = malloc(d);
     r->one_minus_mu = malloc(d);
     r->tau_c = malloc(d);
+    r->tau_c_bracket_lo = malloc(d);
+    r->tau_c_bracket_hi = malloc(d);
     r->tau_c_sem = malloc(d);
     r->tau_c_lo = malloc(d);
     r->tau_c_hi = malloc(d);
@@ -406,10 +473,10 @@ static am_knee_result *result_alloc(size_t nmu, size_t B, size_t S)
     r->err_tau0_sem = malloc(d);
     r->err_at_tau_c = malloc(d);
     r->cells_evaluated = malloc(nmu * sizeof(size_t));
-    if (!r->done || !r->mu || !r->one_minus_mu || !r->tau_c || !r->tau_c_sem || !r->tau_c_lo ||
-        !r->tau_c_hi || !r->tau_c_fit || !r->tau_c_boot || !r->tau_c_linear || !r->tau_c_dde ||
-        !r->tau_bound_paper || !r->err_tau0 || !r->err_tau0_sem || !r->err_at_tau_c ||
-        !r->cells_evaluated) {
+    if (!r->done || !r->mu || !r->one_minus_mu || !r->tau_c || !r->tau_c_bracket_lo ||
+        !r->tau_c_bracket_hi || !r->tau_c_sem || !r->tau_c_lo || !r->tau_c_hi || !r->tau_c_fit ||
+        !r->tau_c_boot || !r->tau_c_linear || !r->tau_c_dde || !r->tau_bound_paper ||
+        !r->err_tau0 || !r->err_tau0_sem || !r->err_at_tau_c || !r->cells_evaluated) {
         am_knee_result_free(r);
         return NULL;
     }
@@ -487,6 +554,8 @@ static am_status knee_tables(const am_knee_params *p, const double *values, am_k
         r->mu[i] = p->mu[i];
         r->one_minus_mu[i] = 1 - p->mu[i];
         r->tau_c[i] = v[KV_TAU_C];
+        r->tau_c_bracket_lo[i] = v[KV_LO];
+        r->tau_c_bracket_hi[i] = v[KV_HI];
         r->err_tau0[i] = v[KV_BASE];
         r->err_tau0_sem[i] = v[KV_BASE_SEM];
         r->err_at_tau_c[i] = v[KV_ERR_AT];

@@ -2,17 +2,22 @@
  * am_knee.h -- the critical delay tau_c(mu) of Async-MSGD per momentum and the exponent p of
  * tau_c ∝ (1-mu)^p.
  *
- * tau_c(mu) is the smallest integer delay at which the stationary error of the cell
- * (am_sweep_cell.h) exceeds F times its tau = 0 value or more than the fraction
- * diverged_max of its replicas diverge (am_knee_critical), found by
- * bracketing (doubling) and integer bisection (am_sweep_search_int); the K delays on each
- * side of tau_c are also evaluated. Its uncertainty comes from a bootstrap over replicas:
+ * The first critical integer delay hi (am_knee_critical: the stationary error of the cell,
+ * am_sweep_cell.h, exceeds F times its tau = 0 value, or more than the fraction diverged_max
+ * of its replicas diverge) is found by bracketing (doubling) and integer bisection
+ * (am_sweep_search_int), and the K delays on each side of it are also evaluated. tau_c(mu) is
+ * the crossing located inside the bracket [lo, hi] = [hi - 1, hi] (am_knee_crossing): the
+ * log error ratio interpolated linearly to log F, or the diverged fraction linearly to
+ * diverged_max, whichever crosses first; it lies in [lo, hi), so the one-sided rounding of the
+ * integer rule is gone. Its uncertainty comes from a bootstrap over replicas:
  * replicate b draws R replica indices with replacement from the Philox stream
  * (seed, b, AM_STREAM_KNEE_BOOT) only, the same indices in every cell and every momentum, which
  * keeps the common-random-number correlation between cells (replica r of every cell uses the
  * same data stream). Within one momentum, replicate b recomputes the threshold from the
- * resampled tau = 0 cell and takes the smallest evaluated delay whose resampled cell exceeds
- * it (resolution 1 around tau_c, where the evaluated delays are dense). tau_c_sem is the
+ * resampled tau = 0 cell, takes the smallest evaluated delay whose resampled cell exceeds it
+ * and interpolates the crossing between it and the evaluated delay before it (one step apart
+ * around tau_c, where the evaluated delays are dense), so every replicate carries the
+ * interpolation's own variability. tau_c_sem is the
  * standard deviation of the replicates, [tau_c_lo, tau_c_hi] their 2.5 % and 97.5 %
  * quantiles. The exponent is the least-squares slope of log tau_c on log (1-mu)
  * (am_sweep_fit_power), its interval the quantiles of the slopes refitted per replicate;
@@ -63,7 +68,9 @@ typedef struct {
     unsigned char *done;           /* [nmu] */
     double *mu;                    /* [nmu] copy of the momenta */
     double *one_minus_mu;          /* [nmu] 1 - mu */
-    double *tau_c;                 /* [nmu] critical delay (NaN if none up to tau_max) */
+    double *tau_c;                 /* [nmu] critical delay, interpolated (NaN: none <= tau_max) */
+    double *tau_c_bracket_lo;      /* [nmu] last non-critical integer delay below (NaN if none) */
+    double *tau_c_bracket_hi;      /* [nmu] first critical one: lo + 1, or 0 with lo = 0 */
     double *tau_c_sem;             /* [nmu] standard deviation of the bootstrap replicates */
     double *tau_c_lo, *tau_c_hi;   /* [nmu] 95 % percentile interval */
     double *tau_c_fit;             /* [nmu] exp(log_c) (1-mu)^exponent */
@@ -73,7 +80,7 @@ typedef struct {
     double *tau_bound_paper;       /* [nmu] the paper's bound */
     double *err_tau0;              /* [nmu] stationary error at tau = 0 */
     double *err_tau0_sem;          /* [nmu] its standard error */
-    double *err_at_tau_c;          /* [nmu] stationary error at tau_c (NaN if none) */
+    double *err_at_tau_c;          /* [nmu] stationary error at tau_c_bracket_hi (NaN if none) */
     size_t *cells_evaluated;       /* [nmu] delays evaluated by the search and refinement */
     double *tau_c_seeds;           /* [nmu * seeds] tau_c of seed s of momentum i at i * S + s */
     double *tau_c_mean, *tau_c_sd; /* [nmu] mean and sd of the finite tau_c_seeds (NaN if <1/<2) */
@@ -95,6 +102,18 @@ am_knee_params am_knee_params_default(void);
 /* 1 when a delay is critical: more than the fraction diverged_max of the replicas diverged
  * (diverged is the fraction) or the error err is not <= factor x base (NaN counts). */
 int am_knee_critical(double err, double base, double diverged, double factor, double diverged_max);
+
+/* The crossing inside the bracket lo < hi of two evaluated delays, lo not critical and hi
+ * critical (am_knee_critical), from their errors err_lo, err_hi and diverged fractions div_lo,
+ * div_hi against the tau = 0 error base. With the error ratios r = err / base and
+ * dmax = diverged_max,
+ *   by the error (r_hi > factor):    t_e = lo + (hi - lo) ln(factor / r_lo) / ln(r_hi / r_lo)
+ *                                    (linear in r instead when r_lo <= 0),
+ *   by divergence (div_hi > dmax):   t_d = lo + (hi - lo) (dmax - div_lo) / (div_hi - div_lo),
+ * and the crossing is the smaller of those that apply, in [lo, hi); hi when neither applies
+ * (e.g. a non-finite base). */
+double am_knee_crossing(double lo, double hi, double err_lo, double err_hi, double div_lo,
+                        double div_hi, double base, double factor, double diverged_max);
 
 /* Bytes of the replicas' summaries one momentum keeps at most (replicas x 3 doubles per
  * evaluated delay, over the most delays the search and the refinement evaluate). */

@@ -293,20 +293,34 @@ Test(studies_phase, bad_parameters_name_the_field_not_a_flag)
 
 /* The critical delay by brute force: the first tau in 0..tmax whose direct cell exceeds
  * factor times the tau = 0 error or has a diverged replica; *monotone = 0 if a later delay
- * falls back below. */
+ * falls back below. cross (may be NULL) receives the crossing between that delay and the one
+ * before, by the closed form of am_knee.h written out here (the log error ratio interpolated
+ * to log factor; a diverged replica, 1/16 > 5 % of the small cells, interpolated in the
+ * diverged fraction). */
 static int brute_tau_c(const am_sweep_cell_params *s, double mu, double factor, int tmax,
-                       int *monotone)
+                       int *monotone, double *cross)
 {
     double e0, s0, d0;
     direct_cell(s, mu, 0, s->msgd.seed, &e0, &s0, &d0);
     int first = -1;
     *monotone = 1;
+    double eprev = e0, dprev = d0;
+    if (cross) *cross = NAN;
     for (int t = 1; t <= tmax; t++) {
         double e, sm, d;
         direct_cell(s, mu, t, s->msgd.seed, &e, &sm, &d);
         int exceeds = d > 0 || !(e <= factor * e0);
-        if (exceeds && first < 0) first = t;
+        if (exceeds && first < 0) {
+            first = t;
+            double te = INFINITY, td = INFINITY;
+            if (e > factor * e0 && isfinite(e))
+                te = (t - 1) + log(factor / (eprev / e0)) / log(e / eprev);
+            if (d > 0.05) td = (t - 1) + (0.05 - dprev) / (d - dprev);
+            if (cross) *cross = fmin(te, td);
+        }
         if (!exceeds && first >= 0) *monotone = 0;
+        eprev = e;
+        dprev = d;
     }
     return first;
 }
@@ -323,15 +337,23 @@ Test(studies_knee, tau_c_equals_brute_force_scan)
     char err[256];
     cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
     int monotone;
-    int first = brute_tau_c(&kp.cell, mu[0], kp.factor, 40, &monotone);
+    double cross;
+    int first = brute_tau_c(&kp.cell, mu[0], kp.factor, 40, &monotone, &cross);
     cr_assert(first > 0, "no delay up to 40 exceeds the factor %g at mu = 0.95", kp.factor);
     if (!monotone) cr_skip_test("the scan is not monotone at this noise level (first %d)", first);
-    cr_assert_eq(r->tau_c[0], (double)first, "knee tau_c = %g, brute-force scan %d", r->tau_c[0],
-                 first);
+    cr_assert(r->tau_c_bracket_hi[0] == (double)first && r->tau_c_bracket_lo[0] == first - 1.0,
+              "knee's bracket [%g, %g], brute-force scan first %d", r->tau_c_bracket_lo[0],
+              r->tau_c_bracket_hi[0], first);
+    cr_assert(fabs(r->tau_c[0] - cross) <= 1e-12 * cross,
+              "knee tau_c = %.17g, crossing of the brute-force scan %.17g", r->tau_c[0], cross);
+    cr_assert(r->tau_c[0] >= first - 1 && r->tau_c[0] < first, "tau_c %g outside [%d, %d)",
+              r->tau_c[0], first - 1, first);
     /* a deliberately wrong factor moves the brute-force answer away from knee's */
     int m2;
-    int wrong = brute_tau_c(&kp.cell, mu[0], 1.05, 40, &m2);
-    cr_assert_neq((double)wrong, r->tau_c[0], "factor 1.05 gives the same tau_c %d", wrong);
+    double wrong;
+    brute_tau_c(&kp.cell, mu[0], 1.05, 40, &m2, &wrong);
+    cr_assert(!(fabs(r->tau_c[0] - wrong) <= 1e-12 * wrong), "factor 1.05 gives the same tau_c %g",
+              wrong);
     /* the search evaluates far fewer delays than the scan (2 log2 tau_c + 2 + 2 refine + 1) */
     double bound = 2 * ceil(log2((double)first)) + 2 + 2 * (double)kp.refine + 1;
     cr_assert((double)r->cells_evaluated[0] <= bound, "%zu evaluations > %g", r->cells_evaluated[0],
@@ -369,11 +391,22 @@ Test(studies_knee, exponent_is_the_fit_of_tau_c_and_resume_is_exact)
     }
     cr_assert(fabs(ref->exponent - sxy / sxx) <= 1e-12 * fabs(sxy / sxx),
               "exponent %.17g, least squares %.17g", ref->exponent, sxy / sxx);
+    size_t fractional = 0;
     for (int i = 0; i < 3; i++) {
         cr_assert(ref->tau_c_lo[i] <= ref->tau_c_hi[i], "interval %g > %g", ref->tau_c_lo[i],
                   ref->tau_c_hi[i]);
         cr_assert(ref->tau_c_linear[i] > 0 && isfinite(ref->tau_c_dde[i]));
+        /* the crossing lies in its bracket, one delay wide */
+        double lo = ref->tau_c_bracket_lo[i], hi = ref->tau_c_bracket_hi[i];
+        cr_assert(hi == lo + 1 && ref->tau_c[i] >= lo && ref->tau_c[i] < hi,
+                  "mu %g: tau_c %g, bracket [%g, %g]", mu[i], ref->tau_c[i], lo, hi);
+        /* the bootstrap replicates are interpolated too */
+        for (size_t b = 0; b < 20; b++) {
+            double x = ref->tau_c_boot[i * 20 + b];
+            fractional += isfinite(x) && x != floor(x);
+        }
     }
+    cr_assert(fractional > 0, "every bootstrap replicate is an integer delay");
     cr_assert_eq(ref->exponent_paper, 2.0);
     /* cancelled after the first momentum, then resumed through the library */
     volatile sig_atomic_t cancel = 0;
@@ -673,10 +706,13 @@ Test(studies_checkpoint, knee_counts_are_validated)
     char **lines = read_lines(path, &n);
     cr_assert_eq(n, 2);
     const char *bad[][2] = {
-        {"{\"cell\":0,\"values\":[5.0,0.01,0.001,null,null,5.0,6.0]}", "cells evaluated"},
-        {"{\"cell\":0,\"values\":[5.0,0.01,0.001,1e300,null,5.0,6.0]}", "cells evaluated"},
-        {"{\"cell\":0,\"values\":[5.5,0.01,0.001,9.0,null,5.0,6.0]}", "tau_c 5.5"},
-        {"{\"cell\":0,\"values\":[5.0,0.01,0.001,9.0,null,5.0,-1.0]}", "bootstrap value 1"},
+        {"{\"cell\":0,\"values\":[5.5,0.01,0.001,null,null,5.0,6.0,5.0,6.0]}", "cells evaluated"},
+        {"{\"cell\":0,\"values\":[5.5,0.01,0.001,1e300,null,5.0,6.0,5.0,6.0]}", "cells evaluated"},
+        {"{\"cell\":0,\"values\":[6.5,0.01,0.001,9.0,null,5.0,6.0,5.0,6.0]}",
+         "tau_c 6.5 lies outside"},
+        {"{\"cell\":0,\"values\":[5.5,0.01,0.001,9.0,null,4.5,6.0,5.0,6.0]}", "bracket [4.5, 6]"},
+        {"{\"cell\":0,\"values\":[-0.5,0.01,0.001,9.0,null,5.0,6.0,5.0,6.0]}", "tau_c -0.5"},
+        {"{\"cell\":0,\"values\":[5.5,0.01,0.001,9.0,null,5.0,6.0,5.0,-1.0]}", "bootstrap value 1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char *saved = lines[1];
@@ -691,10 +727,14 @@ Test(studies_checkpoint, knee_counts_are_validated)
     }
     /* an in-range line is accepted */
     char *saved = lines[1];
-    lines[1] = signed_line("{\"cell\":0,\"values\":[5.0,0.01,0.001,9.0,null,5.0,6.0]}");
+    lines[1] = signed_line("{\"cell\":0,\"values\":[5.5,0.01,0.001,9.0,null,5.0,6.0,5.25,6.0]}");
     write_lines(path, lines, n);
     cr_assert_eq(am_knee_run(&kp, &r, err, sizeof err), AM_OK, "%s", err);
     cr_assert_eq(r->cells_evaluated[0], 9);
+    cr_assert(r->tau_c[0] == 5.5 && r->tau_c_bracket_lo[0] == 5 && r->tau_c_bracket_hi[0] == 6 &&
+                  r->tau_c_boot[0] == 5.25,
+              "read back: tau_c %g in [%g, %g]", r->tau_c[0], r->tau_c_bracket_lo[0],
+              r->tau_c_bracket_hi[0]);
     am_knee_result_free(r);
     free(lines[1]);
     lines[1] = saved;
@@ -848,6 +888,109 @@ Test(studies_knee, critical_counts_the_diverged_fraction)
     cr_assert_neq(r->tau_c[0], 0.0, "diverged %g < max %g but tau_c = 0", frac, kp.diverged_max);
     am_knee_result_free(r);
     am_problem_free(p);
+}
+
+/* 1 when the crossing t is within the relative tolerance rtol of want. */
+static int crossing_within(double t, double want, double rtol)
+{
+    return fabs(t - want) <= rtol * fabs(want);
+}
+
+/* Error ratio curves with a known crossing ts of the factor 2: exponential, exp(ln 2 tau / ts)
+ * (log-linear, so the interpolation is exact), and convex but not exponential,
+ * 1 + (tau / ts)^3. */
+static double ratio_exp(double tau, double ts)
+{
+    return exp(log(2.0) * tau / ts);
+}
+static double ratio_cubic(double tau, double ts)
+{
+    return 1 + pow(tau / ts, 3);
+}
+
+/* The integer rule and the interpolation on a curve sampled at the integers: *hi the first
+ * integer delay whose ratio exceeds 2, the return value the crossing of am_knee_crossing
+ * between hi - 1 and hi (base 0.04, no divergence). */
+static double sampled_crossing(double (*ratio)(double, double), double ts, int *hi)
+{
+    const double base = 0.04;
+    int t = 1;
+    while (!(ratio(t, ts) > 2))
+        t++;
+    *hi = t;
+    return am_knee_crossing(t - 1, t, base * ratio(t - 1, ts), base * ratio(t, ts), 0, 0, base, 2,
+                            0.05);
+}
+
+Test(studies_knee, crossing_interpolates_a_closed_form_curve)
+{
+    /* the error doubles at 16.2: the integer rule says 17 */
+    int hi;
+    double t = sampled_crossing(ratio_exp, 16.2, &hi);
+    cr_assert_eq(hi, 17);
+    cr_assert(crossing_within(t, 16.2, 1e-12), "exponential curve: crossing %.17g, known 16.2", t);
+    /* the same check against a wrong crossing fails: the integer rule's 17, the bracket's 16 */
+    cr_assert(!crossing_within(t, 17.0, 1e-12) && !crossing_within(t, 16.0, 1e-12),
+              "the check cannot tell 16.2 from the bracket's ends");
+    /* a convex, non-exponential curve: log interpolation is close, not exact */
+    t = sampled_crossing(ratio_cubic, 16.2, &hi);
+    cr_assert_eq(hi, 17);
+    cr_assert(crossing_within(t, 16.2, 1e-3), "cubic curve: crossing %.17g, known 16.2", t);
+    cr_assert(!crossing_within(t, 17.0, 1e-3), "cubic curve: 17 passes the check");
+    /* the formula itself: ratios 1.5 and 3 around 2 */
+    double want = 10 + log(2 / 1.5) / log(3 / 1.5);
+    t = am_knee_crossing(10, 11, 0.15, 0.3, 0, 0, 0.1, 2, 0.05);
+    cr_assert(crossing_within(t, want, 1e-14), "crossing %.17g, closed form %.17g", t, want);
+    /* by divergence: the fraction 0.03 -> 0.12 crosses 0.05 at 2/9 of the step, the error
+       stays below twice the base */
+    t = am_knee_crossing(19, 20, 0.15, 0.19, 0.03, 0.12, 0.1, 2, 0.05);
+    cr_assert(crossing_within(t, 19 + 2.0 / 9, 1e-14), "divergence: crossing %.17g", t);
+    /* both criteria: the earlier crossing (divergence at 19.22, error at 19.5) */
+    t = am_knee_crossing(19, 20, 0.1 * sqrt(2.0), 0.1 * 2 * sqrt(2.0), 0.03, 0.12, 0.1, 2, 0.05);
+    cr_assert(crossing_within(t, 19 + 2.0 / 9, 1e-14), "both: crossing %.17g", t);
+    t = am_knee_crossing(19, 20, 0.1 * sqrt(2.0), 0.1 * 2 * sqrt(2.0), 0.03, 0.04, 0.1, 2, 0.05);
+    cr_assert(crossing_within(t, 19.5, 1e-14), "error alone: crossing %.17g", t);
+    /* a wide bracket (a bootstrap replicate past the refined delays): the same formula */
+    t = am_knee_crossing(64, 128, 0.15, 0.3, 0, 0, 0.1, 2, 0.05);
+    cr_assert(crossing_within(t, 64 + 64 * log(2 / 1.5) / log(2.0), 1e-14), "wide: %.17g", t);
+    /* every replica diverged at hi (its error NaN): the diverged fraction 0 -> 1 */
+    t = am_knee_crossing(5, 6, 0.15, NAN, 0, 1, 0.1, 2, 0.05);
+    cr_assert(crossing_within(t, 5.05, 1e-14), "all diverged: crossing %.17g", t);
+    /* nothing to interpolate (a NaN base): the upper end */
+    cr_assert_eq(am_knee_crossing(5, 6, 0.15, 0.3, 0, 0, NAN, 2, 0.05), 6.0);
+}
+
+Test(studies_knee, interpolation_removes_the_rounding_bias)
+{
+    /* crossings spread over [10, 30): the integer rule is late by 0.5 on average, the
+       interpolated crossing is unbiased (exact on the exponential curve, within 0.02 on the
+       cubic one) */
+    const int n = 200;
+    double bias_int = 0, bias_exp = 0, bias_cub = 0, worst_exp = 0, worst_cub = 0;
+    for (int k = 0; k < n; k++) {
+        double ts = 10 + 20 * (k + 0.5) / n;
+        int hi;
+        double te = sampled_crossing(ratio_exp, ts, &hi);
+        bias_int += (hi - ts) / n;
+        bias_exp += (te - ts) / n;
+        worst_exp = fmax(worst_exp, fabs(te - ts));
+        double tc = sampled_crossing(ratio_cubic, ts, &hi);
+        bias_cub += (tc - ts) / n;
+        worst_cub = fmax(worst_cub, fabs(tc - ts));
+        cr_assert(tc >= hi - 1 && tc < hi, "crossing %g outside its bracket [%d, %d)", tc, hi - 1,
+                  hi);
+    }
+    cr_assert(fabs(bias_int - 0.5) < 0.01, "integer rule: mean bias %g, expected 0.5", bias_int);
+    cr_assert(worst_exp < 1e-9 && fabs(bias_exp) < 1e-10,
+              "exponential: worst error %g, mean bias %g", worst_exp, bias_exp);
+    cr_assert(worst_cub < 0.02 && fabs(bias_cub) < 0.01, "cubic: worst error %g, mean bias %g",
+              worst_cub, bias_cub);
+    /* the knee of the integer rule at 16.2 is 17, 0.8 late (5 %): outside the tolerance the
+       interpolated value meets */
+    int hi;
+    double t = sampled_crossing(ratio_cubic, 16.2, &hi);
+    cr_assert(crossing_within(t, 16.2, 0.02 / 16.2) && !crossing_within(hi, 16.2, 0.02 / 16.2),
+              "crossing %g, integer %d, known 16.2", t, hi);
 }
 
 /* 1 when a and b agree to 1e-12 relative. */

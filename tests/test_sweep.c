@@ -352,10 +352,23 @@ Test(sweep_cli, knee_json_keys)
                        "--format json --quiet";
     test_run r;
     json_t *root = run_json(args, &r);
-    const char *keys[] = {"mu",           "tau_c",           "tau_c_sem", "tau_c_ci",
-                          "tau_c_linear", "tau_bound_paper", "exponent",  "exponent_ci"};
+    const char *keys[] = {
+        "mu",       "tau_c",       "tau_c_sem",     "tau_c_ci",   "tau_c_linear", "tau_bound_paper",
+        "exponent", "exponent_ci", "tau_c_bracket", "tau_c_seeds"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         cr_assert(json_object_get(root, keys[i]) != NULL, "knee: key %s missing", keys[i]);
+    /* tau_c_bracket: per momentum the integer pair [lo, hi] around tau_c */
+    json_t *br = json_object_get(root, "tau_c_bracket");
+    cr_assert(json_array_size(br) == 2, "tau_c_bracket holds %zu pairs", json_array_size(br));
+    for (size_t i = 0; i < 2; i++) {
+        json_t *pair = json_array_get(br, i);
+        double t = json_number_value(json_array_get(json_object_get(root, "tau_c"), i));
+        double lo = json_number_value(json_array_get(pair, 0));
+        double hi = json_number_value(json_array_get(pair, 1));
+        cr_assert(json_array_size(pair) == 2 && json_is_integer(json_array_get(pair, 0)) &&
+                      json_is_integer(json_array_get(pair, 1)) && hi == lo + 1 && t >= lo && t < hi,
+                  "momentum %zu: tau_c %g, bracket [%g, %g]", i, t, lo, hi);
+    }
     /* a smaller momentum tolerates a larger delay */
     json_t *tc = json_object_get(root, "tau_c");
     cr_assert(json_number_value(json_array_get(tc, 0)) > json_number_value(json_array_get(tc, 1)),
@@ -395,8 +408,9 @@ Test(sweep_cli, bad_input_exits_2_with_one_line)
 Test(sweep_cli, knee_equals_first_exceeding_delay_of_a_full_scan)
 {
     /* The search (bracketing + bisection) must land on the first delay of a brute-force
-     * scan at which the error ratio exceeds the factor or a replica diverges: both evaluate
-     * identical cells (same seed, same replicas). */
+     * scan at which the error ratio exceeds the factor or a replica diverges, and tau_c on
+     * the crossing interpolated between it and the delay before (log ratio to log 2, or the
+     * diverged fraction to 0.05): both evaluate identical cells (same seed, same replicas). */
     const char *common = "--replicas 16 --time 2 --grid 21 --format json --quiet";
     char args[512];
     snprintf(args, sizeof args, "knee --mus 0.95 --bootstrap 0 %s", common);
@@ -410,17 +424,36 @@ Test(sweep_cli, knee_equals_first_exceeding_delay_of_a_full_scan)
     json_t *m = json_array_get(json_object_get(ph, "metric"), 0);
     json_t *dv = json_array_get(json_object_get(ph, "diverged_fraction"), 0);
     int first = -1, monotone = 1;
+    double cross = NAN;
     for (int j = 0; j <= 40; j++) {
         json_t *x = json_array_get(m, (size_t)j);
-        int exceeds = json_number_value(json_array_get(dv, (size_t)j)) > 0 || !json_is_number(x) ||
-                      !(json_number_value(x) <= 2.0);
-        if (exceeds && first < 0) first = j;
+        double d = json_number_value(json_array_get(dv, (size_t)j));
+        int exceeds = d > 0 || !json_is_number(x) || !(json_number_value(x) <= 2.0);
+        if (exceeds && first < 0) {
+            first = j;
+            double rl = json_number_value(json_array_get(m, (size_t)j - 1));
+            double dl = json_number_value(json_array_get(dv, (size_t)j - 1));
+            double te = INFINITY, td = INFINITY;
+            if (json_is_number(x) && json_number_value(x) > 2.0)
+                te = (j - 1) + log(2.0 / rl) / log(json_number_value(x) / rl);
+            if (d > 0.05) td = (j - 1) + (0.05 - dl) / (d - dl);
+            cross = fmin(te, td);
+        }
         if (!exceeds && first >= 0) monotone = 0;
     }
     cr_assert(first > 0, "no delay up to 40 exceeds the factor 2 at mu = 0.95");
     if (!monotone) cr_skip_test("the scan is not monotone at this noise level (first %d)", first);
-    cr_assert_eq(tc, (double)first, "knee tau_c = %g, first exceeding delay of the scan = %d", tc,
-                 first);
+    json_t *br = json_array_get(json_object_get(knee, "tau_c_bracket"), 0);
+    cr_assert(json_number_value(json_array_get(br, 1)) == first &&
+                  json_number_value(json_array_get(br, 0)) == first - 1,
+              "knee's bracket [%g, %g], first exceeding delay of the scan = %d",
+              json_number_value(json_array_get(br, 0)), json_number_value(json_array_get(br, 1)),
+              first);
+    cr_assert(fabs(tc - cross) <= 1e-12 * cross, "knee tau_c = %.17g, crossing of the scan %.17g",
+              tc, cross);
+    /* the check can fail: the integer rule's answer is not the crossing */
+    cr_assert(!(fabs((double)first - cross) <= 1e-12 * cross), "the crossing is the integer %d",
+              first);
     json_decref(knee);
     json_decref(ph);
     test_run_free(&rk);
