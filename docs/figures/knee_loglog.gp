@@ -1,5 +1,6 @@
 # knee_loglog.gp -- critical delay tau_c against 1 - mu on log-log axes from an `amsgd knee`
-# CSV: measured points with bootstrap intervals, the fitted power law, the linear-stability
+# CSV: measured points (the crossings interpolated between the bracketing integer delays) with
+# bootstrap intervals, the fitted power law, the linear-stability
 # critical delay, the delay-equation law pi (1-mu) / (2 h), the paper's (1-mu)^2 law and,
 # when liu2018_knee_arrows.csv is beside the script, the knee arrows of the paper's own figure.
 # The paper's bound has an arbitrary constant, so its line is anchored at the measured point
@@ -48,7 +49,7 @@ stats in using 2 nooutput
 xa = STATS_max
 ya = real(system(sprintf("awk -F, 'NR > 1 && $2 == %.17g { print $3; exit }' '%s'", xa, in)))
 mua = 1 - xa
-plot in using 2:3:5:6 with yerrorbars pt 7 ps 1.2 lw 2 lc rgb "black" title "measured tau_c (bars: 95% bootstrap, within the marker)", \
+plot in using 2:3:5:6 with yerrorbars pt 7 ps 1.2 lw 2 lc rgb "black" title "measured tau_c, interpolated (bars: 95% bootstrap, within the marker)", \
      in using 2:7 with lines lw 2 lc rgb "black" title sprintf("fit tau_c ~ (1-mu)^p: p = %.3f, bootstrap CI [%.3f, %.3f]", p, plo, phi), \
      in using 2:(finite($8)) with linespoints lw 2 dt 2 pt 6 lc rgb "red" title sprintf("linear stability (fit p = %.2f)", plin), \
      in using 2:(finite($9)) with lines lw 2 dt 3 lc rgb "blue" title "delay equation pi (1-mu) / (2 h), p = 1", \
