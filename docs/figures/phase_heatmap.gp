@@ -3,10 +3,12 @@
 # for geometric staleness, the implicit momentum 1 - 1/(MEAN + 1).
 # The paper's bound C (1-mu)^2 / (lambda_1 eta^(1-gamma)) has an unknown constant C, so its
 # curve is anchored at one measured point: the knee of the smallest momentum that has one on
-# the map, i.e. the first simulated delay whose metric reaches twice that momentum's value at
-# delay 0 or where more than 5 % of the replicas diverged (the rule of `amsgd knee`, on the
-# grid). Only its slope (1-mu)^2 is compared; without a knee on the map (or without delay 0
-# in the grid) it is not drawn, and a note says so.
+# the map. As in `amsgd knee`, on the grid: the first simulated delay hi whose metric reaches
+# twice that momentum's value at delay 0 or where more than 5 % of the replicas diverged, and
+# the simulated delay lo before it bracket the knee, which is placed where the log ratio
+# (interpolated linearly between lo and hi) reaches log 2, or the diverged fraction
+# (linearly) 5 %, whichever comes first. Only its slope (1-mu)^2 is compared; without a knee
+# on the map (or without delay 0 in the grid) it is not drawn, and a note says so.
 # One cell per simulated (momentum, delay) pair, whatever the grid's spacing: rows and columns
 # are the indices of the grid, labelled with their values, so no row is drawn that was not
 # simulated. Overlays are mapped onto the index axes by piecewise-linear interpolation between
@@ -83,15 +85,25 @@ has_implicit = (count("$9 == $9 + 0 && $9 != \"nan\"") > 0)
 # fine-grid closed forms: delay equation pi (1-mu) / (2 eta a), its constant read from the
 # first row (mu < 1), and the paper's law k (1-mu)^2 through the anchor (mu_a, tau_a)
 kdde = real(system("awk -F, 'NR > 1 && $1 < 1 && $7 == $7 + 0 { print $7 / (1 - $1); exit }' '".in."'"))
-# the anchor: per momentum the metric at delay 0 (B) and the first delay that is critical
-# (K); the smallest momentum with a critical delay; "-1 -1" when there is none
+# the anchor: per momentum the metric at delay 0 (B), the row of the first delay that is
+# critical (K) and of the delay before it (P); for the smallest momentum with a critical
+# delay the interpolated crossing x (log ratio to log 2, or diverged fraction to 0.05, the
+# smaller) and its bracket lo, hi; "-1 -1 -1 -1" when there is none
 anc = system("awk -F, 'NR > 1 { n++; M[n] = $1 + 0; T[n] = $2 + 0; V[n] = $3; D[n] = $5 + 0; " . \
              "if ($2 + 0 == 0 && $3 != \"nan\") B[$1 + 0] = $3 + 0 } " . \
              "END { for (i = 1; i <= n; i++) { m = M[i]; if (!(m in B) || T[i] <= 0) continue; " . \
              "c = D[i] > 0.05 || (V[i] != \"nan\" && V[i] + 0 >= 2 * B[m]); " . \
-             "if (c && (!(m in K) || T[i] < K[m])) K[m] = T[i] } " . \
+             "if (c && (!(m in K) || T[i] < T[K[m]])) K[m] = i } " . \
              "f = 0; for (m in K) if (m + 0 < 1 && (!f || m + 0 < best + 0)) { best = m; f = 1 } " . \
-             "if (f) print best, K[best]; else print -1, -1 }' '".in."'")
+             "if (!f) { print -1, -1, -1, -1; exit } " . \
+             "k = K[best]; p = 0; for (i = 1; i <= n; i++) " . \
+             "if (M[i] == best + 0 && T[i] < T[k] && (!p || T[i] > T[p])) p = i; " . \
+             "lo = T[p]; hi = T[k]; x = hi; rl = V[p] / B[best]; " . \
+             "if (V[k] != \"nan\" && V[k] + 0 >= 2 * B[best]) { rh = V[k] / B[best]; " . \
+             "x = lo + (hi - lo) * (rl > 0 ? log(2 / rl) / log(rh / rl) : (2 - rl) / (rh - rl)) } " . \
+             "if (D[k] > 0.05 && D[p] <= 0.05) { td = lo + (hi - lo) * (0.05 - D[p]) / (D[k] - D[p]); " . \
+             "if (td < x) x = td } " . \
+             "printf \"%s %.17g %s %s\\n\", best, x, lo, hi }' '".in."'")
 mua = real(word(anc, 1))
 taua = real(word(anc, 2))
 has_anchor = (mua >= 0 && mua < 1 && taua > 0)
@@ -116,7 +128,7 @@ if (strlen(note) > 0) {
     set label 1 "(" . note[2:strlen(note) - 1] . ")" at graph 0.5, graph -0.15 center font ",9"
 }
 
-set key bmargin horizontal center box opaque samplen 4 spacing 1.1 font ",10" maxrows 3
+set key bmargin horizontal center box opaque samplen 4 spacing 1.1 width -2 font ",10" maxrows 3
 set bmargin 9
 set xlabel offset 0, 0.3
 set style fill solid 1.0 noborder
@@ -151,7 +163,7 @@ plot @CELLS, \
          title (vis_pap ? "paper law (1-mu)^2 through the square (slope only)" : ""), \
      [t = 0:1] '+' using (has_anchor ? col(taua) : off):(has_anchor ? row(mua) : off) every ::0::0 \
          with points pt 4 ps 2.2 lw 2.5 lc rgb "#ff7f00" \
-         title (has_anchor ? sprintf("knee at mu = %g: tau = %g (error x2 or > 5%% div.)", mua, taua) : ""), \
+         title (has_anchor ? sprintf("knee at mu = %g: tau = %.1f (error x2 or > 5%% div.)", mua, taua) : ""), \
      [t = 0:1] '+' using (has_implicit ? col(t0 + (thi - t0) * $1) : off):(row(1 - 1 / (t0 + (thi - t0) * $1 + 1))) \
          with lines lw 2 lc rgb "magenta" \
          title (has_implicit ? "implicit momentum 1 - 1/(mean + 1)" : "")
