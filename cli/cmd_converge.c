@@ -266,11 +266,7 @@ int cmd_converge(int argc, char **argv)
               "global SDE with --sde) over a ladder of step sizes at a fixed horizon, and the\n"
               "measured order with one interval (WLS; the finest local slope with its Richardson\n"
               "bound for noise-free data), decided by the equivalence rule: PASS if the interval\n"
-              "lies inside predicted +- 0.25, FAIL if entirely outside. Exit status 1 on FAIL.\n\n"
-              "Examples:\n"
-              "  amsgd converge --mu 0.5 --threads 2\n"
-              "  amsgd converge --dist expected --replicas 1 --mu 0.5 --time 2 \\\n"
-              "      --etas 4e-3,1e-3,2.5e-4,6.25e-5 --delay-scaling inverse:0.02 --order 0",
+              "lies inside predicted +- 0.25, FAIL if entirely outside. Exit status 1 on FAIL.",
               cv_opts, argc, argv);
     am_problem *p = cli_problem(&a);
     am_converge_params cp;

@@ -812,12 +812,7 @@ static int cmd_staleness_preset(int argc, char **argv)
               "lr0 10^(j/2), j = -H..H, then held fixed for every s; prints the batches to the\n"
               "target test accuracy, normalised by s = 0, the final test accuracy and the\n"
               "gradient coherence (mean, first and second half of the run) over --seeds.\n"
-              "The cells are checkpointed (--checkpoint, --resume) and spread over MPI ranks.\n"
-              "Examples:\n"
-              "  amsgd staleness --preset dai2019 --quick --list-cells\n"
-              "  amsgd staleness --preset dai2019 --quick --checkpoint q.ckpt -o quick.csv\n"
-              "  amsgd staleness --preset dai2019 --models mlr,mlp1,mlp2,mlp3 --checkpoint d.ckpt "
-              "--resume",
+              "The cells are checkpointed (--checkpoint, --resume) and spread over MPI ranks.",
               preset_opts, argc, argv);
     preset_cfg c;
     memset(&c, 0, sizeof c);

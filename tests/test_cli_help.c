@@ -63,6 +63,18 @@ static void assert_width(const char *what, const char *text)
     }
 }
 
+/* The summary is reflowed (a single newline is a space), so examples written into it run
+ * together on one line: they belong in the examples registry (cli/help_examples.c). */
+static void assert_no_examples_in_summary(const char *what, const char *help)
+{
+    const char *opts = strstr(help, "\noptions:\n");
+    if (!opts) opts = strstr(help, "\nexamples:\n"); /* a command without options */
+    cr_assert_not_null(opts, "%s has neither options nor examples", what);
+    const char *ex = strstr(help, "xamples:");
+    cr_assert(!ex || ex > opts, "%s: examples in the reflowed summary: '%.60s'", what,
+              ex ? ex - 1 : "");
+}
+
 /* Runs every "  amsgd ..." line of the examples section of a help text in a scratch folder
  * and expects exit status 0; returns how many ran. */
 static size_t run_examples(const char *what, const char *help, const char *cmd)
@@ -119,6 +131,7 @@ Test(cli_help, every_help_fits_80_columns_and_its_examples_run, .timeout = 600)
         cr_assert_eq(r.status, 0, "%s: exit %d (%s)", what, r.status, r.err);
         assert_width(what, r.out);
         cr_assert(strstr(r.out, "the last one wins"), "%s lacks the repeated-option rule", what);
+        assert_no_examples_in_summary(what, r.out);
         cr_assert_geq(run_examples(what, r.out, commands[i]), 1, "%s: no example", what);
         test_run_free(&r);
     }
@@ -126,7 +139,13 @@ Test(cli_help, every_help_fits_80_columns_and_its_examples_run, .timeout = 600)
     r = test_amsgd("staleness --model mlr --help");
     cr_assert_eq(r.status, 0, "staleness --model mlr --help: exit %d (%s)", r.status, r.err);
     assert_width("amsgd staleness --model mlr --help", r.out);
+    assert_no_examples_in_summary("amsgd staleness --model mlr --help", r.out);
     cr_assert_geq(run_examples("amsgd staleness --model --help", r.out, "staleness --model"), 1);
+    test_run_free(&r);
+    r = test_amsgd("staleness --preset dai2019 --help");
+    cr_assert_eq(r.status, 0, "staleness --preset dai2019 --help: exit %d (%s)", r.status, r.err);
+    assert_width("amsgd staleness --preset dai2019 --help", r.out);
+    assert_no_examples_in_summary("amsgd staleness --preset dai2019 --help", r.out);
     test_run_free(&r);
 }
 
