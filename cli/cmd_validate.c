@@ -13,16 +13,20 @@
 #include "cli_common.h"
 #include "commands.h"
 
-static const cli_opt OPT_QUICK = {"quick", NULL, NULL,
-                                  "reduced sizes (under 30 s on 2 cores; CI runs this)"};
+static const cli_opt OPT_QUICK = {
+    "quick", NULL, NULL,
+    "reduced sizes (about 90 s on 2 cores, 25 s with --no-power; CI runs this)"};
 static const cli_opt OPT_ONLY = {"only", "NAME", NULL, "run one check (see --list)"};
 static const cli_opt OPT_LIST = {"list", NULL, NULL, "list the checks and exit"};
+static const cli_opt OPT_NO_POWER = {"no-power", NULL, NULL,
+                                     "skip the power runs (power_low, power_high and vs_undelayed "
+                                     "null; about a third of the time)"};
 static const cli_opt OPT_FORMAT_V = {"format", "FMT", "table", "output: table, json or csv"};
 static const cli_opt OPT_SEED_V = {"seed", "S", "1", "seed of every engine"};
 
-static const cli_opt *const v_opts[] = {&OPT_QUICK,    &OPT_ONLY,   &OPT_LIST,
-                                        &OPT_THREADS,  &OPT_SEED_V, &OPT_FORMAT_V,
-                                        &OPT_PROGRESS, &OPT_OUTPUT, NULL};
+static const cli_opt *const v_opts[] = {&OPT_QUICK,   &OPT_ONLY,   &OPT_LIST,     &OPT_NO_POWER,
+                                        &OPT_THREADS, &OPT_SEED_V, &OPT_FORMAT_V, &OPT_PROGRESS,
+                                        &OPT_OUTPUT,  NULL};
 
 static json_t *num(double x)
 {
@@ -65,6 +69,7 @@ static void validate_parse(const cli_args *a, validate_cfg *c)
     c->o.level = cli_flag(a, "quick") ? AM_VALIDATE_QUICK : AM_VALIDATE_FULL;
     c->o.threads = (int)cli_int(a, "threads", 0, 1024);
     c->o.seed = cli_u64(a, "seed");
+    c->o.power = !cli_flag(a, "no-power");
     c->format = validate_format(a);
     c->only = NULL;
     if (cli_given(a, "only")) {
@@ -100,6 +105,7 @@ static void validate_json(FILE *f, const validate_cfg *c, const am_validate_repo
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)c->o.seed);
     json_object_set_new(params, "seed", json_string(buf));
     json_object_set_new(params, "only", c->only ? json_string(c->only->name) : json_null());
+    json_object_set_new(params, "no_power", json_boolean(!c->o.power));
     /* the paper's delay condition (theory/am_theory.h): gamma of the paper-scaling row */
     json_object_set_new(params, "gamma", json_real(AM_THEORY_BOUND_GAMMA));
     json_object_set_new(params, "bound_constant", json_real(AM_THEORY_BOUND_C));
@@ -110,10 +116,12 @@ static void validate_json(FILE *f, const validate_cfg *c, const am_validate_repo
         json_t *o = json_object();
         for (size_t k = 0; k < am_validate_columns_len; k++) {
             const am_validate_column *col = &am_validate_columns[k];
+            const char *t = am_validate_column_text(col, r);
             json_object_set_new(o, col->key,
                                 col->kind == AM_VALIDATE_COL_NUM
                                     ? num(am_validate_column_num(col, r))
-                                    : json_string(am_validate_column_text(col, r)));
+                                : t ? json_string(t)
+                                    : json_null());
         }
         json_array_append_new(checks, o);
     }
@@ -123,6 +131,8 @@ static void validate_json(FILE *f, const validate_cfg *c, const am_validate_repo
     json_object_set_new(root, "inconclusive",
                         json_integer((json_int_t)count[AM_CHECK_INCONCLUSIVE]));
     json_object_set_new(root, "fail_findings", json_integer((json_int_t)rep->fail_findings));
+    json_object_set_new(root, "pass_with_power",
+                        c->o.power ? json_integer((json_int_t)rep->pass_with_power) : json_null());
     cli_out_json(f, root);
 }
 
@@ -140,11 +150,18 @@ static void validate_csv(FILE *f, const am_validate_report *rep)
                 cli_csv_double(f, am_validate_column_num(col, r));
             else if (col->kind == AM_VALIDATE_COL_TEXT)
                 csv_text(f, am_validate_column_text(col, r));
-            else
+            else if (am_validate_column_text(col, r))
                 fputs(am_validate_column_text(col, r), f);
         }
         fputc('\n', f);
     }
+}
+
+/* A power verdict in the table: P, F, I, or - when none (AM_CHECK_NA). */
+static const char *verdict_short(am_check_verdict v)
+{
+    static const char *const s[] = {"P", "F", "I", "-"};
+    return v >= AM_CHECK_PASS && v <= AM_CHECK_NA ? s[v] : "?";
 }
 
 static void validate_table(FILE *f, const validate_cfg *c, const am_validate_report *rep)
@@ -152,15 +169,19 @@ static void validate_table(FILE *f, const validate_cfg *c, const am_validate_rep
     const size_t n = rep->n, *count = rep->count;
     fprintf(f, "amsgd validate (%s, seed %llu)\n\n", c->o.level ? "full" : "quick",
             (unsigned long long)c->o.seed);
-    fprintf(f, "%-17s %-12s %-26s %-12s %-11s %-11s %s\n", "check", "verdict", "measured +- h",
-            "predicted", "tolerance", "mdd", "parameters");
+    fprintf(f, "%-17s %-12s %-26s %-12s %-11s %-11s %-9s %s\n", "check", "verdict", "measured +- h",
+            "predicted", "tolerance", "mdd", "power -/+", "parameters");
     for (size_t i = 0; i < n; i++) {
         const am_check_result *r = &rep->rows[i];
-        char m[64];
+        char m[64], pw[16];
         snprintf(m, sizeof m, "%.5g +- %.2g", r->measured, r->halfwidth);
-        fprintf(f, "%-17s %-12s %-26s %-12.5g %-11.3g %-11.3g %s\n", r->name,
-                am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->mdd,
+        snprintf(pw, sizeof pw, "%s/%s", verdict_short(r->power_low), verdict_short(r->power_high));
+        fprintf(f, "%-17s %-12s %-26s %-12.5g %-11.3g %-11.3g %-9s %s\n", r->name,
+                am_check_verdict_name(r->verdict), m, r->predicted, r->tolerance, r->mdd, pw,
                 r->params);
+        if (r->vs_undelayed != AM_CHECK_NA)
+            fprintf(f, "%-17s   against the undelayed prediction: %s\n", "",
+                    am_check_verdict_name(r->vs_undelayed));
         if (r->verdict == AM_CHECK_INCONCLUSIVE && r->replicas_needed > 0)
             fprintf(f, "%-17s   replicas needed: %.0f\n", "", r->replicas_needed);
         if (r->note[0]) fprintf(f, "%-17s   %s\n", "", r->note);
@@ -170,6 +191,12 @@ static void validate_table(FILE *f, const validate_cfg *c, const am_validate_rep
             "\n%zu rows: %zu PASS, %zu FAIL (%zu of them documented findings), %zu "
             "INCONCLUSIVE\n",
             n, count[0], count[1], rep->fail_findings, count[2]);
+    if (c->o.power)
+        fprintf(f,
+                "power -/+: the verdicts of the same data against the prediction %g %% lower / "
+                "higher (orders: %g lower / higher); F = a wrong prediction is rejected; %zu "
+                "PASS rows reject it on every side that can fail\n",
+                100 * AM_VALIDATE_POWER_SHIFT, AM_VALIDATE_POWER_SHIFT, rep->pass_with_power);
 }
 
 int cmd_validate(int argc, char **argv)
@@ -180,11 +207,11 @@ int cmd_validate(int argc, char **argv)
               "measured value with its interval, the prediction with its tolerance band and the\n"
               "verdict: PASS if the interval lies inside the band, FAIL if it lies entirely\n"
               "outside, INCONCLUSIVE otherwise (with the replicas that would decide it), and the\n"
-              "minimum detectable deviation (mdd). Exit status 1 if any row fails, unless the\n"
-              "row reports a documented finding (column finding, docs/validate.md).\n\n"
-              "Examples:\n"
-              "  amsgd validate --quick\n"
-              "  amsgd validate --only stationary --format json -o stationary.json",
+              "minimum detectable deviation (mdd). Each row's power: the verdicts the same data\n"
+              "give against the prediction 20 % lower and higher (power_low, power_high; orders:\n"
+              "0.2 lower and higher), FAIL where the check can tell; a delayed row also against\n"
+              "the undelayed prediction (vs_undelayed). Exit status 1 if any row fails, unless\n"
+              "the row reports a documented finding (column finding, docs/validate.md).",
               v_opts, argc, argv);
     validate_cfg c;
     validate_parse(&a, &c);

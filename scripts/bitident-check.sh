@@ -49,7 +49,7 @@ runs=(
     "ode-bdf|ode --dim 30 --rotate 5 --method bdf --project --time 5 --grid 51"
     "ode-gmres|ode --dim 30 --rotate 5 --method bdf --linsol gmres --time 5 --grid 51"
     "phase|phase --mu-grid 0:0.9:3 --tau-grid 0:8:3 --replicas 20 --time 2 --grid 21 --quiet --threads 2"
-    "validate|validate --quick --threads 2"
+    "validate|validate --quick --threads 2 --no-power"
 )
 
 mkdir -p "$root"

@@ -145,8 +145,8 @@ ENS_CASES=(
     "sde-ou|sde --model ou --mu 0.9 --eta 1e-3 --time 2 --replicas 3000 --format json"
     "compare|compare --eta 1e-3 --mu 0.5 --time 2 --grid 21 --replicas 3000 --format json"
     "converge|converge --mu 0.5 --etas 2e-3,1e-3,5e-4 --time 1 --replicas 3000 --sde --format json"
-    "validate-sde|validate --quick --only sde --format json"
-    "validate-ode-order|validate --quick --only ode-order --format json"
+    "validate-sde|validate --quick --only sde --no-power --format json"
+    "validate-ode-order|validate --quick --only ode-order --no-power --format json"
 )
 for c in "${ENS_CASES[@]}"; do
     name=${c%%|*}

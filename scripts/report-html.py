@@ -63,8 +63,10 @@ def svg_inline(path):
 def verdict_table(v):
     """The verdicts with the columns of `amsgd validate --format table`: the measured value
     with the half-width h of the interval that decides, the prediction (with its standard
-    error), tolerance, minimum detectable difference, the verdict (a documented finding and
-    a one-sided rule marked), the replicas an INCONCLUSIVE row needs, the note."""
+    error), tolerance, minimum detectable difference, the power (the verdicts against the
+    prediction 20 % lower / higher, '-' on the side a one-sided bound cannot fail), the verdict
+    (a documented finding and a one-sided rule marked), the replicas an INCONCLUSIVE row needs,
+    the note (with the verdict against the undelayed prediction for a delayed row)."""
     checks = v.get("checks", []) if v else []
     rows = []
     for c in checks:
@@ -81,9 +83,13 @@ def verdict_table(v):
         note = c.get("note", "")
         if c.get("finding"):
             note = c["finding"] + ("; " + note if note else "")
+        if c.get("vs_undelayed"):
+            note = "against the undelayed prediction: %s; %s" % (c["vs_undelayed"], note)
+        power = "%s / %s" % (c.get("power_low") or "-", c.get("power_high") or "-")
         rows.append(
             "<tr class='%s'><td>%s</td><td>%s</td><td>%s &plusmn; %s</td><td>%s</td>"
-            "<td>%s</td><td>%s</td><td><b>%s</b></td><td>%s</td><td class='note'>%s</td></tr>"
+            "<td>%s</td><td>%s</td><td>%s</td><td><b>%s</b></td><td>%s</td>"
+            "<td class='note'>%s</td></tr>"
             % (
                 esc(verdict.lower()),
                 esc(c.get("name", "")),
@@ -93,6 +99,7 @@ def verdict_table(v):
                 pred if "&plusmn;" in pred else esc(pred),
                 esc(fmt(c.get("tolerance"))),
                 esc(fmt(c.get("mdd"))),
+                esc(power),
                 esc(shown),
                 esc("%.0f" % need) if verdict == "INCONCLUSIVE" and need > 0 else "",
                 esc(note),
@@ -115,7 +122,8 @@ def verdict_table(v):
         summary
         + "<table class='verdicts'><thead><tr><th>check</th><th>parameters</th>"
         "<th>measured &plusmn; h</th><th>predicted</th><th>tolerance</th><th>mdd</th>"
-        "<th>verdict</th><th>replicas needed</th><th>note</th></tr></thead><tbody>\n"
+        "<th>power &minus;20 % / +20 %</th><th>verdict</th><th>replicas needed</th>"
+        "<th>note</th></tr></thead><tbody>\n"
         + "\n".join(rows) + "\n</tbody></table>"
     )
 

@@ -3,6 +3,10 @@
 docs/validate_full.json: one row per check, in the JSON's order.
 
 usage: scripts/validate-table.py [--check] [JSON [MARKDOWN]]
+       scripts/validate-table.py --print JSON
+
+--print: writes the table of JSON (any `amsgd validate --format json` output) to stdout, with
+its header, and nothing else (the demo report's verdict table).
 
 --check: rewrites nothing; exits 1 when the table differs from the one the JSON gives, or
 when a count "N rows: P PASS, F FAIL" in the page is not the JSON's (those sentences are
@@ -12,7 +16,13 @@ import json
 import re
 import sys
 
-HEADER = "| check | parameters | measured +- h | predicted | tolerance | mdd | verdict |"
+HEADER = ("| check | parameters | measured +- h | predicted | tolerance | mdd | power -/+ | "
+          "verdict |")
+
+
+def short(v):
+    """A power verdict as the text table shows it: P, F, I, or - when there is none."""
+    return v[0] if v else "-"
 
 
 def g(x, digits):
@@ -30,12 +40,21 @@ def row(c):
     if c.get("rule") == "one-sided":
         verdict += ", one-sided"
     params = c["params"].replace("|", "\\|")
-    return "| `%s` | %s | %s | %s | %s | %s | %s |" % (
-        c["name"], params, meas, pred, g(c["tolerance"], 3), g(c["mdd"], 3), verdict)
+    if c.get("vs_undelayed"):
+        verdict += "; undelayed: " + c["vs_undelayed"]
+    power = "%s/%s" % (short(c.get("power_low")), short(c.get("power_high")))
+    return "| `%s` | %s | %s | %s | %s | %s | %s | %s |" % (
+        c["name"], params, meas, pred, g(c["tolerance"], 3), g(c["mdd"], 3), power, verdict)
 
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--print"] and len(args) == 2:
+        print(HEADER)
+        print("|---" * HEADER.count(" | ") + "|---|")
+        for c in json.load(open(args[1]))["checks"]:
+            print(row(c))
+        return
     check = "--check" in args
     args = [a for a in args if a != "--check"]
     src = args[0] if len(args) > 0 else "docs/validate_full.json"

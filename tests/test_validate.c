@@ -283,6 +283,66 @@ Test(validate_cli, json_csv_list_and_bad_input)
     test_expect_usage_error("validate --bogus", "unknown option");
 }
 
+/* The verdict of key in a JSON row: its text, or "null" when the key holds null. */
+static const char *verdict_of(json_t *row, const char *key)
+{
+    json_t *v = json_object_get(row, key);
+    cr_assert_not_null(v, "a row lacks '%s'", key);
+    return json_is_null(v) ? "null" : json_string_value(v);
+}
+
+/* The power columns: every asyncmom row PASSes its prediction and FAILs it shifted 20 % either
+ * way and FAILs the undelayed prediction (momentum 0, step eta); the one-sided rows of
+ * runtime-bound (time per update <= the bound) report only the side that can fail, a bound
+ * 20 % lower; --no-power leaves all three null. The runs are those of the deciding code at
+ * quick size with the default seed. */
+Test(validate_cli, power_columns_both_ways_and_one_sided, .timeout = 120)
+{
+    json_t *root = test_amsgd_json("validate --quick --only asyncmom --threads 2 --format json", 0);
+    json_t *checks = json_object_get(root, "checks");
+    cr_assert_eq(json_array_size(checks), 6);
+    for (size_t i = 0; i < 6; i++) {
+        json_t *c = json_array_get(checks, i);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        cr_assert_str_eq(verdict_of(c, "verdict"), "PASS", "%s", name);
+        cr_assert_str_eq(verdict_of(c, "power_low"), "FAIL", "%s: power_low", name);
+        cr_assert_str_eq(verdict_of(c, "power_high"), "FAIL", "%s: power_high", name);
+        cr_assert_str_eq(verdict_of(c, "vs_undelayed"), "FAIL", "%s: vs_undelayed", name);
+    }
+    json_decref(root);
+
+    root = test_amsgd_json("validate --quick --only runtime-bound --threads 2 --format json", 0);
+    checks = json_object_get(root, "checks");
+    cr_assert_eq(json_array_size(checks), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *c = json_array_get(checks, i);
+        cr_assert_str_eq(verdict_of(c, "rule"), "one-sided");
+        cr_assert_str_eq(verdict_of(c, "power_high"), "null", "row %zu", i);
+        cr_assert_str_eq(verdict_of(c, "power_low"), "FAIL", "row %zu", i);
+        cr_assert_str_eq(verdict_of(c, "vs_undelayed"), "null", "row %zu", i);
+    }
+    json_decref(root);
+
+    root = test_amsgd_json("validate --quick --only asyncmom --no-power --format json", 0);
+    cr_assert(json_is_true(json_object_get(json_object_get(root, "params"), "no_power")));
+    checks = json_object_get(root, "checks");
+    for (size_t i = 0; i < json_array_size(checks); i++)
+        for (size_t k = 0; k < 3; k++) {
+            static const char *const keys[] = {"power_low", "power_high", "vs_undelayed"};
+            cr_assert_str_eq(verdict_of(json_array_get(checks, i), keys[k]), "null");
+        }
+    json_decref(root);
+
+    test_run r = test_amsgd("validate --quick --only asyncmom --format csv");
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, ",finding,power_low,power_high,vs_undelayed\n"), "%.300s", r.out);
+    cr_assert(strstr(r.out, ",FAIL,FAIL,FAIL\n"), "%.600s", r.out);
+    test_run_free(&r);
+    r = test_amsgd("validate --quick --only runtime-bound --format table");
+    cr_assert(strstr(r.out, "power -/+") && strstr(r.out, " F/- "), "%s", r.out);
+    test_run_free(&r);
+}
+
 /* The asynchrony-as-momentum and runtime checks at quick size: every row is decided against
  * its closed form (no inconclusive rows), with the fixed seed of the defaults; the synchronous
  * variants' staleness rows are exact (0, no noise). */

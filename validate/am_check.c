@@ -31,6 +31,8 @@ const char *am_check_verdict_name(am_check_verdict verdict)
         return "FAIL";
     case AM_CHECK_INCONCLUSIVE:
         return "INCONCLUSIVE";
+    case AM_CHECK_NA:
+        return "n/a";
     }
     return "?";
 }
@@ -40,6 +42,7 @@ void am_check_init(am_check_result *r, const char *name)
     memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", name ? name : "");
     r->verdict = AM_CHECK_INCONCLUSIVE;
+    r->power_low = r->power_high = r->vs_undelayed = AM_CHECK_NA;
     r->margin = r->halfwidth = r->mdd = NAN;
     snprintf(r->rule, sizeof r->rule, "equivalence");
 }

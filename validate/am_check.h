@@ -32,7 +32,21 @@
 #include "../core/am_common.h"
 #include "../core/am_rng.h"
 
-typedef enum { AM_CHECK_PASS = 0, AM_CHECK_FAIL = 1, AM_CHECK_INCONCLUSIVE = 2 } am_check_verdict;
+/* AM_CHECK_NA: no verdict (a power verdict on the side of a one-sided bound that cannot fail, a
+   row without a delay for vs_undelayed); never a row's own verdict. */
+typedef enum {
+    AM_CHECK_PASS = 0,
+    AM_CHECK_FAIL = 1,
+    AM_CHECK_INCONCLUSIVE = 2,
+    AM_CHECK_NA = 3
+} am_check_verdict;
+
+/* How a row's claim reads its band (am_check_result.sided). */
+typedef enum {
+    AM_CHECK_TWO_SIDED = 0, /* measured inside predicted +- tolerance */
+    AM_CHECK_AT_LEAST = 1,  /* measured >= predicted - tolerance: only a higher p can fail */
+    AM_CHECK_AT_MOST = 2    /* measured <= predicted + tolerance: only a lower p can fail */
+} am_check_sided;
 
 #define AM_CHECK_NAME_MAX 64
 #define AM_CHECK_TEXT_MAX 512
@@ -59,12 +73,22 @@ typedef struct {
     char rule[16];    /* "equivalence" or "difference" */
     char finding[AM_CHECK_NAME_MAX]; /* a documented finding this row reports (e.g. a FAIL of
                                         a theorem's prediction), "" if none */
+    am_check_sided sided; /* how the band is read (one-sided rows: am_vf_util_one_sided) */
+    /* power (validate's am_validate_run_all): the verdicts the same data and the same deciding
+       code give against the prediction shifted down and up by 20 % of the row's scale
+       (exponent rows: 0.2 absolute); AM_CHECK_NA on the side of a one-sided bound that cannot
+       fail, or when not computed */
+    am_check_verdict power_low, power_high;
+    int delayed;                   /* the prediction carries a delay's effect (set by the row) */
+    am_check_verdict vs_undelayed; /* delayed rows: the verdict against the undelayed
+                                      prediction; AM_CHECK_NA otherwise */
 } am_check_result;
 
-/* Returns "PASS", "FAIL" or "INCONCLUSIVE" (a static string; "?" for other values). */
+/* Returns "PASS", "FAIL", "INCONCLUSIVE" or "n/a" (a static string; "?" for other values). */
 const char *am_check_verdict_name(am_check_verdict verdict);
 
-/* Zeroes r, copies name (truncated to fit) and sets the verdict to INCONCLUSIVE. */
+/* Zeroes r, copies name (truncated to fit), sets the verdict to INCONCLUSIVE and the power
+   verdicts and vs_undelayed to AM_CHECK_NA. */
 void am_check_init(am_check_result *r, const char *name);
 
 /* Writes printf-formatted text into r->params (truncated to fit). */

@@ -35,9 +35,20 @@ typedef struct {
        gap to the ODE for sde), so that a deliberately wrong prediction must FAIL; 1 and 0 */
     double predict_scale;
     double predict_shift;
+    /* am_validate_run_all: 1 = also run every family against its prediction shifted by
+       -/+ AM_VALIDATE_POWER_SHIFT of the row's scale (predict_shift) and the families with
+       delayed rows against the undelayed prediction, on the same seed (so the same data), and
+       keep those verdicts in each row's power_low, power_high and vs_undelayed; 0 = skip (they
+       stay AM_CHECK_NA) */
+    int power;
+    /* 1: a delayed row (row.delayed) is decided against the prediction without the delay */
+    int undelayed;
 } am_validate_opts;
 
-/* quick, all cores, seed 1, the predictions unperturbed (scale 1, shift 0). */
+/* The shift of the power verdicts: 20 % of a row's scale (0.2 for orders and exponents). */
+#define AM_VALIDATE_POWER_SHIFT 0.2
+
+/* quick, all cores, seed 1, the predictions unperturbed (scale 1, shift 0), power on. */
 am_validate_opts am_validate_opts_default(void);
 
 struct am_validate_check;
@@ -72,13 +83,18 @@ am_status am_validate_run(const am_validate_check *c, const am_validate_opts *o,
 typedef struct {
     am_check_result *rows; /* [cap], n written */
     size_t n, cap;
-    size_t count[3];      /* rows by verdict: [AM_CHECK_PASS], [_FAIL], [_INCONCLUSIVE] */
-    size_t fail_findings; /* FAIL rows that carry a documented finding (row.finding) */
+    size_t count[3];        /* rows by verdict: [AM_CHECK_PASS], [_FAIL], [_INCONCLUSIVE] */
+    size_t fail_findings;   /* FAIL rows that carry a documented finding (row.finding) */
+    size_t pass_with_power; /* PASS rows whose power verdicts (those that can fail) all FAIL
+                               and, if delayed, whose vs_undelayed FAILs */
 } am_validate_report;
 
 /* Runs every family of the table in order, or only the family only (if not NULL), into a new
- * report *out (free with am_validate_report_free). On a family's failure returns its status,
- * *out = NULL and, if failed is not NULL, *failed = the family's name. */
+ * report *out (free with am_validate_report_free); with o->power, each family again against the
+ * shifted and the undelayed predictions (see am_validate_opts.power), whose runs must give the
+ * same rows with the same measured values (else AM_EDOM: a family that is not a pure function of
+ * its options). On a family's failure returns its status, *out = NULL and, if failed is not
+ * NULL, *failed = the family's name. */
 am_status am_validate_run_all(const am_validate_opts *o, const am_validate_check *only,
                               am_validate_report **out, const char **failed);
 
@@ -90,7 +106,7 @@ typedef enum {
     AM_VALIDATE_COL_ID = 0, /* identifier text, written bare in CSV */
     AM_VALIDATE_COL_TEXT,   /* free text, quoted in CSV */
     AM_VALIDATE_COL_NUM,    /* a double; null (JSON) or empty (CSV) when not finite */
-    AM_VALIDATE_COL_VERDICT /* the verdict's name, written bare */
+    AM_VALIDATE_COL_VERDICT /* a verdict's name, written bare; n/a as null (JSON) or empty (CSV) */
 } am_validate_col_kind;
 
 typedef struct {
@@ -102,7 +118,8 @@ typedef struct {
 extern const am_validate_column am_validate_columns[];
 extern const size_t am_validate_columns_len;
 
-/* The text of column c of row r (ID, TEXT, VERDICT columns; NULL for NUM). */
+/* The text of column c of row r (ID, TEXT, VERDICT columns; NULL for NUM and for a VERDICT
+   that is AM_CHECK_NA). */
 const char *am_validate_column_text(const am_validate_column *c, const am_check_result *r);
 
 /* The value of column c of row r (NUM columns; NaN otherwise). */

@@ -39,8 +39,12 @@ am_status am_vf_asyncmom_run(const am_validate_check *c, const am_validate_opts 
                                 (unsigned long long)ap.steps, ap.replicas, ap.batches);
             row->measured = which ? r.step : r.momentum;
             row->measured_sem = which ? r.step_sem : r.momentum_sem;
-            row->predicted = am_vf_util_predict(o, which ? r.step_pred : r.momentum_pred,
-                                                fabs(which ? r.step_pred : r.momentum_pred));
+            /* undelayed (the power run vs_undelayed): one worker, momentum 0 and step eta */
+            double pred = which ? r.step_pred : r.momentum_pred;
+            if (o->undelayed) pred = which ? ap.eta : 0.0;
+            row->delayed = 1;
+            row->predicted =
+                am_vf_util_predict(o, pred, fabs(which ? r.step_pred : r.momentum_pred));
             row->replicas_used = (double)ap.replicas;
             am_check_add_note(row, "%s; Mitliagkas et al.: momentum 1 - 1/M, step eta/M",
                               which ? "fitted step -c of D_k = m D_{k-1} + c A x_k"

@@ -62,8 +62,11 @@ am_status am_vf_delay_run(const am_validate_check *c, const am_validate_opts *o,
         /* am_converge: finest local slope, next term eta^(1-GAMMA) (paper), eta (inverse) */
         cp.fit.level = am_vf_util_level();
         cp.fit.margin = c->margin;
-        cp.predicted_order = am_vf_util_predict(o, am_converge_scaling_order(&cp.scaling), 1.0);
+        /* undelayed (the power run vs_undelayed): the order 1 of the gap without a delay */
+        double order = o->undelayed ? 1.0 : am_converge_scaling_order(&cp.scaling);
+        cp.predicted_order = am_vf_util_predict(o, order, 1.0);
         st = am_vf_util_order_deterministic(&cp, p, row);
+        row->delayed = 1;
     }
     am_problem_free(p);
     *nrows = nr;

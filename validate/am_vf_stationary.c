@@ -167,7 +167,9 @@ static am_status av_stationary_delay(const am_validate_check *c, const am_valida
     /* the exact linear recursion extrapolated like the measurement: what the first-order
        formula neglects, the (s a/(1-mu))^2 terms and the discrete remainder */
     double exact = 2 * lin[0] - 0.5 * lin[1];
-    row->predicted = am_vf_util_predict(o, first, first);
+    double pred = o->undelayed ? ou : first; /* undelayed: the power run vs_undelayed */
+    row->delayed = 1;
+    row->predicted = am_vf_util_predict(o, pred, pred);
     am_check_decide_equiv(row, AM_VF_Z, 0, fabs(exact - first), c->margin * fabs(row->predicted));
     double x2 = am_delaycorr_x(p->lambda[0] - p->lambda[1], eta, mu, tmean);
     am_check_add_note(row,

@@ -167,6 +167,7 @@ void am_vf_util_one_sided(am_check_result *row, int lower)
             gap > 0 ? ceil(1.5 * row->replicas_used * pow(AM_VF_Z * se / gap, 2)) : NAN;
     }
     snprintf(row->rule, sizeof row->rule, "one-sided");
+    row->sided = lower ? AM_CHECK_AT_LEAST : AM_CHECK_AT_MOST;
 }
 
 void am_vf_util_take_check(am_check_result *row, const am_check_result *check)
