@@ -220,6 +220,9 @@ static void converge_json_order(json_t *root, const am_converge_result *r)
     json_object_set_new(root, "predicted_order", json_num(r->check.predicted));
     json_object_set_new(root, "tolerance", json_num(r->check.tolerance));
     json_object_set_new(root, "verdict", json_string(am_check_verdict_name(r->check.verdict)));
+    json_object_set_new(root, "verdict_reason", json_string(r->verdict_reason));
+    json_object_set_new(root, "chi2_dof", json_num(r->chi2_dof));
+    json_object_set_new(root, "fit_p", json_num(r->fit_p));
     json_object_set_new(root, "replicas_needed", json_num(r->check.replicas_needed));
     json_object_set_new(root, "rule", json_string(r->check.rule));
     json_object_set_new(root, "margin", json_num(r->check.margin));

@@ -185,11 +185,13 @@ Test(converge, cli_json_keys_and_paper_tau)
         test_amsgd_json("converge --etas 4e-3,2e-3,1e-3 --mu 0.5 --delay-scaling paper:0.5:4 "
                         "--time 0.5 --grid 6 --replicas 64 --threads 1 --sde --format json",
                         0);
-    static const char *keys[] = {"command", "version",    "params",         "eta",
-                                 "tau",     "weak_error", "weak_error_sem", "weak_error_sde",
-                                 "order",   "order_ci",   "verdict"};
+    static const char *keys[] = {"command",  "version",    "params",         "eta",
+                                 "tau",      "weak_error", "weak_error_sem", "weak_error_sde",
+                                 "order",    "order_ci",   "verdict",        "verdict_reason",
+                                 "chi2_dof", "fit_p"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         cr_assert_not_null(json_object_get(root, keys[i]), "converge JSON lacks '%s'", keys[i]);
+    cr_assert(strlen(json_string_value(json_object_get(root, "verdict_reason"))) > 0);
     cr_assert_str_eq(json_string_value(json_object_get(root, "command")), "converge");
     json_t *params = json_object_get(root, "params");
     cr_assert_not_null(json_object_get(params, "seed"));

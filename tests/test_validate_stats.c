@@ -321,6 +321,43 @@ Test(validate_stats, noise_floor_accepts)
     cr_expect_eq(r.verdict, AM_CHECK_PASS, "measured %.17g tol %g", r.measured, r.tolerance);
 }
 
+/* The goodness-of-fit gate: a ladder with a floor at its small step sizes (err = 3 eta + 0.03,
+ * the shape of a noise-induced term that stops the delay's gap from vanishing) and 0.5 %
+ * errors misfits one power law (chi2 p-value ~ 0), so no verdict, whatever the interval says,
+ * against the order the fit happens to centre on as against the theory's; the same fit of a
+ * clean power law (chi2 p-value about 0.7) keeps its PASS, and the gate shut (gof_level 0)
+ * lets the misfit's interval decide. */
+Test(validate_stats, misfit_gives_no_verdict)
+{
+    double eta[5] = {0.4, 0.2, 0.1, 0.05, 0.025}, e[5], s[5], c[5], cs[5];
+    for (int i = 0; i < 5; i++) {
+        e[i] = 3 * eta[i] + 0.03;
+        s[i] = 0.005 * e[i];
+        c[i] = 3 * eta[i] * (1 + 0.004 * (i % 2 ? 1 : -1));
+        cs[i] = 0.01 * c[i];
+    }
+    am_fit_params p = am_fit_params_default();
+    am_fit_result fr;
+    cr_assert_eq(am_fit_order_weighted(eta, e, s, 5, &p, &fr), AM_OK);
+    cr_expect(fr.chi2_pvalue < 1e-10 && am_fit_misfit(&fr, &p), "chi2 p-value %g", fr.chi2_pvalue);
+    const double orders[2] = {1.0, fr.slope};
+    for (int k = 0; k < 2; k++) {
+        am_check_result r;
+        am_check_init(&r, "misfit");
+        cr_assert_eq(am_fit_order_check(eta, e, s, 5, 1000, orders[k], &p, &r), AM_OK);
+        cr_expect_eq(r.verdict, AM_CHECK_INCONCLUSIVE, "predicted %g: %s", orders[k], r.note);
+        cr_expect(isnan(r.replicas_needed) && strstr(r.note, "does not fit"), "%s", r.note);
+    }
+    am_check_result r;
+    am_check_init(&r, "clean");
+    cr_assert_eq(am_fit_order_check(eta, c, cs, 5, 1000, 1.0, &p, &r), AM_OK);
+    cr_expect_eq(r.verdict, AM_CHECK_PASS, "clean power law: %s", r.note);
+    p.gof_level = 0;
+    am_check_init(&r, "gate-shut");
+    cr_assert_eq(am_fit_order_check(eta, e, s, 5, 1000, 1.0, &p, &r), AM_OK);
+    cr_expect_neq(r.verdict, AM_CHECK_INCONCLUSIVE, "gate shut: the interval decides (%s)", r.note);
+}
+
 /* ---------------------------------------------------------------- autocorrelation */
 
 Test(validate_stats, acf_fast_size)

@@ -401,6 +401,34 @@ am_status am_converge_local_slope(const double *eta, const double *err, size_t n
     return AM_OK;
 }
 
+/* r->chi2_dof, r->fit_p and r->verdict_reason of a decided ladder (finite: every gap is
+ * positive and finite). */
+static void converge_reason(am_converge_result *r, const am_converge_params *par, int finite)
+{
+    int wls = r->fitted && r->fit.weighted && strcmp(r->order_method, "local-slope") != 0;
+    r->chi2_dof = wls && r->fit.dof > 0 ? r->fit.rss / r->fit.dof : NAN;
+    r->fit_p = wls ? r->fit.chi2_pvalue : NAN;
+    const char *why;
+    int diverged = 0;
+    for (size_t l = 0; l < r->n; l++)
+        diverged |= (double)r->diverged[l] / r->replicas > AM_CONVERGE_DIVERGED_MAX;
+    if (!finite)
+        why = "a weak error is zero or not finite: no fit";
+    else if (diverged)
+        why = "too many replicas diverged at a step size: no verdict";
+    else if (!r->order_method[0])
+        why = "noise floor: a gap is within noise_k standard errors of 0";
+    else if (wls && am_fit_misfit(&r->fit, &par->fit))
+        why = "misfit: the single power law does not fit the ladder (fit_p below gof_level)";
+    else if (r->check.verdict == AM_CHECK_PASS)
+        why = "the order's interval lies inside the band";
+    else if (r->check.verdict == AM_CHECK_FAIL)
+        why = "the order's interval lies outside the band";
+    else
+        why = "the order's interval straddles an edge of the band";
+    snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s", why);
+}
+
 am_status am_converge_run(const am_problem *p, const am_converge_params *par,
                           am_converge_result **out)
 {
@@ -529,6 +557,7 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
     }
     *out = r;
 ok:
+    converge_reason(r, par, finite);
     for (size_t l = 0; l < n; l++) {
         double fa = r->fitted ? r->fit.intercept : NAN, fp = r->fitted ? r->fit.slope : NAN;
         r->fit_curve[l] = exp(fa + fp * log(r->eta[l]));

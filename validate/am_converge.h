@@ -107,14 +107,17 @@ typedef struct {
     double *mean; /* [n * ngrid] ensemble mean error, row l for eta_l */
     double *sem;  /* [n * ngrid] */
     double replicas;
-    int deterministic;     /* 1 if every standard error is 0 (noise-free data, shared v_0) */
-    am_fit_result fit;     /* valid if check.verdict != INCONCLUSIVE from the noise floor */
-    int fitted;            /* 1 if a fit was made */
-    double order;          /* the measured order the check decides (NaN if refused) */
-    double order_ci[2];    /* its interval: order +- check.halfwidth */
-    char order_method[16]; /* "WLS", "OLS" or "local-slope" (noise-free ladder) */
-    double *fit_curve;     /* [n] the fitted C eta_l^p at each step size (NaN if not fitted) */
-    am_check_result check; /* order check: measured order vs predicted */
+    int deterministic;        /* 1 if every standard error is 0 (noise-free data, shared v_0) */
+    am_fit_result fit;        /* valid if check.verdict != INCONCLUSIVE from the noise floor */
+    int fitted;               /* 1 if a fit was made */
+    double order;             /* the measured order the check decides (NaN if refused) */
+    double order_ci[2];       /* its interval: order +- check.halfwidth */
+    char order_method[16];    /* "WLS", "OLS" or "local-slope" (noise-free ladder) */
+    double *fit_curve;        /* [n] the fitted C eta_l^p at each step size (NaN if not fitted) */
+    am_check_result check;    /* order check: measured order vs predicted */
+    double chi2_dof;          /* WLS fit: chi2 per degree of freedom (NaN otherwise) */
+    double fit_p;             /* WLS fit: its chi2 p-value (NaN otherwise) */
+    char verdict_reason[160]; /* why the verdict is what it is, in one phrase */
 } am_converge_result;
 
 /* Checks the parameters against the problem; AM_EINVAL with a reason in err. */

@@ -19,6 +19,11 @@
 
 #include "../core/am_rng.h"
 
+int am_fit_misfit(const am_fit_result *fr, const am_fit_params *p)
+{
+    return fr->weighted && isfinite(fr->chi2_pvalue) && fr->chi2_pvalue < p->gof_level;
+}
+
 am_fit_params am_fit_params_default(void)
 {
     am_fit_params p = {.level = 0.95,
@@ -28,14 +33,15 @@ am_fit_params am_fit_params_default(void)
                        .noise_k = 3.0,
                        .replica_margin = 1.5,
                        .model_error = 0.0,
-                       .margin = 0.25};
+                       .margin = 0.25,
+                       .gof_level = 1e-3};
     return p;
 }
 
 static int params_ok(const am_fit_params *p)
 {
     return p->level > 0 && p->level < 1 && p->noise_k > 0 && p->replica_margin >= 1 &&
-           p->model_error >= 0 && p->margin >= 0;
+           p->model_error >= 0 && p->margin >= 0 && p->gof_level >= 0 && p->gof_level < 1;
 }
 
 /*
@@ -298,5 +304,13 @@ am_status am_fit_order_check(const double *eta, const double *err, const double 
                       fr.weighted ? "z" : "t", p->level);
     if (fr.weighted && isfinite(fr.chi2_pvalue))
         am_check_add_note(r, "chi2/dof = %.3g, p-value %.3g", fr.rss / fr.dof, fr.chi2_pvalue);
+    if (am_fit_misfit(&fr, p)) {
+        r->verdict = AM_CHECK_INCONCLUSIVE;
+        r->replicas_needed = NAN;
+        am_check_add_note(r,
+                          "the single power law does not fit the ladder (chi2 p-value %.3g < "
+                          "%.3g): no verdict on the order",
+                          fr.chi2_pvalue, p->gof_level);
+    }
     return AM_OK;
 }

@@ -34,6 +34,9 @@ typedef struct {
     double model_error;    /* order check: e_model, part of the band, default 0 */
     double margin;         /* order check: the claim's precision, part of the band, default 0.25
                               (half the distance between the competing orders 1 and 1/2) */
+    double gof_level;      /* order check: a WLS fit whose chi2 p-value is below it does not fit
+                              the single power law and gives no verdict (INCONCLUSIVE); default
+                              1e-3 (docs/converge.md) */
 } am_fit_params;
 
 /* Returns the defaults listed in am_fit_params. */
@@ -102,13 +105,19 @@ typedef struct {
 am_status am_fit_noise_floor(const double *err, const double *sem, size_t n, double replicas,
                              const am_fit_params *p, am_fit_noise_floor_result *out);
 
+/* 1 if the WLS fit fr misfits at p->gof_level (chi2 p-value below it), else 0. */
+int am_fit_misfit(const am_fit_result *fr, const am_fit_params *p);
+
 /*
  * The whole order check into r (r->name and r->params are kept): noise floor first
  * (unresolved -> INCONCLUSIVE with replicas_needed), then the fit (WLS if every sem_i > 0,
  * else OLS) and the equivalence rule am_check_decide_equiv with measured = p,
  * measured_sem = se(p), predicted = predicted_order, z from p->level (t quantile for OLS/scaled
  * fits, so the interval m +- halfwidth is the fit's own interval) and the band
- * p->model_error + p->margin; the note names the method and gives the chi2 p-value.
+ * p->model_error + p->margin; the note names the method and gives the chi2 p-value. A WLS fit
+ * whose chi2 p-value is below p->gof_level (the power law does not describe the ladder) is
+ * INCONCLUSIVE whatever the interval says, with replicas_needed NaN (more replicas sharpen the
+ * misfit) and the reason in the note.
  */
 am_status am_fit_order_check(const double *eta, const double *err, const double *sem, size_t n,
                              double replicas, double predicted_order, const am_fit_params *p,
