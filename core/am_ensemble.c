@@ -449,6 +449,150 @@ double am_ensemble_memory(const am_model *m, size_t ngrid, const am_ensemble_par
     return bytes;
 }
 
+/* Whether a run can start: a model with its callbacks and observables, a non-decreasing grid,
+ * replicas, and steps inside the random streams' counters (am_rng.h counter layout). */
+static int run_args_ok(const am_model *m, const uint64_t *k, size_t ngrid,
+                       const am_ensemble_params *params)
+{
+    if (!m || !k || ngrid == 0 || !params || params->replicas == 0 || m->nobs == 0 || !m->start ||
+        !m->advance || !m->observe)
+        return 0;
+    for (size_t g = 1; g < ngrid; g++)
+        if (k[g] < k[g - 1]) return 0;
+    return (uint64_t)params->replicas < AM_RNG_REPLICA_LIMIT && k[ngrid - 1] < AM_RNG_STEP_LIMIT;
+}
+
+/* The result's arrays (R kept summaries with keep); AM_ENOMEM if one is missing (what was
+ * allocated stays in res for am_ensemble_result_free). */
+static am_status result_alloc(am_ensemble_result *res, size_t ngrid, size_t nobs, size_t nsum,
+                              size_t R, int keep)
+{
+    res->ngrid = ngrid;
+    res->nobs = nobs;
+    res->nsummary = nsum;
+    res->replicas = R;
+    res->alive = calloc(ngrid, sizeof *res->alive);
+    res->obs = calloc(ngrid * nobs, sizeof *res->obs);
+    res->summary_stats = calloc(nsum ? nsum : 1, sizeof *res->summary_stats);
+    if (keep) res->summary = malloc(R * nsum * sizeof *res->summary);
+    if (!res->alive || !res->obs || !res->summary_stats || (keep && !res->summary))
+        return AM_ENOMEM;
+    return AM_OK;
+}
+
+/* The statistics of the AM_WAVE chunks (zeroed structs); AM_ENOMEM if one is missing (what
+ * was allocated is left for chunks_free). */
+static am_status chunks_alloc(chunk_acc *chunks, size_t ngrid, size_t nobs, size_t nsum)
+{
+    for (size_t c = 0; c < AM_WAVE; c++) {
+        chunks[c].obs = malloc(ngrid * nobs * sizeof *chunks[c].obs);
+        chunks[c].alive = malloc(ngrid * sizeof *chunks[c].alive);
+        chunks[c].sum = malloc((nsum ? nsum : 1) * sizeof *chunks[c].sum);
+        if (!chunks[c].obs || !chunks[c].alive || !chunks[c].sum) return AM_ENOMEM;
+    }
+    return AM_OK;
+}
+
+/* Frees the AM_WAVE chunks and their statistics (chunks may be NULL). */
+static void chunks_free(chunk_acc *chunks)
+{
+    if (chunks)
+        for (size_t c = 0; c < AM_WAVE; c++) {
+            free(chunks[c].obs);
+            free(chunks[c].alive);
+            free(chunks[c].sum);
+        }
+    free(chunks);
+}
+
+/* Round w with every rank in this process (nranks 1: the serial run): rank 0's chunks run and
+ * are merged, then each other rank's in turn, through its message as a rank's would be
+ * (packed, the chunks reset, unpacked), merged in rank order. Returns the status of the first
+ * failing chunk merged. */
+static am_status round_local(ens_run *e, am_ensemble_result *res, size_t w, int nranks,
+                             unsigned char *msg)
+{
+    size_t c0, c1;
+    am_ensemble_partition(e->R, nranks, w, 0, &c0, &c1);
+    run_chunks(e, c0, c1); /* a failure is in each chunk's status, merged below */
+    am_status status = merge_chunks(res, e, c1 - c0);
+    for (int r = 1; r < nranks; r++) {
+        size_t d0, d1;
+        am_ensemble_partition(e->R, nranks, w, r, &d0, &d1);
+        if (d1 == d0) continue;
+        run_chunks(e, d0, d1);
+        pack_chunks(e, d0, d1, msg);
+        for (size_t c = 0; c < d1 - d0; c++)
+            chunk_reset(&e->chunks[c], e->ngrid, e->nobs, e->nsum);
+        unpack_chunks(e, d0, d1, msg);
+        if (status == AM_OK) status = merge_chunks(res, e, d1 - d0);
+    }
+    return status;
+}
+
+#ifdef AM_HAVE_MPI
+/* Round w over the MPI ranks: each rank runs its chunks and sends their statistics to rank 0,
+ * which merges its own and then each rank's message in rank order (its progress counts every
+ * rank's replicas). *failed: a chunk of some rank failed (the same on every rank). Returns
+ * rank 0's status of the first failing chunk merged (AM_OK on the other ranks). */
+static am_status round_mpi(ens_run *e, am_ensemble_result *res, size_t w, int nranks, int rank,
+                           unsigned char *msg, size_t msg_max, int *failed)
+{
+    size_t c0, c1, R = e->R;
+    am_status status = AM_OK;
+    MPI_Request req = MPI_REQUEST_NULL;
+    am_ensemble_partition(R, nranks, w, rank, &c0, &c1);
+    int fail = run_chunks(e, c0, c1);
+    if (rank != 0 && c1 > c0) {
+        size_t nb = pack_chunks(e, c0, c1, msg);
+        MPI_Isend(msg, (int)nb, MPI_BYTE, 0, 0, ens_comm, &req);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, ens_comm);
+    /* the message leaves while rank 0 receives it, before this rank computes again (a
+     * rendezvous transfer needs both sides in MPI) */
+    if (rank != 0) MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rank == 0) {
+        status = merge_chunks(res, e, c1 - c0);
+        for (int r = 1; r < nranks; r++) {
+            size_t d0, d1;
+            am_ensemble_partition(R, nranks, w, r, &d0, &d1);
+            if (d1 == d0) continue;
+            MPI_Recv(msg, (int)msg_max, MPI_BYTE, r, 0, ens_comm, MPI_STATUS_IGNORE);
+            if (status != AM_OK) continue;
+            unpack_chunks(e, d0, d1, msg);
+            status = merge_chunks(res, e, d1 - d0);
+            if (e->pfn) { /* rank 0 shows the replicas of every rank */
+                size_t r1 = d1 * AM_CHUNK < R ? d1 * AM_CHUNK : R;
+                *e->pdone += r1 - d0 * AM_CHUNK;
+                e->pfn(e->pctx, *e->pdone, R);
+                *e->plast = *e->pdone;
+            }
+        }
+    }
+    *failed = fail;
+    return status;
+}
+
+/* Every rank takes rank 0's status and, on success, its result. */
+static am_status result_bcast(am_ensemble_result *res, am_status status)
+{
+    int sti = (int)status;
+    MPI_Bcast(&sti, 1, MPI_INT, 0, ens_comm);
+    status = (am_status)sti;
+    if (status == AM_OK) {
+        uint64_t div = (uint64_t)res->diverged;
+        MPI_Bcast(&div, 1, MPI_UINT64_T, 0, ens_comm);
+        res->diverged = (size_t)div;
+        bcast_bytes(res->alive, res->ngrid * sizeof *res->alive);
+        bcast_bytes(res->obs, res->ngrid * res->nobs * sizeof *res->obs);
+        bcast_bytes(res->summary_stats, res->nsummary * sizeof *res->summary_stats);
+        if (res->summary)
+            bcast_bytes(res->summary, res->replicas * res->nsummary * sizeof *res->summary);
+    }
+    return status;
+}
+#endif
+
 /* The run: nranks > 0 simulates that many ranks in this process (each rank's chunks run in
  * turn, go through its message and are merged in chunk order); 0 distributes over the MPI
  * ranks when ensemble_nranks says so. */
@@ -457,14 +601,7 @@ static am_status ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid
                               am_ensemble_result **out)
 {
     *out = NULL;
-    if (!m || !k || ngrid == 0 || !params || params->replicas == 0 || m->nobs == 0 || !m->start ||
-        !m->advance || !m->observe)
-        return AM_EINVAL;
-    for (size_t g = 1; g < ngrid; g++)
-        if (k[g] < k[g - 1]) return AM_EINVAL;
-    /* replicas and steps index the random streams (am_rng.h counter layout) */
-    if ((uint64_t)params->replicas >= AM_RNG_REPLICA_LIMIT || k[ngrid - 1] >= AM_RNG_STEP_LIMIT)
-        return AM_EINVAL;
+    if (!run_args_ok(m, k, ngrid, params)) return AM_EINVAL;
     size_t nobs = m->nobs, nsum = m->nsummary, R = params->replicas;
     int threads = am_ensemble_threads(params->threads);
     size_t work_bytes = (m->work_bytes + 63) / 64 * 64;
@@ -473,12 +610,10 @@ static am_status ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid
     int keep = params->keep_summary && nsum;
     size_t msg_max = message_bytes(AM_WAVE, ngrid, nobs, nsum, keep);
     int nranks = simulate > 0 ? simulate : ensemble_nranks(am_ensemble_nchunks(R), msg_max);
-    int rank = 0;
 #ifdef AM_HAVE_MPI
-    int mpi = simulate <= 0 && nranks > 1;
+    int rank = 0, mpi = simulate <= 0 && nranks > 1;
     if (mpi && ens_comm == MPI_COMM_NULL) MPI_Comm_dup(MPI_COMM_WORLD, &ens_comm);
     if (mpi) MPI_Comm_rank(ens_comm, &rank);
-    MPI_Request req = MPI_REQUEST_NULL;
 #endif
 
     am_status status = AM_OK;
@@ -489,33 +624,9 @@ static am_status ensemble_run(const am_model *m, const uint64_t *k, size_t ngrid
     double *trajs = malloc((size_t)threads * lanes * ngrid * nobs * sizeof *trajs);
     double *sums = malloc((size_t)threads * lanes * (nsum ? nsum : 1) * sizeof *sums);
     unsigned char *msg = nranks > 1 ? malloc(msg_max) : NULL;
-    if (!res || !chunks || !works || !trajs || !sums || (nranks > 1 && !msg)) {
-        status = AM_ENOMEM;
-        goto allocated;
-    }
-    res->ngrid = ngrid;
-    res->nobs = nobs;
-    res->nsummary = nsum;
-    res->replicas = R;
-    res->alive = calloc(ngrid, sizeof *res->alive);
-    res->obs = calloc(ngrid * nobs, sizeof *res->obs);
-    res->summary_stats = calloc(nsum ? nsum : 1, sizeof *res->summary_stats);
-    if (params->keep_summary && nsum) res->summary = malloc(R * nsum * sizeof *res->summary);
-    if (!res->alive || !res->obs || !res->summary_stats ||
-        (params->keep_summary && nsum && !res->summary)) {
-        status = AM_ENOMEM;
-        goto allocated;
-    }
-    for (size_t c = 0; c < AM_WAVE; c++) {
-        chunks[c].obs = malloc(ngrid * nobs * sizeof *chunks[c].obs);
-        chunks[c].alive = malloc(ngrid * sizeof *chunks[c].alive);
-        chunks[c].sum = malloc((nsum ? nsum : 1) * sizeof *chunks[c].sum);
-        if (!chunks[c].obs || !chunks[c].alive || !chunks[c].sum) {
-            status = AM_ENOMEM;
-            goto allocated;
-        }
-    }
-allocated:
+    if (!res || !chunks || !works || !trajs || !sums || (nranks > 1 && !msg)) status = AM_ENOMEM;
+    if (status == AM_OK) status = result_alloc(res, ngrid, nobs, nsum, R, keep);
+    if (status == AM_OK) status = chunks_alloc(chunks, ngrid, nobs, nsum);
 #ifdef AM_HAVE_MPI
     if (mpi) { /* every rank goes on, or none */
         int bad = status != AM_OK;
@@ -534,82 +645,24 @@ allocated:
      * merges them. */
     size_t rounds = am_ensemble_rounds(R, nranks);
     for (size_t w = 0; w < rounds && status == AM_OK; w++) {
-        size_t c0, c1;
-        am_ensemble_partition(R, nranks, w, rank, &c0, &c1);
-        int failed = run_chunks(&e, c0, c1);
         if (simulate > 0 || nranks == 1) {
-            status = merge_chunks(res, &e, c1 - c0);
-            for (int r = 1; r < nranks; r++) {
-                size_t d0, d1;
-                am_ensemble_partition(R, nranks, w, r, &d0, &d1);
-                if (d1 == d0) continue;
-                failed |= run_chunks(&e, d0, d1);
-                pack_chunks(&e, d0, d1, msg);
-                for (size_t c = 0; c < d1 - d0; c++)
-                    chunk_reset(&chunks[c], ngrid, nobs, nsum);
-                unpack_chunks(&e, d0, d1, msg);
-                if (status == AM_OK) status = merge_chunks(res, &e, d1 - d0);
-            }
-            (void)failed; /* the failure is in each chunk's status, merged above */
+            status = round_local(&e, res, w, nranks, msg);
             continue;
         }
 #ifdef AM_HAVE_MPI
-        if (rank != 0 && c1 > c0) {
-            size_t nb = pack_chunks(&e, c0, c1, msg);
-            MPI_Isend(msg, (int)nb, MPI_BYTE, 0, 0, ens_comm, &req);
-        }
-        MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, ens_comm);
-        /* the message leaves while rank 0 receives it, before this rank computes again (a
-         * rendezvous transfer needs both sides in MPI) */
-        if (rank != 0) MPI_Wait(&req, MPI_STATUS_IGNORE);
-        if (rank == 0) {
-            status = merge_chunks(res, &e, c1 - c0);
-            for (int r = 1; r < nranks; r++) {
-                size_t d0, d1;
-                am_ensemble_partition(R, nranks, w, r, &d0, &d1);
-                if (d1 == d0) continue;
-                MPI_Recv(msg, (int)msg_max, MPI_BYTE, r, 0, ens_comm, MPI_STATUS_IGNORE);
-                if (status != AM_OK) continue;
-                unpack_chunks(&e, d0, d1, msg);
-                status = merge_chunks(res, &e, d1 - d0);
-                if (e.pfn) { /* rank 0 shows the replicas of every rank */
-                    size_t r1 = d1 * AM_CHUNK < R ? d1 * AM_CHUNK : R;
-                    pdone += r1 - d0 * AM_CHUNK;
-                    e.pfn(e.pctx, pdone, R);
-                    plast = pdone;
-                }
-            }
-        }
+        int failed = 0;
+        status = round_mpi(&e, res, w, nranks, rank, msg, msg_max, &failed);
         if (failed) break; /* rank 0 has merged the round and holds its first failure */
 #endif
     }
 #ifdef AM_HAVE_MPI
-    if (mpi) { /* every rank returns rank 0's result */
-        int sti = (int)status;
-        MPI_Bcast(&sti, 1, MPI_INT, 0, ens_comm);
-        status = (am_status)sti;
-        if (status == AM_OK) {
-            uint64_t div = (uint64_t)res->diverged;
-            MPI_Bcast(&div, 1, MPI_UINT64_T, 0, ens_comm);
-            res->diverged = (size_t)div;
-            bcast_bytes(res->alive, ngrid * sizeof *res->alive);
-            bcast_bytes(res->obs, ngrid * nobs * sizeof *res->obs);
-            bcast_bytes(res->summary_stats, nsum * sizeof *res->summary_stats);
-            if (res->summary) bcast_bytes(res->summary, R * nsum * sizeof *res->summary);
-        }
-    }
+    if (mpi) status = result_bcast(res, status); /* every rank returns rank 0's result */
 #endif
     /* the end, unless the last chunk's call reported it: done = total comes once per run */
     if (e.pfn && status == AM_OK && plast != R) e.pfn(e.pctx, R, R);
 
 done:
-    if (chunks)
-        for (size_t c = 0; c < AM_WAVE; c++) {
-            free(chunks[c].obs);
-            free(chunks[c].alive);
-            free(chunks[c].sum);
-        }
-    free(chunks);
+    chunks_free(chunks);
     free(works);
     free(trajs);
     free(sums);

@@ -74,25 +74,13 @@ static am_status check_params(const am_nn *net, const am_classset *train, const 
     return AM_OK;
 }
 
-am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
-                                  const am_classset *test, const am_wallclock_nn_params *par,
-                                  size_t v, uint64_t replica, am_wallclock_nn_outcome *out,
-                                  double *theta_final, char *err, size_t errlen)
+/* Pass 1, the simulator alone, for the ring's size and the runtime summaries of the replica:
+ * out->n, the updates within the budget, the time per update past the first quarter of them
+ * (the closed forms are stationary; every learner starts fresh at time 0), the fresh fraction,
+ * the mean and the largest staleness. AM_EINVAL if the budget needs more than max_updates. */
+static am_status simulate_updates(am_ps *ps, const am_wallclock_nn_params *par, uint64_t replica,
+                                  am_wallclock_nn_outcome *out, char *err, size_t errlen)
 {
-    am_status st = check_params(net, train, test, par, err, errlen);
-    if (st) return st;
-    if (v >= par->nvariants)
-        return am_common_fail(err, errlen, AM_EINVAL, "variant index out of range");
-    const size_t dim = am_nn_dim(net), B = par->batch, G = par->ngrid;
-    am_ps_params pp = am_ps_params_default();
-    pp.workers = par->workers;
-    pp.runtime = par->runtime;
-    pp.variant = par->variants[v].variant;
-    pp.k = par->variants[v].k;
-    pp.seed = par->seed;
-    am_ps *ps = am_ps_alloc(&pp, &st);
-    if (!ps) return am_common_fail(err, errlen, st, "the parameter-server parameters are invalid");
-    /* pass 1: the simulator alone, for the ring's size and the runtime summaries */
     am_ps_reset(ps, replica);
     uint64_t n = 0, ngrads = 0, fresh = 0, smax = 0;
     double ssum = 0, tlast = 0;
@@ -100,11 +88,9 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
         am_ps_update u;
         am_ps_next(ps, &u);
         if (u.time > par->time) break;
-        if (++n > par->max_updates) {
-            am_ps_free(ps);
+        if (++n > par->max_updates)
             return am_common_fail(err, errlen, AM_EINVAL,
                                   "the time budget needs more than max_updates");
-        }
         tlast = u.time;
         for (size_t l = 0; l < u.ngrad; l++) {
             ngrads++;
@@ -114,8 +100,6 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
         }
     }
     out->n = n;
-    /* stationary time per update: past the first quarter of the updates (the closed forms
-     * are stationary; every learner starts fresh at time 0) */
     const uint64_t m = n / 4;
     double tm = 0;
     am_ps_reset(ps, replica);
@@ -129,13 +113,127 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
     out->mean_staleness = ngrads > 0 ? ssum / (double)ngrads : NAN;
     out->max_staleness = smax;
     out->diverged = 0;
-    if (!am_rng_in_range(replica, AM_STREAM_NNSTALE, n + 1)) {
+    return AM_OK;
+}
+
+/* The training pass's state: the network, the data, the ring of nslot iterates (dim each),
+ * the gradient g and the mean gsum, the minibatch's row indices, the workspaces of the gradient
+ * (w) and of the evaluation (we), the optimiser, and the test rows per evaluation. */
+typedef struct {
+    const am_nn *net;
+    const am_classset *train, *test;
+    const am_wallclock_nn_params *par;
+    double *ring, *g, *gsum;
+    size_t *idx;
+    size_t nslot, dim, eval_rows;
+    am_nn_work *w, *we;
+    am_optim *o;
+} nn_train;
+
+/* The mean of the gradients of update j (u), each on B training rows drawn from r after the
+ * staleness word of am_nnstale's layout, at the iterate its staleness names; *diverged on a
+ * non-finite loss. Returns t->g for one gradient, else t->gsum. */
+static const double *mean_gradient(const nn_train *t, am_rng *r, const am_ps_update *u, uint64_t j,
+                                   int *diverged)
+{
+    const size_t B = t->par->batch, dim = t->dim;
+    double *g = t->g, *gsum = t->gsum, *x = am_nn_work_x(t->w);
+    int *y = am_nn_work_y(t->w);
+    am_rng_seek(r, j);
+    for (size_t l = 0; l < u->ngrad; l++) {
+        (void)am_rng_u64(r); /* the staleness word of am_nnstale's layout */
+        for (size_t i = 0; i < B; i++)
+            t->idx[i] = (size_t)(am_rng_u64(r) % t->train->n);
+        const double *src = t->ring + ((j - u->staleness[l]) % t->nslot) * dim;
+        am_classset_gather(t->train, t->idx, B, x, y);
+        double loss =
+            am_nn_loss_grad(t->net, t->w, src, x, y, B, u->ngrad == 1 ? g : (l ? g : gsum));
+        if (!isfinite(loss)) *diverged = 1;
+        if (u->ngrad > 1 && l > 0)
+            for (size_t i = 0; i < dim; i++)
+                gsum[i] += g[i];
+    }
+    if (u->ngrad <= 1) return g;
+    const double inv = 1.0 / (double)u->ngrad;
+    for (size_t i = 0; i < dim; i++)
+        gsum[i] *= inv;
+    return gsum;
+}
+
+/* Pass 2, the training: from am_nn_init's start in ring slot 0, the simulator replays the
+ * replica's out->n updates with the gradients, and the iterate current at each evaluation time
+ * is evaluated on the test rows; a diverged run has no error from there on. Returns the last
+ * iterate. */
+static const double *train_pass(const nn_train *t, am_ps *ps, uint64_t replica,
+                                am_wallclock_nn_outcome *out)
+{
+    const am_wallclock_nn_params *par = t->par;
+    const size_t dim = t->dim, G = par->ngrid;
+    am_nn_init(t->net, par->seed, replica, t->ring);
+    am_rng r;
+    am_rng_init(&r, par->seed, replica, AM_STREAM_NNSTALE, 0);
+    am_ps_reset(ps, replica);
+    size_t gi = 0;
+    double *cur = t->ring;
+    for (uint64_t j = 0;; j++) {
+        cur = t->ring + (j % t->nslot) * dim;
+        am_ps_update u;
+        am_ps_next(ps, &u);
+        /* the iterate w_j is current on [T_j, T_{j+1}) */
+        while (gi < G && grid_time(par, gi) < u.time) {
+            out->updates[gi] = j;
+            out->test_error[gi] = out->diverged ? NAN
+                                                : 1.0 - am_nn_accuracy(t->net, t->we, cur, t->test,
+                                                                       0, t->eval_rows, NULL);
+            gi++;
+        }
+        if (u.time > par->time || j >= out->n) break;
+        double *next = t->ring + ((j + 1) % t->nslot) * dim;
+        const double *gm = mean_gradient(t, &r, &u, j, &out->diverged);
+        if (!out->diverged) am_optim_step_to(t->o, cur, gm, next);
+        if (!out->diverged && !all_finite(next, dim)) out->diverged = 1;
+        if (out->diverged) {
+            /* a diverged run has no error from here on */
+            for (; gi < G; gi++) {
+                out->updates[gi] = j + 1;
+                out->test_error[gi] = NAN;
+            }
+            break;
+        }
+    }
+    return cur;
+}
+
+am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
+                                  const am_classset *test, const am_wallclock_nn_params *par,
+                                  size_t v, uint64_t replica, am_wallclock_nn_outcome *out,
+                                  double *theta_final, char *err, size_t errlen)
+{
+    am_status st = check_params(net, train, test, par, err, errlen);
+    if (st) return st;
+    if (v >= par->nvariants)
+        return am_common_fail(err, errlen, AM_EINVAL, "variant index out of range");
+    const size_t dim = am_nn_dim(net), B = par->batch;
+    am_ps_params pp = am_ps_params_default();
+    pp.workers = par->workers;
+    pp.runtime = par->runtime;
+    pp.variant = par->variants[v].variant;
+    pp.k = par->variants[v].k;
+    pp.seed = par->seed;
+    am_ps *ps = am_ps_alloc(&pp, &st);
+    if (!ps) return am_common_fail(err, errlen, st, "the parameter-server parameters are invalid");
+    st = simulate_updates(ps, par, replica, out, err, errlen);
+    if (st) {
+        am_ps_free(ps);
+        return st;
+    }
+    if (!am_rng_in_range(replica, AM_STREAM_NNSTALE, out->n + 1)) {
         am_ps_free(ps);
         return am_common_fail(err, errlen, AM_EINVAL,
                               "seed index or update count out of the stream's range");
     }
     /* memory up front: ring of s_max + 2 iterates, gradient and mean, two workspaces */
-    const size_t nslot = (size_t)smax + 2;
+    const size_t nslot = (size_t)out->max_staleness + 2;
     if (nslot > AM_MEMORY_LIMIT / sizeof(double) / dim / 2) {
         am_ps_free(ps);
         return am_common_fail(err, errlen, AM_ENOMEM,
@@ -160,61 +258,11 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
                        st == AM_EINVAL ? "the optimiser parameters are invalid" : NULL);
         goto done;
     }
-    double *g = ring + nslot * dim, *gsum = g + dim;
-    double *x = am_nn_work_x(w);
-    int *y = am_nn_work_y(w);
     const size_t eval_rows = par->eval_rows && par->eval_rows < test->n ? par->eval_rows : test->n;
-    am_nn_init(net, par->seed, replica, ring);
-    am_rng r;
-    am_rng_init(&r, par->seed, replica, AM_STREAM_NNSTALE, 0);
-    /* pass 2: the same updates (the simulator replays the replica), with the gradients */
-    am_ps_reset(ps, replica);
-    size_t gi = 0;
-    double *cur = ring;
-    for (uint64_t j = 0;; j++) {
-        cur = ring + (j % nslot) * dim;
-        am_ps_update u;
-        am_ps_next(ps, &u);
-        /* the iterate w_j is current on [T_j, T_{j+1}) */
-        while (gi < G && grid_time(par, gi) < u.time) {
-            out->updates[gi] = j;
-            out->test_error[gi] =
-                out->diverged ? NAN : 1.0 - am_nn_accuracy(net, we, cur, test, 0, eval_rows, NULL);
-            gi++;
-        }
-        if (u.time > par->time || j >= n) break;
-        double *next = ring + ((j + 1) % nslot) * dim;
-        am_rng_seek(&r, j);
-        const double *gm = g;
-        for (size_t l = 0; l < u.ngrad; l++) {
-            (void)am_rng_u64(&r); /* the staleness word of am_nnstale's layout */
-            for (size_t i = 0; i < B; i++)
-                idx[i] = (size_t)(am_rng_u64(&r) % train->n);
-            const double *src = ring + ((j - u.staleness[l]) % nslot) * dim;
-            am_classset_gather(train, idx, B, x, y);
-            double loss = am_nn_loss_grad(net, w, src, x, y, B, u.ngrad == 1 ? g : (l ? g : gsum));
-            if (!isfinite(loss)) out->diverged = 1;
-            if (u.ngrad > 1 && l > 0)
-                for (size_t i = 0; i < dim; i++)
-                    gsum[i] += g[i];
-        }
-        if (u.ngrad > 1) {
-            const double inv = 1.0 / (double)u.ngrad;
-            for (size_t i = 0; i < dim; i++)
-                gsum[i] *= inv;
-            gm = gsum;
-        }
-        if (!out->diverged) am_optim_step_to(o, cur, gm, next);
-        if (!out->diverged && !all_finite(next, dim)) out->diverged = 1;
-        if (out->diverged) {
-            /* a diverged run has no error from here on */
-            for (; gi < G; gi++) {
-                out->updates[gi] = j + 1;
-                out->test_error[gi] = NAN;
-            }
-            break;
-        }
-    }
+    const nn_train t = {
+        net, train,     test, par, ring, ring + nslot * dim, ring + (nslot + 1) * dim, idx, nslot,
+        dim, eval_rows, w,    we,  o};
+    const double *cur = train_pass(&t, ps, replica, out);
     if (theta_final) memcpy(theta_final, cur, dim * sizeof *cur);
 done:
     am_optim_free(o);

@@ -65,6 +65,138 @@ static const av_eset av_esets[4] = {
     {0.9, AM_DIST_UNIFORM, AM_DELAY_UNIFORM, 200},
 };
 
+/* What the three rows of a setting share: its data, the escape times of the replicas (x, R of
+ * them, `censored` not escaped) and of the OU paths (y, R_ou, ou_censored), the OU's rate g1
+ * with the delay's correction y = g tau_mean eta (yy), the growth rate gd of the discrete (or
+ * delayed) chain, the amplitude's neglected terms, and the local condition of the delay bound. */
+typedef struct {
+    const av_eset *es;
+    double mu, eta, tmean, yy, g1, gd, amp_err, tloc;
+    const double *x, *y;
+    size_t R, R_ou, censored, ou_censored;
+} av_escape;
+
+/* The first times h_1^2 >= delta^2 of R replicas from e_2, every step of n saved, into x
+ * (diverged: +INFINITY, not escaped); *censored: the replicas that did not escape. */
+static am_status escape_times(const am_problem *p, const av_eset *es, double mu, double eta,
+                              double delta, size_t n, size_t R, const am_validate_opts *o,
+                              double *x, size_t *censored)
+{
+    uint64_t *k = malloc(n * sizeof *k);
+    double *t = malloc(n * sizeof *t);
+    if (!k || !t) {
+        free(k);
+        free(t);
+        return AM_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        k[i] = i;
+        t[i] = (double)i * eta;
+    }
+    am_msgd_params mp = am_msgd_params_default();
+    mp.eta = eta;
+    mp.mu = mu;
+    mp.seed = o->seed;
+    mp.init.kind = AM_INIT_EIGEN;
+    mp.init.j = 2;
+    mp.coords = 1;
+    am_status st = am_delay_make(es->delay, (double)es->param, &mp.delay);
+    size_t col = 2; /* h_1^2 */
+    am_ensemble_result *er = NULL;
+    if (!st)
+        st = am_vf_util_run_wrapped(p, &mp, &col, 1, AM_VF_FIRST_PASSAGE, delta * delta, t, k, n, R,
+                                    o->threads, &er);
+    free(k);
+    free(t);
+    if (st) return st;
+    *censored = 0;
+    for (size_t r = 0; r < R; r++) {
+        x[r] = er->summary[r];
+        if (isnan(x[r])) x[r] = INFINITY; /* diverged: treated as not escaped */
+        *censored += isinf(x[r]);
+    }
+    am_ensemble_result_free(er);
+    return AM_OK;
+}
+
+/* With a delay: the exact growth rate of the linear delayed chain (ev->gd), and the
+ * amplitude's neglected x^2 terms (exact 1/(1 + lambda_0 s), lambda_0 s = W0(y), first order
+ * 1 - y) and the local condition of the delay bound. */
+static am_status escape_delay_terms(const am_problem *p, av_escape *ev)
+{
+    const av_eset *es = ev->es;
+    double mu = ev->mu, eta = ev->eta;
+    size_t npmf = (size_t)es->param + 1;
+    double *pmf = calloc(npmf, sizeof *pmf), z = NAN;
+    if (!pmf) return AM_ENOMEM;
+    for (size_t j = 0; j < npmf; j++)
+        pmf[j] = es->delay == AM_DELAY_UNIFORM ? 1.0 / (double)npmf : (j == es->param);
+    ev->gd =
+        am_delaycorr_linear_root(mu, -eta * (p->lambda[0] - p->lambda[1]), pmf, npmf, &z) == AM_OK
+            ? log(z) / eta
+            : NAN;
+    free(pmf);
+    double w = ev->yy * am_delaycorr_dde_growth_factor(ev->yy);
+    ev->amp_err = fabs(log((1 - ev->yy) * (1 + w))) / ev->g1;
+    ev->tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
+                                         AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
+    return AM_OK;
+}
+
+/* The row of quantile q: the replicas' q-quantile of the escape time against the OU's, with
+ * order-statistic intervals at z = AM_VF_Z, and its notes. */
+static void escape_row(am_check_result *row, const am_validate_check *c, const am_validate_opts *o,
+                       const am_problem *p, const av_escape *ev, double delta, double q)
+{
+    const av_eset *es = ev->es;
+    double mu = ev->mu, eta = ev->eta, g1 = ev->g1;
+    int delayed = es->delay != AM_DELAY_NONE;
+    if (!delayed)
+        am_check_set_params(row, "q=%g mu=%g eta=%g delta=%g start=e:2 R=%zu OU paths=%zu", q, mu,
+                            eta, delta, ev->R, ev->R_ou);
+    else
+        am_check_set_params(row,
+                            "q=%g mu=%g dist=%s delay=%s:%u (mean %g) eta=%g delta=%g "
+                            "start=e:2 R=%zu OU paths=%zu; local condition "
+                            "tau_local(C=" AM_THEORY_BOUND_C_STR ",gamma=" AM_THEORY_BOUND_GAMMA_STR
+                            ")=%.3g, mean delay %.3g x that",
+                            q, mu, am_problem_dist_name(es->dist),
+                            es->delay == AM_DELAY_CONST ? "const" : "uniform", es->param, ev->tmean,
+                            eta, delta, ev->R, ev->R_ou, ev->tloc, ev->tmean / ev->tloc);
+    row->replicas_used = (double)ev->R;
+    am_check_interval ci, cp;
+    if (am_check_quantile(ev->x, ev->R, q, am_vf_util_level(), &ci) != AM_OK ||
+        am_check_quantile(ev->y, ev->R_ou, q, am_vf_util_level(), &cp) != AM_OK)
+        return;
+    row->measured = ci.estimate;
+    /* the order-statistic intervals at z = 4, expressed as equivalent sems */
+    row->measured_sem = (ci.hi - ci.lo) / (2 * AM_VF_Z);
+    row->predicted = am_vf_util_predict(o, cp.estimate, cp.estimate);
+    row->predicted_sem = fabs(o->predict_scale) * (cp.hi - cp.lo) / (2 * AM_VF_Z);
+    /* neglected: saturation of the drift (1 - h_1^2) up to h_1^2 = delta^2, and the
+       discrete growth rate (relative |g_d - g| / g on the escape time) */
+    double em =
+        -log(1 - delta * delta) / (2 * g1) + cp.estimate * fabs(ev->gd - g1) / g1 + ev->amp_err;
+    am_check_decide_equiv(row, AM_VF_Z, 0, em, c->margin * fabs(row->predicted));
+    double t1 = am_theory_escape_time(p, eta, mu, delta, 1 - q, NULL);
+    if (delayed) {
+        am_check_add_note(row,
+                          "interval [%.4g, %.4g]; %zu + %zu censored; y = g s = %.3g: "
+                          "unstable OU with rate %.4g = (1 - y) g and noise (1 - y) "
+                          "sigma; exact growth rate of the linear delayed chain %.4g; "
+                          "undelayed closed-form T1 %.4g, measured %+.1f%% from it",
+                          ci.lo, ci.hi, ev->censored, ev->ou_censored, ev->yy, g1, ev->gd, t1,
+                          100 * (ci.estimate / t1 - 1));
+        return;
+    }
+    am_check_add_note(row,
+                      "interval [%.4g, %.4g]; %zu + %zu censored; closed-form T1 "
+                      "(fixed-time law) %.4g, OU first passage %+.1f%% from it, "
+                      "measured %+.1f%%",
+                      ci.lo, ci.hi, ev->censored, ev->ou_censored, t1, 100 * (cp.estimate / t1 - 1),
+                      100 * (ci.estimate / t1 - 1));
+}
+
 am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o,
                            am_check_result *rows, size_t *nrows)
 {
@@ -88,84 +220,33 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
             st = AM_ENOMEM;
             break;
         }
-        double mu = es->mu, eta = 1e-3 * (1 - mu);
+        av_escape ev = {.es = es, .mu = es->mu, .eta = 1e-3 * (1 - es->mu)};
+        double mu = ev.mu, eta = ev.eta;
         double g = (p->lambda[0] - p->lambda[1]) / (1 - mu);
-        double tmean = es->delay == AM_DELAY_CONST ? es->param : 0.5 * es->param;
+        ev.tmean = es->delay == AM_DELAY_CONST ? es->param : 0.5 * es->param;
         /* the delay's first-order correction of the unstable mode: growth rate g (1 - y) and
            noise amplitude sigma (1 - y), y = g tau_mean eta (theory.md section 10) */
-        double yy = g * tmean * eta, g1 = g * (1 - yy);
+        ev.yy = g * ev.tmean * eta;
+        ev.g1 = g * (1 - ev.yy);
         /* horizon: 1.5 x the 99.9 % escape time; every step is saved */
-        double horizon = 1.5 * am_theory_escape_time(p, eta, mu, delta, 0.001, NULL) / (1 - yy);
+        double horizon = 1.5 * am_theory_escape_time(p, eta, mu, delta, 0.001, NULL) / (1 - ev.yy);
         size_t n = (size_t)ceil(horizon / eta) + 1;
-        uint64_t *k = malloc(n * sizeof *k);
-        double *t = malloc(n * sizeof *t);
-        if (!k || !t) {
-            free(k);
-            free(t);
-            st = AM_ENOMEM;
-            break;
-        }
-        for (size_t i = 0; i < n; i++) {
-            k[i] = i;
-            t[i] = (double)i * eta;
-        }
-        am_msgd_params mp = am_msgd_params_default();
-        mp.eta = eta;
-        mp.mu = mu;
-        mp.seed = o->seed;
-        mp.init.kind = AM_INIT_EIGEN;
-        mp.init.j = 2;
-        mp.coords = 1;
-        st = am_delay_make(es->delay, (double)es->param, &mp.delay);
-        if (st) {
-            free(k);
-            free(t);
-            break;
-        }
-        size_t col = 2; /* h_1^2 */
-        am_ensemble_result *er = NULL;
-        st = am_vf_util_run_wrapped(p, &mp, &col, 1, AM_VF_FIRST_PASSAGE, delta * delta, t, k, n, R,
-                                    o->threads, &er);
-        free(k);
-        free(t);
+        st = escape_times(p, es, mu, eta, delta, n, R, o, x, &ev.censored);
         if (st) break;
-        size_t censored = 0;
-        for (size_t r = 0; r < R; r++) {
-            x[r] = er->summary[r];
-            if (isnan(x[r])) x[r] = INFINITY; /* diverged: treated as not escaped */
-            censored += isinf(x[r]);
-        }
-        double gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
-        double amp_err = 0, tloc = 0;
-        if (delayed) {
-            /* the exact growth rate of the linear delayed chain, and the amplitude's neglected
-               x^2 terms: exact 1/(1 + lambda_0 s), lambda_0 s = W0(y), first order 1 - y */
-            size_t npmf = (size_t)es->param + 1;
-            double *pmf = calloc(npmf, sizeof *pmf), z = NAN;
-            if (!pmf) {
-                am_ensemble_result_free(er);
-                st = AM_ENOMEM;
-                break;
-            }
-            for (size_t j = 0; j < npmf; j++)
-                pmf[j] = es->delay == AM_DELAY_UNIFORM ? 1.0 / (double)npmf : (j == es->param);
-            gd = am_delaycorr_linear_root(mu, -eta * (p->lambda[0] - p->lambda[1]), pmf, npmf,
-                                          &z) == AM_OK
-                     ? log(z) / eta
-                     : NAN;
-            free(pmf);
-            double w = yy * am_delaycorr_dde_growth_factor(yy);
-            amp_err = fabs(log((1 - yy) * (1 + w))) / g1;
-            tloc = am_theory_tau_bound_local(p->lambda[0], am_problem_bound(p), eta, mu,
-                                             AM_THEORY_BOUND_GAMMA, AM_THEORY_BOUND_C);
-        }
+        ev.gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
+        if (delayed) st = escape_delay_terms(p, &ev);
+        if (st) break;
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
            delta / sqrt(eta), sigma = alpha_12 / (1-mu), monitored at the same steps */
-        double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu) * (1 - yy);
-        av_ou_first_passage(g1, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads, y);
-        size_t ou_censored = 0;
+        double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu) * (1 - ev.yy);
+        av_ou_first_passage(ev.g1, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads,
+                            y);
         for (size_t r = 0; r < R_ou; r++)
-            ou_censored += isinf(y[r]);
+            ev.ou_censored += isinf(y[r]);
+        ev.x = x;
+        ev.y = y;
+        ev.R = R;
+        ev.R_ou = R_ou;
         for (size_t iq = 0; iq < 3; iq++) {
             am_check_result *row =
                 am_vf_util_row(rows, c->max_rows, &nr, delayed ? "escape-delay" : "escape");
@@ -173,53 +254,8 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
                 st = AM_EINVAL; /* max_rows of the table too small */
                 break;
             }
-            if (!delayed)
-                am_check_set_params(row, "q=%g mu=%g eta=%g delta=%g start=e:2 R=%zu OU paths=%zu",
-                                    qs[iq], mu, eta, delta, R, R_ou);
-            else
-                am_check_set_params(row,
-                                    "q=%g mu=%g dist=%s delay=%s:%u (mean %g) eta=%g delta=%g "
-                                    "start=e:2 R=%zu OU paths=%zu; local condition "
-                                    "tau_local(C=" AM_THEORY_BOUND_C_STR
-                                    ",gamma=" AM_THEORY_BOUND_GAMMA_STR
-                                    ")=%.3g, mean delay %.3g x that",
-                                    qs[iq], mu, am_problem_dist_name(es->dist),
-                                    es->delay == AM_DELAY_CONST ? "const" : "uniform", es->param,
-                                    tmean, eta, delta, R, R_ou, tloc, tmean / tloc);
-            row->replicas_used = (double)R;
-            am_check_interval ci, cp;
-            if (am_check_quantile(x, R, qs[iq], am_vf_util_level(), &ci) != AM_OK ||
-                am_check_quantile(y, R_ou, qs[iq], am_vf_util_level(), &cp) != AM_OK)
-                continue;
-            row->measured = ci.estimate;
-            /* the order-statistic intervals at z = 4, expressed as equivalent sems */
-            row->measured_sem = (ci.hi - ci.lo) / (2 * AM_VF_Z);
-            row->predicted = am_vf_util_predict(o, cp.estimate, cp.estimate);
-            row->predicted_sem = fabs(o->predict_scale) * (cp.hi - cp.lo) / (2 * AM_VF_Z);
-            /* neglected: saturation of the drift (1 - h_1^2) up to h_1^2 = delta^2, and the
-               discrete growth rate (relative |g_d - g| / g on the escape time) */
-            double em =
-                -log(1 - delta * delta) / (2 * g1) + cp.estimate * fabs(gd - g1) / g1 + amp_err;
-            am_check_decide_equiv(row, AM_VF_Z, 0, em, c->margin * fabs(row->predicted));
-            double t1 = am_theory_escape_time(p, eta, mu, delta, 1 - qs[iq], NULL);
-            if (delayed) {
-                am_check_add_note(row,
-                                  "interval [%.4g, %.4g]; %zu + %zu censored; y = g s = %.3g: "
-                                  "unstable OU with rate %.4g = (1 - y) g and noise (1 - y) "
-                                  "sigma; exact growth rate of the linear delayed chain %.4g; "
-                                  "undelayed closed-form T1 %.4g, measured %+.1f%% from it",
-                                  ci.lo, ci.hi, censored, ou_censored, yy, g1, gd, t1,
-                                  100 * (ci.estimate / t1 - 1));
-                continue;
-            }
-            am_check_add_note(row,
-                              "interval [%.4g, %.4g]; %zu + %zu censored; closed-form T1 "
-                              "(fixed-time law) %.4g, OU first passage %+.1f%% from it, "
-                              "measured %+.1f%%",
-                              ci.lo, ci.hi, censored, ou_censored, t1, 100 * (cp.estimate / t1 - 1),
-                              100 * (ci.estimate / t1 - 1));
+            escape_row(row, c, o, p, &ev, delta, qs[iq]);
         }
-        am_ensemble_result_free(er);
     }
     free(x);
     free(y);
