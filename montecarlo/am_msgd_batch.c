@@ -156,6 +156,207 @@ enum { BODY_GAUSS, BODY_SAMPLED, BODY_ANY };
  * the vector R(s, i, g). */
 #define R(s, i, g) ring[((size_t)(s)*d + (size_t)(i)) * G + (size_t)(g)]
 
+/* What one step of a body reads and writes: the ring (d coordinates), the slots of v_k, v_{k-1}
+ * and v_{k+1} in it, the stale iterates of the step laid out as a ring slot (wp: a slot of the
+ * ring, or those gathered for drawn delays) and, with D > 0, v_k, v_{k-1} and v_{k+1} held
+ * apart (vc, vq, vn: registers once the loops over coordinates unroll). */
+typedef struct {
+    vd *ring;
+    const vd *wp;
+    vd (*vc)[DS], (*vq)[DS], (*vn)[DS];
+    size_t d, cur, prev, next;
+} step_at;
+
+/* In the step helpers below and batch_body's expected step (at, D, G and wv in scope):
+ * coordinate i of group g of v_k, v_{k-1} and the stale iterate, and the store of v_{k+1} (into
+ * the ring, and with D > 0 into vn). */
+#define AT_R(s, i, g) at.ring[((size_t)(s)*at.d + (size_t)(i)) * G + (size_t)(g)]
+#define V(g, i) (D ? at.vc[g][(i) % DS] : AT_R(at.cur, i, g))
+#define VP(g, i) (D ? at.vq[g][(i) % DS] : AT_R(at.prev, i, g))
+#define W(g, i) (wv ? V(g, i) : at.wp[(size_t)(i)*G + (size_t)(g)])
+#define SET_VN(g, i, val)                                                                          \
+    do {                                                                                           \
+        vd t_ = (val);                                                                             \
+        AT_R(at.next, i, g) = t_;                                                                  \
+        if (D) at.vn[g][(i) % DS] = t_;                                                            \
+    } while (0)
+
+/* v_{k+1} = (v + mu (v - v_prev)) + ea (x - a w) for group g, coordinate by coordinate (the
+ * vectors by address: a 64-byte vector parameter would draw GCC's note on its ABI). */
+static inline __attribute__((always_inline)) void
+heavy_ball_oja(step_at at, size_t g, const vd *vmu, const vd *ea, const vd *x, const vd *a,
+               const size_t D, const size_t G, const int wv)
+{
+    const vd mu = *vmu, e = *ea, av = *a;
+    FOR_I(at.d, SET_VN(g, i,
+                       AM_MSGD_HEAVY_BALL(V(g, i), VP(g, i), mu,
+                                          AM_MSGD_OJA_STEP(e, x[i], av, W(g, i)))););
+}
+
+/* The update of group g on the data x: a = ((0 + x_0 w_0) + x_1 w_1) + ..., then
+ * heavy_ball_oja with ea = eta a. */
+static inline __attribute__((always_inline)) void oja_update(step_at at, size_t g, const vd *vmu,
+                                                             const vd *veta, const vd *x,
+                                                             const size_t D, const size_t G,
+                                                             const int wv)
+{
+    vd a = {0, 0, 0, 0, 0, 0, 0, 0};
+    FOR_I(at.d, a = a + x[i] * W(g, i););
+    const vd ea = *veta * a;
+    heavy_ball_oja(at, g, vmu, &ea, x, &a, D, G, wv);
+}
+
+/* Expected data, group g: s = Sigma w with the dense Sigma (rotated), else lambda w. */
+static inline __attribute__((always_inline)) void sigma_stale(const am_msgd_batch *b, step_at at,
+                                                              size_t g, vd *s, const size_t D,
+                                                              const size_t G, const int wv)
+{
+    const size_t d = at.d;
+    if (b->sigma) {
+        for (size_t i = 0; i < d; i++) {
+            vd si = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (size_t j = 0; j < d; j++)
+                si = si + b->sigma[i * d + j] * W(g, j);
+            s[i] = si;
+        }
+    } else {
+        for (size_t i = 0; i < d; i++)
+            s[i] = b->p->lambda[i] * W(g, i);
+    }
+}
+
+/* One step of group g on Gaussian data in the eigenbasis (the fast path): x = sqrt(lambda) z
+ * for the step's normals z, formed in the loop of a. */
+static inline __attribute__((always_inline)) void step_gauss(const am_problem *p, step_at at,
+                                                             size_t g, const vd *z, const vd *vmu,
+                                                             const vd *veta, const size_t D,
+                                                             const size_t G, const int wv)
+{
+    vd xg[MAXD], ag = {0, 0, 0, 0, 0, 0, 0, 0};
+    FOR_I(at.d, {
+        xg[i] = z[i] * p->sqrt_lambda[i];
+        ag = ag + xg[i] * W(g, i);
+    });
+    const vd ea = *veta * ag;
+    heavy_ball_oja(at, g, vmu, &ea, xg, &ag, D, G, wv);
+}
+
+/* The data of step k of one lane group as am_data_draw draws them, into x: Gaussian from the
+ * step's normals z, Rademacher (rade) or uniform from its words wk, else (mode BODY_ANY) lane
+ * by lane from the lanes' data streams; rotated by Q through y where the eigenbasis is. */
+static inline __attribute__((always_inline)) void draw_data(const am_problem *p, size_t d,
+                                                            const int mode, int rade, const vd *z,
+                                                            const vu *wk, am_rng *data, uint64_t k,
+                                                            vd *x, vd *y)
+{
+    vd *dst = p->q ? y : x;
+    if (z) {
+        for (size_t i = 0; i < d; i++)
+            dst[i] = z[i] * p->sqrt_lambda[i];
+    } else if (wk) {
+        for (size_t i = 0; i < d; i++) {
+            if (rade) {
+                /* bit i of the word flips the sign of sqrt(lambda_i) */
+                uint64_t sl;
+                memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
+                vu bits = sl ^ ((wk[0] >> i & 1) << 63);
+                memcpy(&dst[i], &bits, sizeof bits);
+            } else {
+                vd u = (__builtin_convertvector(wk[i] >> 11, vd) + 0.5) * 0x1.0p-53;
+                dst[i] = sqrt(3.0) * p->sqrt_lambda[i] * (2.0 * u - 1.0);
+            }
+        }
+    } else if (mode == BODY_ANY) {
+        double tmp[MAXD];
+        for (size_t l = 0; l < NL; l++) {
+            am_rng_seek(&data[l], k);
+            am_data_draw(p, &data[l], tmp);
+            for (size_t i = 0; i < d; i++)
+                dst[i][l] = tmp[i];
+        }
+    }
+    if (p->q)
+        for (size_t i = 0; i < d; i++) {
+            const double *qi = p->q + i * d;
+            vd s = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (size_t j = 0; j < d; j++)
+                s = s + qi[j] * y[j];
+            x[i] = s;
+        }
+}
+
+/* Drawn delays: the stale iterates of group g at step k, lane l's from the slot that its delay
+ * (lane l of *delays) points to, into wb laid out as one ring slot. */
+static inline __attribute__((always_inline)) void gather_stale(const vd *ring, size_t d, size_t L,
+                                                               const size_t G, size_t g, size_t cur,
+                                                               const vu *delays, vd *wb)
+{
+    const vu tk = *delays;
+    const vd *rl[NL]; /* lane l's stale slot, coordinate 0 */
+    for (size_t l = 0; l < NL; l++) {
+        uint64_t tau = tk[l];
+        size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
+        rl[l] = &R(slot, 0, g);
+    }
+    /* each coordinate's vector built in registers, then stored whole (lane by lane stores
+     * would not forward to the vector loads of the step) */
+    for (size_t i = 0; i < d; i++) {
+        size_t o = i * G;
+        vd t = {rl[0][o][0], rl[1][o][1], rl[2][o][2], rl[3][o][3],
+                rl[4][o][4], rl[5][o][5], rl[6][o][6], rl[7][o][7]};
+        wb[i * G + g] = t;
+    }
+}
+
+/* A block of steps whose draws are in a buffer: steps first .. first + n - 1, at most per. */
+typedef struct {
+    uint64_t first, n, per;
+} draw_block;
+
+/* Whether step k lies past the block: then the block starts at k with min(k1 - k, per) steps,
+ * whose draws are to be made. */
+static inline __attribute__((always_inline)) int block_refill(draw_block *bk, uint64_t k,
+                                                              uint64_t k1)
+{
+    if (k < bk->first + bk->n) return 0;
+    bk->first = k;
+    bk->n = k1 - k < bk->per ? k1 - k : bk->per;
+    return 1;
+}
+
+/* The end of the steps to run without a refill: kend, or the block's end if sooner. */
+static inline __attribute__((always_inline)) uint64_t block_end(draw_block bk, uint64_t kend)
+{
+    return bk.first + bk.n < kend ? bk.first + bk.n : kend;
+}
+
+/* diverged[g NL + l] for the lanes of the G groups: |v|^2 <= blowup^2 fails (also for a
+ * non-finite v), v the iterate in slot cur. */
+static inline __attribute__((always_inline)) void
+lanes_diverged(const vd *ring, size_t d, const size_t G, size_t cur, double blowup, int *diverged)
+{
+    for (size_t g = 0; g < G; g++) {
+        vd nn = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (size_t i = 0; i < d; i++)
+            nn = nn + R(cur, i, g) * R(cur, i, g);
+        double bb = blowup * blowup;
+        for (size_t l = 0; l < NL; l++)
+            diverged[g * NL + l] = !(nn[l] <= bb);
+    }
+}
+
+/* With D > 0: v_k (slot cur of the ring of L) and v_{k-1} of the G groups into vc and vq. */
+static inline __attribute__((always_inline)) void load_iterates(const vd *ring, size_t d, size_t L,
+                                                                size_t cur, vd (*vc)[DS],
+                                                                vd (*vq)[DS], const size_t D,
+                                                                const size_t G)
+{
+    FOR_I(D, FOR_G({
+              vc[g][i % DS] = R(cur, i, g);
+              vq[g][i % DS] = R(cur == 0 ? L - 1 : cur - 1, i, g);
+          }););
+}
+
 /* The whole advance of G lane groups (8 G replicas; the groups' step-to-step dependency
  * chains are independent, so two of them overlap); state in ring (L d G vectors). D is the
  * dimension as a literal (2, 3, 4: loops unrolled, the current and previous iterates kept in
@@ -185,12 +386,11 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
     vd x[MAXG][MAXD], y[MAXG][MAXD], sw[MAXG][MAXD];
     vd wb[MAXD * MAXG];            /* drawn delays: the stale iterates, laid out as a ring slot */
     vd vc[MAXG][DS], vq[MAXG][DS]; /* D > 0: v_k and v_{k-1} */
-    double tmp[MAXD];
     vd zs[MAXG][BATCH_DOUBLES];
     vu dw[MAXG][LANE_WORDS], tw[MAXG][LANE_WORDS]; /* words of the data and delay streams */
-    uint64_t kw = k0, nw = 0, perw = LANE_WORDS / (2 * dnb);
-    uint64_t kt = k0, nt = 0, pert = LANE_WORDS / 2;
-    const double s3 = sqrt(3.0);
+    /* the blocks of steps of the data words, delay words and normals in the buffers */
+    draw_block bw = {k0, 0, LANE_WORDS / (2 * dnb)}, bt = {k0, 0, LANE_WORDS / 2};
+    draw_block bz = {k0, 0, BATCH_DOUBLES / d};
     memset(y, 0, sizeof y); /* written before use (rotated data); zeroed for the analysers */
     for (size_t l = 0; l < G * NL; l++) {
         am_rng_init(&data[l], b->seed, rep[l], AM_STREAM_DATA, 0);
@@ -198,100 +398,50 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
     }
     const vd vmu = {mu, mu, mu, mu, mu, mu, mu, mu};
     const vd veta = {eta, eta, eta, eta, eta, eta, eta, eta};
-    const vd zero = {0, 0, 0, 0, 0, 0, 0, 0};
     size_t cur = (size_t)(k0 % L);
     /* the constant delay's slot offset (wv: none) */
     const size_t ctau = drawn_delay || wv ? 0 : (size_t)dl->max;
-    if (D)
-        FOR_I(D, FOR_G({
-                  vc[g][i % DS] = R(cur, i, g);
-                  vq[g][i % DS] = R(cur == 0 ? L - 1 : cur - 1, i, g);
-              }););
-/* v_k, v_{k-1} and the stale iterate of group g, coordinate i */
-#define V(g, i) (D ? vc[g][(i) % DS] : R(cur, i, g))
-#define VP(g, i) (D ? vq[g][(i) % DS] : R(prev, i, g))
-/* v_{k+1}: into the ring, and with D > 0 into vn */
-#define SET_VN(g, i, val)                                                                          \
-    do {                                                                                           \
-        vd t_ = (val);                                                                             \
-        R(next, i, g) = t_;                                                                        \
-        if (D) vn[g][(i) % DS] = t_;                                                               \
-    } while (0)
-#define W(g, i) (wv ? V(g, i) : wp[(size_t)(i)*G + (size_t)(g)])
-    uint64_t kb = k0, nz = 0, per = BATCH_DOUBLES / d;
+    if (D) load_iterates(ring, d, L, cur, vc, vq, D, G);
     /* the words and normals drawn in blocks of steps; the steps between two refills run in an
      * inner loop without calls (the iterates stay in registers) */
     for (uint64_t k = k0; k < k1;) {
         uint64_t kend = k1;
         if (!wv && drawn_delay) {
-            if (k >= kt + nt) {
-                kt = k;
-                nt = k1 - k < pert ? k1 - k : pert;
+            if (block_refill(&bt, k, k1))
                 for (size_t g = 0; g < G; g++) {
-                    am_rng_words_lanes(delay + g * NL, kt, (size_t)nt, 1, (uint64_t *)tw[g], simd);
-                    delays_of_words(dl, tw[g], (size_t)nt, simd);
+                    am_rng_words_lanes(delay + g * NL, bt.first, (size_t)bt.n, 1, (uint64_t *)tw[g],
+                                       simd);
+                    delays_of_words(dl, tw[g], (size_t)bt.n, simd);
                 }
-            }
-            kend = kt + nt < kend ? kt + nt : kend;
+            kend = block_end(bt, kend);
         }
         if (gauss) {
-            if (k >= kb + nz) {
-                kb = k;
-                nz = k1 - k < per ? k1 - k : per;
+            if (block_refill(&bz, k, k1))
                 for (size_t g = 0; g < G; g++)
-                    am_rng_gaussian_lanes(data + g * NL, kb, (size_t)nz, d, (double *)zs[g], simd);
-            }
-            kend = kb + nz < kend ? kb + nz : kend;
+                    am_rng_gaussian_lanes(data + g * NL, bz.first, (size_t)bz.n, d, (double *)zs[g],
+                                          simd);
+            kend = block_end(bz, kend);
         } else if (rade || unif) {
-            if (k >= kw + nw) {
-                kw = k;
-                nw = k1 - k < perw ? k1 - k : perw;
+            if (block_refill(&bw, k, k1))
                 for (size_t g = 0; g < G; g++)
-                    am_rng_words_lanes(data + g * NL, kw, (size_t)nw, dnb, (uint64_t *)dw[g], simd);
-            }
-            kend = kw + nw < kend ? kw + nw : kend;
+                    am_rng_words_lanes(data + g * NL, bw.first, (size_t)bw.n, dnb,
+                                       (uint64_t *)dw[g], simd);
+            kend = block_end(bw, kend);
         }
         for (; k < kend; k++) {
             size_t prev = cur == 0 ? L - 1 : cur - 1;
             size_t next = cur + 1 == L ? 0 : cur + 1;
             size_t wslot = cur >= ctau ? cur - ctau : cur + L - ctau;
-            const vd *wp = drawn_delay ? wb : ring + wslot * d * G;
-            (void)prev;
-            (void)wp;
             vd vn[MAXG][DS];
-            if (!wv && drawn_delay) {
-                for (size_t g = 0; g < G; g++) {
-                    const vu tk = tw[g][2 * (k - kt)]; /* the delays of step k */
-                    const vd *rl[NL];                  /* lane l's stale slot, coordinate 0 */
-                    for (size_t l = 0; l < NL; l++) {
-                        uint64_t tau = tk[l];
-                        size_t slot = cur >= tau ? cur - (size_t)tau : cur + L - (size_t)tau;
-                        rl[l] = &R(slot, 0, g);
-                    }
-                    /* each coordinate's vector built in registers, then stored whole (lane
-                     * by lane stores would not forward to the vector loads below) */
-                    for (size_t i = 0; i < d; i++) {
-                        size_t o = i * G;
-                        vd t = {rl[0][o][0], rl[1][o][1], rl[2][o][2], rl[3][o][3],
-                                rl[4][o][4], rl[5][o][5], rl[6][o][6], rl[7][o][7]};
-                        wb[i * G + g] = t;
-                    }
-                }
-            }
+            const step_at at = {
+                ring, drawn_delay ? wb : ring + wslot * d * G, vc, vq, vn, d, cur, prev, next};
+            if (!wv && drawn_delay)
+                for (size_t g = 0; g < G; g++) /* the delays of step k */
+                    gather_stale(ring, d, L, G, g, cur, &tw[g][2 * (k - bt.first)], wb);
             if (expected) {
                 for (size_t g = 0; g < G; g++) {
-                    if (b->sigma) {
-                        for (size_t i = 0; i < d; i++) {
-                            vd s = zero;
-                            for (size_t j = 0; j < d; j++)
-                                s = s + b->sigma[i * d + j] * W(g, j);
-                            sw[g][i] = s;
-                        }
-                    } else {
-                        for (size_t i = 0; i < d; i++)
-                            sw[g][i] = p->lambda[i] * W(g, i);
-                    }
-                    vd q = zero;
+                    sigma_stale(b, at, g, sw[g], D, G, wv);
+                    vd q = {0, 0, 0, 0, 0, 0, 0, 0};
                     for (size_t i = 0; i < d; i++)
                         q = q + sw[g][i] * W(g, i);
                     for (size_t i = 0; i < d; i++)
@@ -299,68 +449,16 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
                                AM_MSGD_HEAVY_BALL(V(g, i), VP(g, i), vmu,
                                                   AM_MSGD_OJA_STEP(veta, sw[g][i], q, W(g, i))));
                 }
+            } else if (fast_gauss) {
+                FOR_G(step_gauss(p, at, g, zs[g] + (size_t)(k - bz.first) * d, &vmu, &veta, D, G,
+                                 wv););
             } else {
-                if (fast_gauss) {
-                    FOR_G({
-                        const vd *z = zs[g] + (size_t)(k - kb) * d;
-                        vd xg[MAXD], ag = zero;
-                        FOR_I(d, {
-                            xg[i] = z[i] * p->sqrt_lambda[i];
-                            ag = ag + xg[i] * W(g, i);
-                        });
-                        vd ea = veta * ag;
-                        FOR_I(d, SET_VN(g, i,
-                                        AM_MSGD_HEAVY_BALL(
-                                            V(g, i), VP(g, i), vmu,
-                                            AM_MSGD_OJA_STEP(ea, xg[i], ag, W(g, i)))););
-                    });
-                } else {
-                    FOR_G({
-                        vd *dst = p->q ? y[g] : x[g];
-                        if (gauss) {
-                            const vd *z = zs[g] + (size_t)(k - kb) * d;
-                            for (size_t i = 0; i < d; i++)
-                                dst[i] = z[i] * p->sqrt_lambda[i];
-                        } else if (rade || unif) {
-                            const vu *wk = dw[g] + 2 * dnb * (k - kw);
-                            for (size_t i = 0; i < d; i++) {
-                                if (rade) {
-                                    /* bit i of the word flips the sign of sqrt(lambda_i) */
-                                    uint64_t sl;
-                                    memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
-                                    vu bits = sl ^ ((wk[0] >> i & 1) << 63);
-                                    memcpy(&dst[i], &bits, sizeof bits);
-                                } else {
-                                    vd u = (__builtin_convertvector(wk[i] >> 11, vd) + 0.5) *
-                                           0x1.0p-53;
-                                    dst[i] = s3 * p->sqrt_lambda[i] * (2.0 * u - 1.0);
-                                }
-                            }
-                        } else if (mode == BODY_ANY) {
-                            for (size_t l = 0; l < NL; l++) {
-                                am_rng_seek(&data[g * NL + l], k);
-                                am_data_draw(p, &data[g * NL + l], tmp);
-                                for (size_t i = 0; i < d; i++)
-                                    dst[i][l] = tmp[i];
-                            }
-                        }
-                        if (p->q)
-                            for (size_t i = 0; i < d; i++) {
-                                const double *qi = p->q + i * d;
-                                vd s = zero;
-                                for (size_t j = 0; j < d; j++)
-                                    s = s + qi[j] * y[g][j];
-                                x[g][i] = s;
-                            }
-                        vd ag = zero;
-                        FOR_I(d, ag = ag + x[g][i] * W(g, i););
-                        vd ea = veta * ag;
-                        FOR_I(d, SET_VN(g, i,
-                                        AM_MSGD_HEAVY_BALL(
-                                            V(g, i), VP(g, i), vmu,
-                                            AM_MSGD_OJA_STEP(ea, x[g][i], ag, W(g, i)))););
-                    });
-                }
+                FOR_G({
+                    const vd *z = gauss ? zs[g] + (size_t)(k - bz.first) * d : NULL;
+                    const vu *wk = rade || unif ? dw[g] + 2 * dnb * (k - bw.first) : NULL;
+                    draw_data(p, d, mode, rade, z, wk, data + g * NL, k, x[g], y[g]);
+                    oja_update(at, g, &vmu, &veta, x[g], D, G, wv);
+                });
             }
             if (D)
                 FOR_I(D, FOR_G({
@@ -370,19 +468,13 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
             cur = next;
         }
     }
+    lanes_diverged(ring, d, G, cur, b->blowup, diverged);
+}
+#undef AT_R
 #undef V
 #undef VP
 #undef W
 #undef SET_VN
-    for (size_t g = 0; g < G; g++) {
-        vd nn = zero;
-        for (size_t i = 0; i < d; i++)
-            nn = nn + R(cur, i, g) * R(cur, i, g);
-        double bb = b->blowup * b->blowup;
-        for (size_t l = 0; l < NL; l++)
-            diverged[g * NL + l] = !(nn[l] <= bb);
-    }
-}
 
 /* One function per instruction set: the body for the lane groups, the delay (wv), the data
  * (mode) and, but for Student and expected data, the dimension (a literal for d = 2, 3, 4). */

@@ -287,6 +287,125 @@ static inline __attribute__((always_inline)) void lane_gather(const am_msgd_ps *
         wv[i][l] = ring[slot * d + i];
 }
 
+/* The rings of the lanes (lanes n.. that of replica 0), and v_k (slot cur) and v_{k-1} of every
+ * lane in the lane layout, st[0] and st[2]. */
+static inline __attribute__((always_inline)) void lanes_load(const am_msgd_ps *m, work_t *const *ws,
+                                                             size_t n, size_t cur,
+                                                             const double **ring, vd (*st)[MAXD])
+{
+    const size_t d = m->p->dim, L = m->ring_len;
+    for (size_t l = 0; l < NL; l++) {
+        ring[l] = ws[l < n ? l : 0]->ring;
+        size_t prev = cur == 0 ? L - 1 : cur - 1;
+        for (size_t i = 0; i < d; i++) {
+            st[0][i][l] = ring[l][cur * d + i];
+            st[2][i][l] = ring[l][prev * d + i];
+        }
+    }
+}
+
+/* The end of an advance to k1: each replica's step and time (of its last update, u), and
+ * whether it diverged: |v|^2 <= blowup^2 fails (also for a non-finite v, lane layout). */
+static inline __attribute__((always_inline)) void lanes_finish(const am_msgd_ps *m,
+                                                               work_t *const *ws, size_t n,
+                                                               uint64_t k1, const am_ps_update *u,
+                                                               const vd *v, int *diverged)
+{
+    vd nn = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < m->p->dim; i++)
+        nn = nn + v[i] * v[i];
+    double bb = m->par.msgd.blowup * m->par.msgd.blowup;
+    for (size_t l = 0; l < n; l++) {
+        ws[l]->t = u[l].time;
+        ws[l]->k = k1;
+        diverged[l] = !(nn[l] <= bb);
+    }
+}
+
+/* Where a lane group's gradient data come from: the problem (d coordinates), the lane data,
+ * and whether they are expected or Rademacher. */
+typedef struct {
+    const am_problem *p;
+    size_t d;
+    lane_data kind;
+    int expected, rade;
+} lane_source;
+
+/* The data of gradient g of a step in every lane, into x (through y where the eigenbasis is
+ * rotated): Sigma w for `expected` (wv: the stale iterates), Gaussian from the step's normals
+ * zk, Rademacher or uniform from its words wk, else lane by lane through am_data_draw. */
+static inline __attribute__((always_inline)) void lane_data_draw(const lane_source *ls, size_t g,
+                                                                 const vd *zk, const vq *wk,
+                                                                 am_rng *data, const vd *wv, vd *x,
+                                                                 vd *y)
+{
+    const am_problem *p = ls->p;
+    const size_t d = ls->d;
+    const vd zero = {0, 0, 0, 0, 0, 0, 0, 0};
+    vd *dst = p->q ? y : x;
+    if (ls->expected) {
+        if (p->q) {
+            for (size_t j = 0; j < d; j++) {
+                vd s = zero;
+                for (size_t i = 0; i < d; i++)
+                    s = s + p->q[i * d + j] * wv[i];
+                y[j] = p->lambda[j] * s;
+            }
+        } else {
+            for (size_t i = 0; i < d; i++)
+                x[i] = p->lambda[i] * wv[i];
+        }
+    } else if (ls->kind == LANE_GAUSS) {
+        for (size_t i = 0; i < d; i++)
+            dst[i] = zk[g * d + i] * p->sqrt_lambda[i];
+    } else if (ls->kind == LANE_WORDS && ls->rade) {
+        for (size_t i = 0; i < d; i++) {
+            /* bit i of the gradient's word is the sign of sqrt(lambda_i) */
+            uint64_t sl;
+            memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
+            vq bits = sl ^ ((wk[g] >> i & 1) << 63);
+            memcpy(&dst[i], &bits, sizeof bits);
+        }
+    } else if (ls->kind == LANE_WORDS) {
+        for (size_t i = 0; i < d; i++) {
+            vd un = (__builtin_convertvector(wk[g * d + i] >> 11, vd) + 0.5) * 0x1.0p-53;
+            dst[i] = sqrt(3.0) * p->sqrt_lambda[i] * (2.0 * un - 1.0);
+        }
+    } else {
+        double tmp[MAXD];
+        for (size_t l = 0; l < NL; l++) {
+            am_data_draw(p, &data[l], tmp);
+            for (size_t i = 0; i < d; i++)
+                dst[i][l] = tmp[i];
+        }
+    }
+    if (p->q)
+        for (size_t i = 0; i < d; i++) {
+            vd s = zero;
+            for (size_t j = 0; j < d; j++)
+                s = s + p->q[i * d + j] * y[j];
+            x[i] = s;
+        }
+}
+
+/* acc += coef a (x - a w), a = x . w (for `expected`, x = Sigma w: acc += coef (x - a w)), in
+ * the one-replica order of operations. */
+static inline __attribute__((always_inline)) void
+lane_accumulate(size_t d, const vd *x, const vd *wv, const vd *coef, int expected, vd *acc)
+{
+    vd a = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < d; i++)
+        a = a + x[i] * wv[i];
+    if (expected) {
+        for (size_t i = 0; i < d; i++)
+            acc[i] = acc[i] + *coef * (x[i] - a * wv[i]);
+    } else {
+        vd ca = *coef * a;
+        for (size_t i = 0; i < d; i++)
+            acc[i] = acc[i] + ca * (x[i] - a * wv[i]);
+    }
+}
+
 /* The lane group's advance: ws[0..n-1] (lanes n.. repeat lane 0, results dropped). v_k and
  * v_{k-1} are held as vectors, v_{k+1} is stored into each replica's ring, the stale iterates
  * are read from the rings lane by lane. Inlined into one function per instruction set. */
@@ -298,9 +417,10 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
     const size_t d = p->dim, L = m->ring_len, nb = m->batch;
     const int adaptive = m->par.lr_c > 0, expected = p->dist.kind == AM_DIST_EXPECTED;
     const int rade = p->dist.kind == AM_DIST_RADEMACHER;
-    const double mu = m->par.msgd.mu, s3 = sqrt(3.0), coef_const = m->par.msgd.eta / (double)nb;
+    const double mu = m->par.msgd.mu, coef_const = m->par.msgd.eta / (double)nb;
     size_t per_step;
     const lane_data kind = lane_kind(m, &per_step);
+    const lane_source src = {p, d, kind, expected, rade};
     const size_t nblk = (per_step + 1) / 2; /* blocks of words per step */
     am_rng data[NL];
     am_ps_update u[NL];
@@ -312,7 +432,6 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
         double zs[LANE_BUF * NL];
         uint64_t ws[LANE_BUF * NL];
     } buf;
-    double tmp[MAXD];
     const vd vmu = {mu, mu, mu, mu, mu, mu, mu, mu}, zero = {0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t l = 0; l < NL; l++)
         data[l] = ws[l < n ? l : 0]->data;
@@ -324,14 +443,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
     const double *ring[NL];
     vd st[3][MAXD]; /* v_k, v_{k+1}, v_{k-1} in turn */
     size_t c = 0;
-    for (size_t l = 0; l < NL; l++) {
-        ring[l] = ws[l < n ? l : 0]->ring;
-        size_t prev = cur == 0 ? L - 1 : cur - 1;
-        for (size_t i = 0; i < d; i++) {
-            st[0][i][l] = ring[l][cur * d + i];
-            st[2][i][l] = ring[l][prev * d + i];
-        }
-    }
+    lanes_load(m, ws, n, cur, ring, st);
     memset(y, 0, sizeof y);
     for (uint64_t k = k0; k < k1; k++) {
         size_t next = cur + 1 == L ? 0 : cur + 1;
@@ -381,60 +493,8 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
         for (size_t g = 0; g < nb; g++) {
             for (size_t l = 0; l < NL; l++)
                 lane_gather(m, ring[l], cur, k, u[l].staleness[g], l, wv);
-            vd *dst = p->q ? y : x;
-            if (expected) {
-                if (p->q) {
-                    for (size_t j = 0; j < d; j++) {
-                        vd s = zero;
-                        for (size_t i = 0; i < d; i++)
-                            s = s + p->q[i * d + j] * wv[i];
-                        y[j] = p->lambda[j] * s;
-                    }
-                } else {
-                    for (size_t i = 0; i < d; i++)
-                        x[i] = p->lambda[i] * wv[i];
-                }
-            } else if (kind == LANE_GAUSS) {
-                for (size_t i = 0; i < d; i++)
-                    dst[i] = zk[g * d + i] * p->sqrt_lambda[i];
-            } else if (kind == LANE_WORDS && rade) {
-                for (size_t i = 0; i < d; i++) {
-                    /* bit i of the gradient's word is the sign of sqrt(lambda_i) */
-                    uint64_t sl;
-                    memcpy(&sl, &p->sqrt_lambda[i], sizeof sl);
-                    vq bits = sl ^ ((wk[g] >> i & 1) << 63);
-                    memcpy(&dst[i], &bits, sizeof bits);
-                }
-            } else if (kind == LANE_WORDS) {
-                for (size_t i = 0; i < d; i++) {
-                    vd un = (__builtin_convertvector(wk[g * d + i] >> 11, vd) + 0.5) * 0x1.0p-53;
-                    dst[i] = s3 * p->sqrt_lambda[i] * (2.0 * un - 1.0);
-                }
-            } else {
-                for (size_t l = 0; l < NL; l++) {
-                    am_data_draw(p, &data[l], tmp);
-                    for (size_t i = 0; i < d; i++)
-                        dst[i][l] = tmp[i];
-                }
-            }
-            if (p->q)
-                for (size_t i = 0; i < d; i++) {
-                    vd s = zero;
-                    for (size_t j = 0; j < d; j++)
-                        s = s + p->q[i * d + j] * y[j];
-                    x[i] = s;
-                }
-            vd a = zero;
-            for (size_t i = 0; i < d; i++)
-                a = a + x[i] * wv[i];
-            if (expected) {
-                for (size_t i = 0; i < d; i++)
-                    acc[i] = acc[i] + coef * (x[i] - a * wv[i]);
-            } else {
-                vd ca = coef * a;
-                for (size_t i = 0; i < d; i++)
-                    acc[i] = acc[i] + ca * (x[i] - a * wv[i]);
-            }
+            lane_data_draw(&src, g, zk, wk, data, wv, x, y);
+            lane_accumulate(d, x, wv, &coef, expected, acc);
         }
         for (size_t i = 0; i < d; i++)
             vn[i] = AM_MSGD_HEAVY_BALL(v[i], vp[i], vmu, acc[i]);
@@ -446,16 +506,7 @@ static inline __attribute__((always_inline)) void lanes_body(const am_msgd_ps *m
         c = c == 2 ? 0 : c + 1;
         cur = next;
     }
-    const vd *v = st[c];
-    vd nn = zero;
-    for (size_t i = 0; i < d; i++)
-        nn = nn + v[i] * v[i];
-    double bb = m->par.msgd.blowup * m->par.msgd.blowup;
-    for (size_t l = 0; l < n; l++) {
-        ws[l]->t = u[l].time;
-        ws[l]->k = k1;
-        diverged[l] = !(nn[l] <= bb);
-    }
+    lanes_finish(m, ws, n, k1, u, st[c], diverged);
 }
 
 static void lanes_portable(const am_msgd_ps *m, work_t *const *ws, size_t n, uint64_t k0,
