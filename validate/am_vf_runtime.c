@@ -99,7 +99,7 @@ am_status am_vf_runtime_bound_row(const am_validate_check *c, const am_validate_
                         law, (unsigned long long)burnin, (unsigned long long)(burnin + n), R);
     row->measured = stats[0].mean;
     row->measured_sem = am_stats_sem(&stats[0]);
-    /* the scale of a power test's shift is the measured value (as in async-bound) */
+    /* the scale of a power test's shift is the measured value */
     row->predicted = am_vf_util_predict(o, bound, row->measured);
     row->replicas_used = (double)R;
     if ((st = am_check_decide_equiv(row, AM_VF_Z, 0, 0, c->margin * fabs(row->predicted))))
