@@ -691,3 +691,50 @@ am_status am_ensemble_run_ranks(const am_model *m, const uint64_t *k, size_t ngr
     }
     return ensemble_run(m, k, ngrid, params, nranks, out);
 }
+
+static am_status pair_start(const void *ctx, uint64_t replica, void *work)
+{
+    const am_model_pair *c = ctx;
+    am_status st = c->a->start(c->a->ctx, replica, work);
+    return st ? st : c->b->start(c->b->ctx, replica, (char *)work + c->off_b);
+}
+
+static int pair_advance(const void *ctx, void *work, uint64_t k0, uint64_t k1)
+{
+    const am_model_pair *c = ctx;
+    int ra = c->a->advance(c->a->ctx, work, k0, k1);
+    if (ra < 0) return ra;
+    int rb = c->b->advance(c->b->ctx, (char *)work + c->off_b, k0, k1);
+    if (rb < 0) return rb;
+    return ra || rb ? AM_ENSEMBLE_DIVERGED : AM_ENSEMBLE_ALIVE;
+}
+
+static void pair_observe(const void *ctx, const void *work, double *obs)
+{
+    const am_model_pair *c = ctx;
+    double ob[AM_MODEL_PAIR_NOBS_MAX];
+    size_t n = c->a->nobs;
+    c->a->observe(c->a->ctx, work, obs);
+    c->b->observe(c->b->ctx, (const char *)work + c->off_b, ob);
+    for (size_t j = 0; j < n; j++)
+        obs[n + j] = obs[j] - ob[j];
+}
+
+am_status am_model_pair_make(const am_model *a, const am_model *b, am_model_pair *ctx,
+                             am_model *out)
+{
+    if (!a || !b || !ctx || !out || a->nobs != b->nobs || a->nobs == 0 ||
+        a->nobs > AM_MODEL_PAIR_NOBS_MAX)
+        return AM_EINVAL;
+    ctx->a = a;
+    ctx->b = b;
+    ctx->off_b = (a->work_bytes + 63) / 64 * 64;
+    *out = (am_model){0};
+    out->nobs = 2 * a->nobs;
+    out->work_bytes = ctx->off_b + b->work_bytes;
+    out->start = pair_start;
+    out->advance = pair_advance;
+    out->observe = pair_observe;
+    out->ctx = ctx;
+    return AM_OK;
+}

@@ -61,6 +61,22 @@ typedef struct {
                           int *diverged);
 } am_model;
 
+/* A pair of models run side by side in one replica (am_model_pair_make): the same replica
+ * index for both, so two models that draw their random numbers by replica and step (every
+ * model of this library) see the same draws where they draw the same thing: common random
+ * numbers. Observables: a's nobs values, then a's minus b's. */
+#define AM_MODEL_PAIR_NOBS_MAX 16
+typedef struct {
+    const am_model *a, *b;
+    size_t off_b; /* b's workspace after a's, 64-byte aligned */
+} am_model_pair;
+
+/* Makes *out from a and b (equal nobs <= AM_MODEL_PAIR_NOBS_MAX; both must outlive *out; ctx
+ * too): nobs 2 a->nobs, no summary, one replica at a time; a replica diverges when either
+ * model does. AM_EINVAL otherwise. */
+am_status am_model_pair_make(const am_model *a, const am_model *b, am_model_pair *ctx,
+                             am_model *out);
+
 typedef struct {
     size_t replicas;  /* R >= 1 */
     int threads;      /* 0 = all available cores */

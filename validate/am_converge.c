@@ -281,8 +281,28 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
     am_status st = delay_for(p, par, eta, &mp.delay, &r->tau[l]);
     if (st) return st;
     r->eta[l] = eta;
-    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
+    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0), *m0 = NULL;
     if (!m) return st;
+    /* paired: the same chain without its delay, on common random numbers, beside it */
+    am_model pair;
+    am_model_pair pctx;
+    const am_model *model = am_msgd_model(m);
+    if (r->paired) {
+        am_msgd_params mp0 = mp;
+        am_delay_make(AM_DELAY_NONE, 0, &mp0.delay);
+        m0 = am_msgd_alloc(p, &mp0, &st, NULL, 0);
+        if (!m0) {
+            am_msgd_free(m);
+            return st;
+        }
+        st = am_model_pair_make(model, am_msgd_model(m0), &pctx, &pair);
+        if (st) {
+            am_msgd_free(m);
+            am_msgd_free(m0);
+            return st;
+        }
+        model = &pair;
+    }
     am_grid grid = {n, par->horizon};
     uint64_t *k = malloc(n * sizeof *k);
     double *tk = malloc(n * sizeof *tk);
@@ -296,7 +316,7 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
     }
     st = am_grid_steps(&grid, eta, k);
     if (st) goto done;
-    st = am_ensemble_run(am_msgd_model(m), k, n, &par->ens, &er);
+    st = am_ensemble_run(model, k, n, &par->ens, &er);
     if (st) goto done;
     r->diverged[l] = er->diverged;
     int expected = p->dist.kind == AM_DIST_EXPECTED;
@@ -316,6 +336,11 @@ static am_status run_eta(const am_problem *p, const am_converge_params *par, siz
         r->sem[l * n + g] = sem;
         double gap_ode = fabs(mean - am_theory_ode_error(p, mp.mu, h0, tk[g]));
         double gap = par->dde ? fabs(mean - ref[g]) : gap_ode;
+        if (r->paired) { /* the delay's effect: the mean paired difference, its own sem */
+            const am_stats *dif = &er->obs[g * er->nobs + er->nobs / 2];
+            gap = er->alive[g] ? fabs(dif->mean) : NAN;
+            sem = am_stats_sem(dif);
+        }
         best_ode = isnan(gap_ode) || isnan(best_ode) ? NAN : fmax(best_ode, gap_ode);
         if (isnan(gap)) {
             best = NAN;
@@ -362,6 +387,7 @@ done:
     free(sde_sem);
     free(ref);
     am_msgd_free(m);
+    am_msgd_free(m0);
     return st;
 }
 
@@ -429,6 +455,19 @@ static void converge_reason(am_converge_result *r, const am_converge_params *par
     snprintf(r->verdict_reason, sizeof r->verdict_reason, "%s", why);
 }
 
+/* The shared initial point of every replica and every eta (it does not depend on eta). */
+static am_status shared_initial(const am_problem *p, const am_converge_params *par, double *v0)
+{
+    am_status st;
+    am_msgd_params mp = par->msgd;
+    am_delay_make(AM_DELAY_NONE, 0, &mp.delay);
+    am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
+    if (!m) return st;
+    am_msgd_initial(m, 0, v0);
+    am_msgd_free(m);
+    return AM_OK;
+}
+
 am_status am_converge_run(const am_problem *p, const am_converge_params *par,
                           am_converge_result **out)
 {
@@ -445,15 +484,17 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
         goto fail;
     }
     r->replicas = (double)par->ens.replicas;
-    /* the shared initial point of every replica and every eta (it does not depend on eta) */
-    {
-        am_msgd_params mp = par->msgd;
-        am_delay_make(AM_DELAY_NONE, 0, &mp.delay);
-        am_msgd *m = am_msgd_alloc(p, &mp, &st, NULL, 0);
-        if (!m) goto fail;
-        am_msgd_initial(m, 0, v0);
-        am_msgd_free(m);
-    }
+    /* under a delay scaling with noisy data the order is the delay's effect's: the gap to the
+       undelayed chain on common random numbers (the noise term of the gap to the ODE cancels);
+       noise-free ladders have no noise term and keep the gap to their limit */
+    r->paired =
+        par->scaling.kind != AM_SCALING_NONE && !par->dde && p->dist.kind != AM_DIST_EXPECTED;
+    snprintf(r->reference, sizeof r->reference, "%s",
+             r->paired  ? "undelayed"
+             : par->dde ? "dde"
+                        : "ode");
+    st = shared_initial(p, par, v0);
+    if (st) goto fail;
     to_eigen(p, v0, h0, col);
     am_grid grid = {ng, par->horizon};
     am_grid_times(&grid, r->t);

@@ -23,6 +23,15 @@
  *     2 |D eta_m^r|, the Richardson estimate of its remaining bias from the last two local
  *     slopes (s_j = p + D eta_m,j^r; r = 1, or 1 - GAMMA under paper scaling with GAMMA < 1).
  *
+ * Under a delay scaling with noisy data (not dist expected, no dde), weak_error is instead the
+ * delay's own effect, max_g |E_R[err_eta(t_g) - err0_eta(t_g)]|, err0 the same chain without
+ * its delay on common random numbers (am_model_pair: the same replica streams, so the same data
+ * and initial point), with the standard error of the paired mean difference; weak_error_ode
+ * keeps the gap to the ODE. The gap to the ODE carries a noise term of order eta that, on
+ * Gaussian data, dominates the delay's term over the ladders users run (docs/converge.md); in
+ * the paired difference it cancels to leading order, and the delay's term, O(tau eta), is what
+ * is fitted.
+ *
  * Delay scaling: the delay of step size eta is the constant
  *   paper:GAMMA:C    tau = C (1-mu)^2 / (lambda_1 eta^(1-GAMMA)),  GAMMA in (0, 1]
  *   inverse:C        tau = C / eta
@@ -118,6 +127,8 @@ typedef struct {
     double chi2_dof;          /* WLS fit: chi2 per degree of freedom (NaN otherwise) */
     double fit_p;             /* WLS fit: its chi2 p-value (NaN otherwise) */
     char verdict_reason[160]; /* why the verdict is what it is, in one phrase */
+    int paired;               /* 1: weak_error is the gap to the undelayed chain (see above) */
+    char reference[16];       /* what weak_error is the gap to: "ode", "dde" or "undelayed" */
 } am_converge_result;
 
 /* Checks the parameters against the problem; AM_EINVAL with a reason in err. */
