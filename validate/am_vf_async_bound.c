@@ -28,7 +28,9 @@
  * B_k over the same updates; claim measured
  *                     <= prediction (a bound too low FAILs);
  *   async-bound-rate  the measured decay rate 1 - decay_measured against eta c g; claim
- *                     measured >= prediction (a bound rate too fast FAILs).
+ *                     measured >= prediction (a bound rate too fast FAILs); a check of the bound's
+ *                     form, not implied by the inequality (an error decaying more slowly
+ *                     towards a lower floor can stay below B_k).
  * The scale of a power test's shift is the prediction itself. */
 typedef struct {
     am_stats floor, floor_b, rate, rate_b, p0, gamma, start;
