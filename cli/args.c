@@ -336,19 +336,6 @@ int cli_path_probe(const char *path, int regular_only, char *resolved, size_t si
     return 0;
 }
 
-int cli_tmp_lock(int fd)
-{
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-#ifdef F_OFD_SETLK
-    return fcntl(fd, F_OFD_SETLK, &fl);
-#else
-    return fcntl(fd, F_SETLK, &fl);
-#endif
-}
-
 /* Whether the temporary dir/name (a regular file) of the dead process pid may go: nobody
  * holds its lock, and it is still the same file once locked. */
 static int tmp_abandoned(const char *full, long pid)
@@ -356,7 +343,7 @@ static int tmp_abandoned(const char *full, long pid)
     int fd = open(full, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return 0;
     struct stat a, b;
-    int ok = fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && cli_tmp_lock(fd) == 0 &&
+    int ok = fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && am_file_lock(fd) == 0 &&
              lstat(full, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
              kill((pid_t)pid, 0) != 0 && errno == ESRCH;
     if (ok) ok = unlink(full) == 0;

@@ -94,13 +94,12 @@ int cli_path_probe(const char *path, int regular_only, char *resolved, size_t si
                    char *why, size_t why_size);
 
 /* Temporaries: a file written whole goes to PATH.tmp.PID beside PATH, locked (an exclusive
- * fcntl lock of its open file description, cli_tmp_lock) from its creation to its rename.
+ * fcntl lock of its open file description, am_file_lock) from its creation to its rename.
  * cli_tmp_cleanup removes the temporaries of path that dead processes left (a SIGKILL during
  * the final write): PATH.tmp.N for a process N that does not exist, a regular file whose lock
  * nobody holds. Those of live processes, of other users' processes and of names that are not
  * PATH.tmp.DIGITS stay. Returns how many were removed. */
 int cli_tmp_cleanup(const char *path);
-int cli_tmp_lock(int fd);
 
 /* The option's value (given or default), or NULL. Exits 2 if the name is not an option. */
 const char *cli_str(const cli_args *a, const char *name);

@@ -310,7 +310,7 @@ void cli_out_write_file(const char *path, const char *buf, size_t len)
     if (!tmp) cli_runtime_error("out of memory");
     snprintf(tmp, n, "%s.tmp.%ld", target, (long)getpid());
     int fd = am_common_create_new(tmp, O_WRONLY, 0666);
-    if (fd >= 0) cli_tmp_lock(fd); /* a live temporary: cli_tmp_cleanup leaves it */
+    if (fd >= 0) am_file_lock(fd); /* a live temporary: cli_tmp_cleanup leaves it */
     if (fd < 0) {
         int err = errno;
         free(tmp);
@@ -411,8 +411,8 @@ void cli_csv_more(FILE *f, const double *v, size_t n)
     }
 }
 
-void cli_trajectory_csv(FILE *f, const double *t, const double *err, const double *norm,
-                        const double *h2, size_t n, size_t d)
+static void trajectory_csv(FILE *f, const double *t, const double *err, const double *norm,
+                           const double *h2, size_t n, size_t d)
 {
     fputs("t,err,norm", f);
     if (h2)
@@ -433,8 +433,8 @@ void cli_trajectory_csv(FILE *f, const double *t, const double *err, const doubl
     }
 }
 
-void cli_trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
-                         const double *h2, size_t n, size_t d)
+static void trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
+                            const double *h2, size_t n, size_t d)
 {
     json_object_set_new(root, "t", cli_json_doubles(t, n));
     json_object_set_new(root, "err", cli_json_doubles(err, n));
@@ -445,6 +445,23 @@ void cli_trajectory_json(json_t *root, const double *t, const double *err, const
             json_array_append_new(rows, cli_json_doubles(h2 + g * d, d));
         json_object_set_new(root, "h2", rows);
     }
+}
+
+void cli_trajectory_write(const cli_args *a, const char *command, json_t *params, json_t *solver,
+                          const double *t, const double *err, const double *norm, const double *h2,
+                          size_t n, size_t d)
+{
+    cli_out o;
+    FILE *f = cli_out_begin(&o, a);
+    if (!params) {
+        trajectory_csv(f, t, err, norm, h2, n, d);
+    } else {
+        json_t *root = cli_json_root(command, params);
+        trajectory_json(root, t, err, norm, h2, n, d);
+        json_object_set_new(root, "solver", solver);
+        cli_out_json(f, root);
+    }
+    cli_out_commit(&o);
 }
 
 am_msgd_params cli_limit_msgd(const cli_args *a, const am_problem *p)

@@ -94,12 +94,13 @@ void cli_out_json(FILE *f, json_t *root);
 /* 1 if x is an integer in [lo, hi] (list entries such as --s and --K). */
 int cli_is_integer(double x, double lo, double hi);
 
-/* A deterministic trajectory (ode, dde): CSV columns t,err,norm[,h2_1..h2_d] with one row
- * per saved time, or the JSON keys t, err, norm[, h2] added to root; h2 (n x d) may be NULL. */
-void cli_trajectory_csv(FILE *f, const double *t, const double *err, const double *norm,
-                        const double *h2, size_t n, size_t d);
-void cli_trajectory_json(json_t *root, const double *t, const double *err, const double *norm,
-                         const double *h2, size_t n, size_t d);
+/* Writes a deterministic trajectory (ode, dde) through --output: with params NULL the CSV
+ * columns t,err,norm[,h2_1..h2_d], one row per saved time; otherwise the JSON of command with
+ * params, the keys t, err, norm[, h2] and then solver (both taken over). h2 (n x d) may be
+ * NULL. */
+void cli_trajectory_write(const cli_args *a, const char *command, json_t *params, json_t *solver,
+                          const double *t, const double *err, const double *norm, const double *h2,
+                          size_t n, size_t d);
 
 /* The deterministic limits (ode, dde): --eta (recorded only), --mu, --init and --seed,
  * checked against the problem (exits 2 on bad input). */

@@ -131,19 +131,9 @@ static json_t *dde_json_params(const am_problem *p, const dde_cfg *c)
 static void dde_write(const cli_args *a, int json, const am_problem *p, const dde_cfg *c,
                       const dde_sol *s)
 {
-    const size_t n = c->grid.n, d = p->dim;
-    const double *h2 = c->coords ? s->h2 : NULL;
-    cli_out o;
-    FILE *f = cli_out_begin(&o, a);
-    if (!json) {
-        cli_trajectory_csv(f, s->t, s->e, s->nrm, h2, n, d);
-    } else {
-        json_t *root = cli_json_root("dde", dde_json_params(p, c));
-        cli_trajectory_json(root, s->t, s->e, s->nrm, h2, n, d);
-        json_object_set_new(root, "solver", stats_json(&c->dp, &s->stats));
-        cli_out_json(f, root);
-    }
-    cli_out_commit(&o);
+    cli_trajectory_write(a, "dde", json ? dde_json_params(p, c) : NULL,
+                         json ? stats_json(&c->dp, &s->stats) : NULL, s->t, s->e, s->nrm,
+                         c->coords ? s->h2 : NULL, c->grid.n, p->dim);
 }
 
 int cmd_dde(int argc, char **argv)

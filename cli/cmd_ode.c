@@ -133,19 +133,9 @@ static json_t *ode_json_params(const am_problem *p, const ode_cfg *c)
 static void ode_write(const cli_args *a, int json, const am_problem *p, const ode_cfg *c,
                       const am_run_ode_result *res)
 {
-    const size_t n = c->grid.n, d = p->dim;
-    const double *h2 = c->coords ? res->h2 : NULL;
-    cli_out o;
-    FILE *f = cli_out_begin(&o, a);
-    if (!json) {
-        cli_trajectory_csv(f, res->t, res->err, res->norm, h2, n, d);
-    } else {
-        json_t *root = cli_json_root("ode", ode_json_params(p, c));
-        cli_trajectory_json(root, res->t, res->err, res->norm, h2, n, d);
-        json_object_set_new(root, "solver", stats_json(&c->op, &res->stats));
-        cli_out_json(f, root);
-    }
-    cli_out_commit(&o);
+    cli_trajectory_write(a, "ode", json ? ode_json_params(p, c) : NULL,
+                         json ? stats_json(&c->op, &res->stats) : NULL, res->t, res->err, res->norm,
+                         c->coords ? res->h2 : NULL, c->grid.n, p->dim);
 }
 
 int cmd_ode(int argc, char **argv)

@@ -1,6 +1,7 @@
 /*
  * am_common.c -- status strings and version of the amsgd library.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include "am_common.h"
 
 #include <errno.h>
@@ -130,4 +131,17 @@ void am_common_shortest(double x, char *buf, size_t len)
             lo = mid + 1;
     }
     snprintf(buf, len, "%.*g", lo, x);
+}
+
+int am_file_lock(int fd)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+#ifdef F_OFD_SETLK
+    return fcntl(fd, F_OFD_SETLK, &fl);
+#else
+    return fcntl(fd, F_SETLK, &fl);
+#endif
 }

@@ -101,6 +101,11 @@ am_simd am_common_simd(void);
  * every writer of FILE.tmp.PID (the command's -o, the sweeps' checkpoints). */
 int am_common_create_new(const char *path, int access, unsigned mode);
 
+/* An exclusive write lock on the whole file fd, held by its open file description where the
+ * system has one (F_OFD_SETLK: it also conflicts with another descriptor of this process),
+ * else by the process; 0 on success, -1 with errno when another holds it or on failure. */
+int am_file_lock(int fd);
+
 /* Largest total allocation (bytes) the library accepts for one engine run. */
 #define AM_MEMORY_LIMIT ((size_t)8 << 30)
 

@@ -171,21 +171,6 @@ static void fsync_dir(const char *path)
     free(copy);
 }
 
-/* An exclusive write lock on the whole file, held by the open file description (so it also
- * conflicts with another sweep of this process); 0 on success. */
-static int lock_fd(int fd)
-{
-    struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-#ifdef F_OFD_SETLK
-    return fcntl(fd, F_OFD_SETLK, &fl);
-#else
-    return fcntl(fd, F_SETLK, &fl);
-#endif
-}
-
 /* Opens (creating it if absent) and locks the checkpoint; -1 with err set on failure, the
  * status in *st (AM_EINVAL when another run holds it, AM_EIO otherwise). After the lock the
  * descriptor must still name the file at path (a run that renamed its rewrite over path in
@@ -199,7 +184,7 @@ static int open_locked(const char *path, am_status *st, char *err, size_t errlen
             *st = AM_EIO;
             return -1;
         }
-        if (lock_fd(fd)) {
+        if (am_file_lock(fd)) {
             int e = errno;
             close(fd);
             if (e == EAGAIN || e == EACCES) {
@@ -236,7 +221,7 @@ static int rewrite_checkpoint(const char *path, const am_sweep_problem *pb, cons
     if (!tmp) return -1;
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
     int fd = am_common_create_new(tmp, O_RDWR, 0644); /* anew, never through a link */
-    int bad = fd < 0 || lock_fd(fd);
+    int bad = fd < 0 || am_file_lock(fd);
     char *h = bad ? NULL : header_line(pb, fp);
     if (!bad) bad = !h || append_line(fd, h);
     free(h);
