@@ -62,6 +62,11 @@ double am_vf_util_level(void);
  * allocation failure. */
 am_problem *am_vf_util_problem(am_dist_kind kind);
 
+/* The Async-MSGD parameters of a family's run (am_msgd_params_default otherwise, no delay):
+ * step eta, momentum mu, seed, the initial point e_j (j >= 1; 0 keeps the default) and the
+ * observed coordinates: 0 none, 1 the squares h_i^2, 2 the signed h_i. */
+am_msgd_params am_vf_util_msgd(double eta, double mu, uint64_t seed, size_t j, int coords);
+
 /* The next row of a buffer of cap rows, *n of them used: initialised with name (am_check_init)
  * and counted; NULL if the buffer is full (the table's max_rows is too small). */
 am_check_result *am_vf_util_row(am_check_result *rows, size_t cap, size_t *n, const char *name);

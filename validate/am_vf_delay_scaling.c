@@ -28,12 +28,7 @@
 static am_status ds_trajectory(const am_problem *p, double mu, double eta, double tau,
                                double horizon, const am_validate_opts *o, double *traj)
 {
-    am_msgd_params mp = am_msgd_params_default();
-    mp.eta = eta;
-    mp.mu = mu;
-    mp.seed = o->seed;
-    mp.coords = 1;
-    mp.coords_signed = 1;
+    am_msgd_params mp = am_vf_util_msgd(eta, mu, o->seed, 0, 2);
     am_status st = tau > 0 ? am_delay_make(AM_DELAY_CONST, tau, &mp.delay)
                            : am_delay_make(AM_DELAY_NONE, 0, &mp.delay);
     if (st) return st;

@@ -93,13 +93,7 @@ static am_status escape_times(const am_problem *p, const av_eset *es, double mu,
         k[i] = i;
         t[i] = (double)i * eta;
     }
-    am_msgd_params mp = am_msgd_params_default();
-    mp.eta = eta;
-    mp.mu = mu;
-    mp.seed = o->seed;
-    mp.init.kind = AM_INIT_EIGEN;
-    mp.init.j = 2;
-    mp.coords = 1;
+    am_msgd_params mp = am_vf_util_msgd(eta, mu, o->seed, 2, 1);
     am_status st = am_delay_make(es->delay, (double)es->param, &mp.delay);
     size_t col = 2; /* h_1^2 */
     am_ensemble_result *er = NULL;

@@ -88,14 +88,7 @@ am_status am_vf_relaxation_run(const am_validate_check *c, const am_validate_opt
             break;
         }
         double mu = rs->mu, eta = 1e-3 * (1 - mu);
-        am_msgd_params mp = am_msgd_params_default();
-        mp.eta = eta;
-        mp.mu = mu;
-        mp.seed = o->seed;
-        mp.init.kind = AM_INIT_EIGEN;
-        mp.init.j = 1;
-        mp.coords = 1;
-        mp.coords_signed = 1;
+        am_msgd_params mp = am_vf_util_msgd(eta, mu, o->seed, 1, 2);
         st = am_delay_make(rs->delay, (double)rs->param, &mp.delay);
         size_t npmf = (size_t)rs->param + 1;
         double *pmf = calloc(npmf, sizeof *pmf);

@@ -219,10 +219,7 @@ am_status am_vf_sde_run(const am_validate_check *c, const am_validate_opts *o,
             break;
         }
         sde_row_params(row, set, p, mu, eta, tmean, ngrid, R);
-        am_msgd_params mp = am_msgd_params_default();
-        mp.eta = eta;
-        mp.mu = mu;
-        mp.seed = o->seed;
+        am_msgd_params mp = am_vf_util_msgd(eta, mu, o->seed, 0, 0);
         st = am_delay_make(set->delay, (double)set->param, &mp.delay);
         if (st) break;
         am_ensemble_params ep = {R, o->threads, 0};

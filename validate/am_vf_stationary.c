@@ -101,13 +101,8 @@ static am_status av_linear_error(const am_problem *p, double eta, double mu, am_
  * (seed + j), from e_1. */
 static am_msgd_params pair_params(double eta, double mu, uint64_t seed, int j)
 {
-    am_msgd_params mp = am_msgd_params_default();
-    mp.eta = eta * (j ? 2 : 1);
-    mp.mu = mu;
-    mp.seed = seed + (uint64_t)j; /* independent runs */
-    mp.init.kind = AM_INIT_EIGEN;
-    mp.init.j = 1;
-    return mp;
+    /* independent runs: seed + j */
+    return am_vf_util_msgd(eta * (j ? 2 : 1), mu, seed + (uint64_t)j, 1, 0);
 }
 
 static am_status av_stationary_delay(const am_validate_check *c, const am_validate_opts *o,

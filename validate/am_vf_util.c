@@ -20,6 +20,21 @@ double am_vf_util_level(void)
     return 1.0 - 2.0 * gsl_cdf_ugaussian_Q(AM_VF_Z);
 }
 
+am_msgd_params am_vf_util_msgd(double eta, double mu, uint64_t seed, size_t j, int coords)
+{
+    am_msgd_params mp = am_msgd_params_default();
+    mp.eta = eta;
+    mp.mu = mu;
+    mp.seed = seed;
+    if (j) {
+        mp.init.kind = AM_INIT_EIGEN;
+        mp.init.j = j;
+    }
+    mp.coords = coords != 0;
+    mp.coords_signed = coords == 2;
+    return mp;
+}
+
 am_problem *am_vf_util_problem(am_dist_kind kind)
 {
     static const double lambda[4] = {4, 3, 2, 1};
