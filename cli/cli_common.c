@@ -395,6 +395,22 @@ int cli_is_integer(double x, double lo, double hi)
     return x >= lo && x <= hi && x == floor(x);
 }
 
+size_t *cli_size_list(const cli_args *a, const char *name, double lo, double hi, const char *why,
+                      size_t *n)
+{
+    double *v = cli_double_list(a, name, n);
+    size_t *out = cli_keep(malloc((*n + 1) * sizeof *out));
+    if (!out) cli_runtime_error("out of memory");
+    for (size_t i = 0; i < *n; i++) {
+        if (!cli_is_integer(v[i], lo, hi))
+            cli_usage_error("--%s values must be integers in [%.15g, %.15g]%s, got '%s'", name, lo,
+                            hi, why, cli_str(a, name));
+        out[i] = (size_t)v[i];
+    }
+    free(v);
+    return out;
+}
+
 void cli_csv_double(FILE *f, double x)
 {
     if (isfinite(x))

@@ -94,6 +94,11 @@ void cli_out_json(FILE *f, json_t *root);
 /* 1 if x is an integer in [lo, hi] (list entries such as --s and --K). */
 int cli_is_integer(double x, double lo, double hi);
 
+/* The comma list of --name as integers in [lo, hi] (one slot more allocated, kept until exit);
+ * exits 2 with "--name values must be integers in [lo, hi]<why>, got '...'" otherwise. */
+size_t *cli_size_list(const cli_args *a, const char *name, double lo, double hi, const char *why,
+                      size_t *n);
+
 /* Writes a deterministic trajectory (ode, dde) through --output: with params NULL the CSV
  * columns t,err,norm[,h2_1..h2_d], one row per saved time; otherwise the JSON of command with
  * params, the keys t, err, norm[, h2] and then solver (both taken over). h2 (n x d) may be

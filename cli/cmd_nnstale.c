@@ -61,22 +61,6 @@ static const cli_opt *const nnstale_opts[] = {
     &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_COH_TRACE,  &OPT_SEED,
     &OPT_THREADS,    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
 
-/* A comma list of non-negative integers in [lo, hi]. */
-static size_t *int_list(const cli_args *a, const char *name, double lo, double hi, size_t *n)
-{
-    double *v = cli_double_list(a, name, n);
-    size_t *out = cli_keep(malloc((*n + 1) * sizeof *out));
-    if (!out) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < *n; i++) {
-        if (!(v[i] >= lo && v[i] <= hi && v[i] == floor(v[i])))
-            cli_usage_error("--%s values must be integers in [%g, %g], got '%s'", name, lo, hi,
-                            cli_str(a, name));
-        out[i] = (size_t)v[i];
-    }
-    free(v);
-    return out;
-}
-
 static int cmd_staleness_preset(int argc, char **argv);
 
 /* --semantics ssp|averaged (exit 2 otherwise). */
@@ -108,8 +92,8 @@ static void model_parse(const cli_args *a, model_cfg *c)
     c->model = cli_str(a, "model");
     if (!c->model) cli_usage_error("--model needs a value (mlr, mlp:W1,... or cnn)");
     c->nopt = cli_optimizer_list(a, c->kinds, 64);
-    c->s = int_list(a, "s", 0, 100000, &c->ns);
-    c->workers = int_list(a, "workers", 1, 4096, &c->nw);
+    c->s = cli_size_list(a, "s", 0, 100000, "", &c->ns);
+    c->workers = cli_size_list(a, "workers", 1, 4096, "", &c->nw);
     am_nnstale_params *bp = &c->bp;
     *bp = am_nnstale_params_default();
     bp->batch = (size_t)cli_int(a, "batch", 1, 100000);
@@ -496,7 +480,7 @@ static void preset_s_workers(const cli_args *a, const am_nnpreset_spec *spec, pr
     c->ns = 1;
     if (preset_flag(a, c, "s")) {
         size_t n;
-        size_t *sl = int_list(a, "s", 0, 100000, &n);
+        size_t *sl = cli_size_list(a, "s", 0, 100000, "", &n);
         if (n > 63) cli_usage_error("--s lists more than 63 values");
         for (size_t i = 0; i < n; i++) {
             for (size_t q = 0; q < c->ns; q++)
@@ -509,7 +493,7 @@ static void preset_s_workers(const cli_args *a, const am_nnpreset_spec *spec, pr
             c->s[c->ns++] = spec->s[i];
     }
     if (preset_flag(a, c, "workers")) {
-        size_t *wl = int_list(a, "workers", 1, 4096, &c->nw);
+        size_t *wl = cli_size_list(a, "workers", 1, 4096, "", &c->nw);
         if (c->nw > 64) cli_usage_error("--workers lists more than 64 values");
         for (size_t i = 0; i < c->nw; i++) {
             for (size_t q = 0; q < i; q++)

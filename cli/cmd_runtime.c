@@ -29,22 +29,6 @@ static const cli_opt *const runtime_opts[] = {
     &OPT_WORKERS, &OPT_RUNTIME, &OPT_KLIST,  &OPT_UPDATES, &OPT_BURNIN, &OPT_REPLICAS_RT,
     &OPT_SEED,    &OPT_THREADS, &OPT_FORMAT, &OPT_OUTPUT,  NULL};
 
-/* --K: integers in [1, P]. */
-static size_t *runtime_klist(const cli_args *a, size_t p, size_t *nk)
-{
-    double *kd = cli_double_list(a, "K", nk);
-    size_t *ks = cli_keep(malloc(*nk * sizeof *ks));
-    if (!ks) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < *nk; i++) {
-        if (!cli_is_integer(kd[i], 1, (double)p))
-            cli_usage_error("--K values must be integers in [1, %zu] (the workers), got '%s'", p,
-                            cli_str(a, "K"));
-        ks[i] = (size_t)kd[i];
-    }
-    free(kd);
-    return ks;
-}
-
 /* Every flag into rp; returns the --format flag (cli_json); exits 2 on bad usage. */
 static int runtime_parse(const cli_args *a, am_runtime_study_params *rp)
 {
@@ -53,7 +37,7 @@ static int runtime_parse(const cli_args *a, am_runtime_study_params *rp)
     rp->workers = (size_t)cli_int(a, "workers", 1, 100000);
     if (am_runtime_parse(cli_str(a, "runtime"), &rp->runtime, err, sizeof err))
         cli_usage_error("--runtime %s", err);
-    rp->k = runtime_klist(a, rp->workers, &rp->nk);
+    rp->k = cli_size_list(a, "K", 1, (double)rp->workers, " (the workers)", &rp->nk);
     rp->updates = (uint64_t)cli_int(a, "updates", 1, 1000000000LL);
     rp->burnin = (uint64_t)cli_int(a, "burnin", 0, 1000000000LL);
     rp->replicas = (size_t)cli_int(a, "replicas", 2, 100000000LL);

@@ -125,22 +125,6 @@ typedef struct {
     int tune, json;
 } staleness_cfg;
 
-/* --s: integers in [0, 1e6] (exit 2 otherwise), malloc'd. */
-static size_t *staleness_s_list(const cli_args *a, size_t *ns)
-{
-    double *sd = cli_double_list(a, "s", ns);
-    size_t *sl = cli_keep(malloc((*ns + 1) * sizeof *sl));
-    if (!sl) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < *ns; i++) {
-        if (!cli_is_integer(sd[i], 0, 1e6))
-            cli_usage_error("--s values must be integers in [0, 1000000], got '%s'",
-                            cli_str(a, "s"));
-        sl[i] = (size_t)sd[i];
-    }
-    free(sd);
-    return sl;
-}
-
 /* The objective, optimisers, s and run flags into c (the data set is opened by
  * staleness_data); exits 2 on bad usage, --format included. */
 static void staleness_parse(const cli_args *a, staleness_cfg *c)
@@ -152,7 +136,7 @@ static void staleness_parse(const cli_args *a, staleness_cfg *c)
         cli_usage_error("--objective %s", err);
     par->noptimizers = cli_optimizer_list(a, c->opts, 64);
     par->optimizers = c->opts;
-    c->s = staleness_s_list(a, &par->ns);
+    c->s = cli_size_list(a, "s", 0, 1e6, "", &par->ns);
     par->s = c->s;
     am_stale_params *sp = &par->stale;
     *sp = am_stale_params_default();

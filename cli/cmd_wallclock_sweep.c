@@ -47,22 +47,6 @@ typedef struct {
 /* The number of measured values of a cell (ws_keys). */
 #define WS_NKEYS 20
 
-/* --workers-list: integers in [1, 4096]. */
-static size_t *ws_workers(const cli_args *a, size_t *nw)
-{
-    double *wd = cli_double_list(a, "workers-list", nw);
-    size_t *ws = cli_keep(malloc(*nw * sizeof *ws));
-    if (!ws) cli_runtime_error("out of memory");
-    for (size_t i = 0; i < *nw; i++) {
-        if (!cli_is_integer(wd[i], 1, 4096))
-            cli_usage_error("--workers-list values must be integers in [1, 4096], got '%s'",
-                            cli_str(a, "workers-list"));
-        ws[i] = (size_t)wd[i];
-    }
-    free(wd);
-    return ws;
-}
-
 /* --laws: a comma list of runtime laws. */
 static am_runtime *ws_laws(const char *ll, size_t *nl_out)
 {
@@ -87,7 +71,7 @@ static void ws_parse(const cli_args *a, ws_config *c)
     memset(c, 0, sizeof *c);
     const int quick = c->quick = cli_flag(a, "quick");
     size_t nw;
-    size_t *ws = ws_workers(a, &nw);
+    size_t *ws = cli_size_list(a, "workers-list", 1, 4096, "", &nw);
     c->ll = cli_str(a, "laws");
     am_wallclock_sweep *sw = &c->sw;
     sw->laws = ws_laws(c->ll, &sw->nlaws);
