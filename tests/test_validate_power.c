@@ -582,3 +582,34 @@ Test(converge_power, diverged_ladder_is_inconclusive)
     json_decref(root);
     test_run_free(&r);
 }
+
+/* escape-delay against the undelayed unstable OU (vs_undelayed): the same escape times, a
+   prediction without the delay's first-order correction (rate g instead of (1 - y) g, y = 0.1),
+   which sits below the delayed one; the undelayed rows are untouched */
+Test(validate_power, escape_vs_undelayed, .timeout = 300)
+{
+    const am_validate_check *c = am_validate_find("escape");
+    cr_assert_not_null(c);
+    am_check_result right[12], und[12];
+    size_t nr = 0, nu = 0;
+    am_validate_opts o = am_validate_opts_default();
+    o.threads = 2;
+    cr_assert_eq(am_validate_run(c, &o, right, &nr), AM_OK);
+    o.undelayed = 1;
+    cr_assert_eq(am_validate_run(c, &o, und, &nu), AM_OK);
+    cr_assert_eq(nr, nu);
+    size_t ndelayed = 0;
+    for (size_t i = 0; i < nr; i++) {
+        cr_expect_eq(right[i].measured, und[i].measured, "%s: the same data", right[i].params);
+        int delayed = !strcmp(right[i].name, "escape-delay");
+        cr_expect_eq(right[i].delayed, delayed, "%s", right[i].params);
+        if (!delayed) {
+            cr_expect_eq(right[i].predicted, und[i].predicted, "%s", right[i].params);
+            continue;
+        }
+        ndelayed++;
+        double r = und[i].predicted / right[i].predicted;
+        cr_expect(r > 0.8 && r < 0.95, "%s: undelayed / delayed prediction %g", right[i].params, r);
+    }
+    cr_expect_eq(ndelayed, 6);
+}

@@ -158,6 +158,7 @@ static void escape_row(am_check_result *row, const am_validate_check *c, const a
                             es->delay == AM_DELAY_CONST ? "const" : "uniform", es->param, ev->tmean,
                             eta, delta, ev->R, ev->R_ou, ev->tloc, ev->tmean / ev->tloc);
     row->replicas_used = (double)ev->R;
+    row->delayed = delayed;
     am_check_interval ci, cp;
     if (am_check_quantile(ev->x, ev->R, q, am_vf_util_level(), &ci) != AM_OK ||
         am_check_quantile(ev->y, ev->R_ou, q, am_vf_util_level(), &cp) != AM_OK)
@@ -230,9 +231,18 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
         ev.gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
         if (delayed) st = escape_delay_terms(p, &ev);
         if (st) break;
+        /* vs_undelayed: the same escape times against the undelayed OU, with its own error
+           terms (the undelayed growth rates, no amplitude term) */
+        double ou_y = ev.yy;
+        if (delayed && o->undelayed) {
+            ou_y = 0;
+            ev.g1 = g;
+            ev.gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
+            ev.amp_err = 0;
+        }
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
            delta / sqrt(eta), sigma = alpha_12 / (1-mu), monitored at the same steps */
-        double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu) * (1 - ev.yy);
+        double sigma = sqrt(am_theory_noise_variance(p, 0, 1, NULL)) / (1 - mu) * (1 - ou_y);
         av_ou_first_passage(ev.g1, sigma, delta / sqrt(eta), eta, n - 1, R_ou, o->seed, o->threads,
                             y);
         for (size_t r = 0; r < R_ou; r++)
