@@ -151,7 +151,7 @@ static void lsq_summarize(const void *ctx, const void *work, const double *obs, 
 {
     (void)ctx;
     const work_t *w = work;
-    size_t g0 = ngrid - (ngrid + 3) / 4;
+    size_t g0 = am_pslsq_floor_first(ngrid);
     double s = 0;
     for (size_t g = g0; g < ngrid; g++)
         s += obs[g * 4];

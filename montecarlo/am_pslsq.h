@@ -52,6 +52,12 @@ const am_model *am_pslsq_model(const am_pslsq *e);
  * 10 floor < f < f[0] / 2. AM_EDOM with fewer than 3 such points. */
 am_status am_pslsq_decay(const uint64_t *k, const double *f, size_t n, double floor, double *rate);
 
+/* The first of the saved steps g0..ngrid-1 (the last quarter) that the error floor averages. */
+static inline size_t am_pslsq_floor_first(size_t ngrid)
+{
+    return ngrid - (ngrid + 3) / 4;
+}
+
 /* Eigenvalue i of H. */
 double am_pslsq_lambda(const am_pslsq_params *params, size_t i);
 

@@ -15,22 +15,23 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../montecarlo/am_pslsq.h"
 #include "../montecarlo/am_wallclock.h"
 
 /* P = 4 learners, exp:1 runtimes, d = 4 and H = c I (L = c = 0.5: the theorem's L / c and its
  * 1 - eta c in place of every eigenvalue are then exact, the one problem on which the bound can
  * be within a factor 2 of the measurement), sigma = 0.5, eta = 0.02, N = 2000 updates, 201 saved
  * updates, for Async and K-async (K = 2), 10 independent seeds of 400 replicas (the same at
- * --quick: 1-2 CPU-seconds). Per seed: its measured p0 and gamma give its bound curve B_k. Rows,
- * each with the mean and standard error over the seeds, decided one-sidedly with the interval and
- * band of am_check.h (h = z sqrt(s_m^2 + s_p^2), tol = margin x prediction): async-bound       the
- * measured floor (mean of F - F* over the last quarter of the saved updates) against the mean of
- * B_k over the same updates; claim measured
- *                     <= prediction (a bound too low FAILs);
- *   async-bound-rate  the measured decay rate 1 - decay_measured against eta c g; claim
- *                     measured >= prediction (a bound rate too fast FAILs); a check of the bound's
- *                     form, not implied by the inequality (an error decaying more slowly
- *                     towards a lower floor can stay below B_k).
+ * --quick: 1-2 CPU-seconds). Per seed: its measured p0 and gamma give its bound curve B_k.
+ * Rows, each with the mean and standard error over the seeds, decided one-sidedly with the
+ * interval and band of am_check.h (h = z sqrt(s_m^2 + s_p^2), tol = margin x prediction):
+ * - async-bound: the measured floor (mean of F - F* over the last quarter of the saved updates)
+ *   against the mean of B_k over the same updates; claim measured <= prediction (a bound too
+ *   low FAILs);
+ * - async-bound-rate: the measured decay rate 1 - decay_measured against eta c g; claim
+ *   measured >= prediction (a bound rate too fast FAILs); a check of the bound's form, not
+ *   implied by the inequality (an error decaying more slowly towards a lower floor can stay
+ *   below B_k).
  * The scale of a power test's shift is the prediction itself. */
 typedef struct {
     am_stats floor, floor_b, rate, rate_b, p0, gamma, start;
@@ -42,7 +43,7 @@ static void ab_push(ab_seeds *a, const am_wallclock_result *res)
 {
     const am_wallclock_curve *w = &res->curves[0];
     double r_b = 1 - w->decay_dutta_async, fb = w->floor_dutta_async, f0 = w->err_mean[0];
-    size_t n = res->ngrid, g0 = n - (n + 3) / 4; /* the floor's saved updates (am_pslsq.h) */
+    size_t n = res->ngrid, g0 = am_pslsq_floor_first(n); /* the floor's saved updates */
     double sb = 0, start = 0;
     for (size_t g = 1; g < n; g++) {
         double b = fb + pow(1 - r_b, (double)res->update[g]) * (f0 - fb);

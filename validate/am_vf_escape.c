@@ -229,6 +229,7 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
         st = escape_times(p, es, mu, eta, delta, n, R, o, x, &ev.censored);
         if (st) break;
         ev.gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
+        double gd0 = ev.gd; /* the undelayed chain's; escape_delay_terms sets the delayed one */
         if (delayed) st = escape_delay_terms(p, &ev);
         if (st) break;
         /* vs_undelayed: the same escape times against the undelayed OU, with its own error
@@ -237,7 +238,7 @@ am_status am_vf_escape_run(const am_validate_check *c, const am_validate_opts *o
         if (delayed && o->undelayed) {
             ou_y = 0;
             ev.g1 = g;
-            ev.gd = av_growth_discrete(mu, eta * (p->lambda[0] - p->lambda[1]), eta);
+            ev.gd = gd0;
             ev.amp_err = 0;
         }
         /* the unstable-OU prediction: first passage of U = h_1 / sqrt(eta) through
