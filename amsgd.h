@@ -50,6 +50,7 @@
 #include "models/am_classset.h"
 #include "models/am_idx.h"
 #include "models/am_nn.h"
+#include "models/am_nntrain.h"
 #include "models/am_pcadata.h"
 
 /* validate/: the checks of theorems and their statistics */

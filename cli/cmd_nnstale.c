@@ -604,7 +604,7 @@ static json_t *preset_json_tuning(const preset_cfg *c, const am_optim_params *op
     const size_t G = 2 * (size_t)c->grid_half + 1;
     double glr[41];
     for (size_t j = 0; j < G; j++)
-        glr[j] = am_nnpreset_grid_lr(ops[o].lr, c->grid_half, j);
+        glr[j] = am_nnstale_grid_lr(ops[o].lr, c->grid_half, j);
     json_t *t = json_object();
     json_object_set_new(t, "model", json_string(c->mnames[m]));
     json_object_set_new(t, "optimizer", json_string(am_optim_name(c->kinds[o])));

@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -69,6 +70,28 @@ int am_ensemble_threads(int requested)
     (void)requested;
     return 1;
 #endif
+}
+
+am_status am_ensemble_jobs(size_t n, int threads, am_ensemble_job_fn run, void *ctx, char *err,
+                           size_t errlen)
+{
+    size_t first = n;
+    am_status st = AM_OK;
+    if (err && errlen) err[0] = '\0';
+#pragma omp parallel for num_threads(am_ensemble_threads(threads)) schedule(dynamic, 1)
+    for (size_t q = 0; q < n; q++) {
+        char e[256] = "";
+        am_status s = run(ctx, q, e, sizeof e);
+        if (s) {
+#pragma omp critical(am_ensemble_jobs_fail)
+            if (q < first) {
+                first = q;
+                st = s;
+                if (err && errlen) snprintf(err, errlen, "%s", e);
+            }
+        }
+    }
+    return st;
 }
 
 void am_ensemble_result_free(am_ensemble_result *res)

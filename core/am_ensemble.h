@@ -111,6 +111,14 @@ void am_ensemble_result_free(am_ensemble_result *res);
 /* Number of threads a request resolves to (0 = all cores). */
 int am_ensemble_threads(int requested);
 
+/* Independent jobs in parallel: run(ctx, q, err, errlen) for q = 0..n-1 over OpenMP threads
+ * (0 = all cores), dynamically scheduled one job at a time. Every job runs; the result is the
+ * status of the lowest failing q (AM_OK if none) and its message in err, whatever the threads,
+ * as am_ensemble_run reports its lowest failing chunk. err may be NULL. */
+typedef am_status (*am_ensemble_job_fn)(void *ctx, size_t q, char *err, size_t errlen);
+am_status am_ensemble_jobs(size_t n, int threads, am_ensemble_job_fn run, void *ctx, char *err,
+                           size_t errlen);
+
 /* MPI build: whether am_ensemble_run splits its chunks of replicas over the ranks of
  * MPI_COMM_WORLD (on by default; every rank must then make the same calls, as every rank of
  * a command does). A caller that runs different ensembles on different ranks (the sweep

@@ -106,6 +106,21 @@ done:
     return st;
 }
 
+/* The replicas of am_stale_ensemble: run r is replica r. */
+typedef struct {
+    const am_objective *f;
+    const am_optim_params *opt;
+    const am_stale_params *sp;
+    am_stale_run *runs;
+} ensemble_ctx;
+
+static am_status ensemble_job(void *vctx, size_t r, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const ensemble_ctx *x = vctx;
+    return am_stale_run_one(x->f, x->opt, x->sp, r, &x->runs[r]);
+}
+
 am_status am_stale_ensemble(const am_objective *f, const am_optim_params *opt,
                             const am_stale_params *sp, size_t replicas, int threads,
                             am_stale_summary *out)
@@ -114,16 +129,11 @@ am_status am_stale_ensemble(const am_objective *f, const am_optim_params *opt,
     if (replicas < 1) return AM_EINVAL;
     am_stale_run *runs = malloc(replicas * sizeof *runs);
     if (!runs) return AM_ENOMEM;
-    int nt = am_ensemble_threads(threads);
-    int fail = 0;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(max : fail)
-    for (size_t r = 0; r < replicas; r++) {
-        am_status st = am_stale_run_one(f, opt, sp, r, &runs[r]);
-        if (st) fail = (int)st > fail ? (int)st : fail;
-    }
+    am_status fail = am_ensemble_jobs(replicas, threads, ensemble_job,
+                                      &(ensemble_ctx){f, opt, sp, runs}, NULL, 0);
     if (fail) {
         free(runs);
-        return (am_status)fail;
+        return fail;
     }
     out->replicas = replicas;
     for (size_t r = 0; r < replicas; r++) {

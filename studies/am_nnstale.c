@@ -10,11 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/am_ensemble.h"
 #include "../core/am_rng.h"
-
-/* Rows per chunk of the evaluation and coherence passes. */
-#define EVAL_CHUNK 256
+#include "../models/am_nntrain.h"
 
 am_nnstale_params am_nnstale_params_default(void)
 {
@@ -39,13 +36,6 @@ double am_nnstale_default_lr(am_optim_kind kind)
     return 0.01;
 }
 
-static int all_finite(const double *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return 0;
-    return 1;
-}
-
 static double cosine(const double *a, const double *b, size_t n)
 {
     double ab = 0, aa = 0, bb = 0;
@@ -57,12 +47,33 @@ static double cosine(const double *a, const double *b, size_t n)
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : NAN;
 }
 
+/* The coherence of an evaluation after step k + 1 (s >= 1, k + 1 >= s): the cosine of the
+ * full gradients on the first coh_rows training rows at the current iterate and at the one s
+ * iterations back (extra vectors 1 and 2). */
+static double coherence_at(const am_nntrain *t, uint64_t k, size_t s, size_t coh_rows)
+{
+    double *c1 = t->extra + t->dim, *c2 = c1 + t->dim;
+    am_nn_set_grad(t->net, t->we, am_nntrain_slot(t, k + 1), t->train, 0, coh_rows, c1);
+    am_nn_set_grad(t->net, t->we, am_nntrain_slot(t, k + 1 - s), t->train, 0, coh_rows, c2);
+    return cosine(c1, c2, t->dim);
+}
+
+static int params_ok(const am_nn *net, const am_nnstale_params *p, const am_classset *train,
+                     const am_classset *test, uint64_t replica)
+{
+    const size_t P = p->workers, B = p->batch;
+    return !(P < 1 || P > 1000000 || B < 1 || B > 1000000 || p->s > 1000000 ||
+             !(p->target > 0 && p->target < 1) || p->max_batches < 1 || p->eval_every < 1 ||
+             am_nntrain_fits(net, train, test) ||
+             !am_rng_in_range(replica, AM_STREAM_NNSTALE, p->max_batches / P + 1));
+}
+
 am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
                              const am_nnstale_params *p, const am_classset *train,
                              const am_classset *test, uint64_t replica, am_nnstale_outcome *out,
                              double *theta_final)
 {
-    const size_t dim = am_nn_dim(net), nslot = p->s + 2, P = p->workers, B = p->batch;
+    const size_t P = p->workers;
     out->reached = 0;
     out->diverged = 0;
     out->batches = NAN;
@@ -71,94 +82,50 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     out->coherence_min = NAN;
     out->trace_n = 0;
     out->trace_batches = out->trace_cosine = NULL;
-    if (P < 1 || P > 1000000 || B < 1 || B > 1000000 || p->s > 1000000 ||
-        !(p->target > 0 && p->target < 1) || p->max_batches < 1 || p->eval_every < 1 ||
-        train->d != am_nn_inputs(net) || test->d != train->d ||
-        train->classes > am_nn_width(net, am_nn_layers(net)) ||
-        test->classes > am_nn_width(net, am_nn_layers(net)) || train->n < 1 || test->n < 1 ||
-        !am_rng_in_range(replica, AM_STREAM_NNSTALE, p->max_batches / P + 1))
-        return AM_EINVAL;
-    /* memory up front: ring, gradient, averaged sum, two coherence gradients, workspaces */
-    size_t vecs = nslot + 4;
-    if (nslot > AM_MEMORY_LIMIT / sizeof(double) / dim / 2) return AM_ENOMEM;
-    size_t bytes = vecs * dim * sizeof(double) + am_nn_work_bytes(net, B) +
-                   am_nn_work_bytes(net, EVAL_CHUNK) + B * sizeof(size_t);
-    if (bytes > AM_MEMORY_LIMIT) return AM_ENOMEM;
-    am_status st = AM_OK;
-    double *ring = malloc(vecs * dim * sizeof *ring);
-    size_t *idx = malloc(B * sizeof *idx);
-    am_nn_work *w = am_nn_work_alloc(net, B, &st);
-    am_nn_work *we = am_nn_work_alloc(net, EVAL_CHUNK, &st);
-    am_optim *o = am_optim_alloc(opt, dim, &st);
+    if (!params_ok(net, p, train, test, replica)) return AM_EINVAL;
+    /* the ring of s + 2 iterates, the gradient, the averaged sum, two coherence gradients */
+    am_nntrain t;
+    am_status st = am_nntrain_alloc(&t, net, train, test, opt, p->batch, p->eval_rows, p->s + 2, 3);
+    if (st) return st;
     const size_t max_evals = (size_t)(p->max_batches / p->eval_every) + 2;
     if (p->coherence_trace && p->s >= 1) {
         out->trace_batches = malloc(max_evals * sizeof(double));
         out->trace_cosine = malloc(max_evals * sizeof(double));
-        if (!out->trace_batches || !out->trace_cosine) st = AM_ENOMEM;
+        if (!out->trace_batches || !out->trace_cosine) {
+            st = AM_ENOMEM;
+            goto done;
+        }
     }
-    if (!ring || !idx || !w || !we || !o || st) {
-        if (st == AM_OK) st = AM_ENOMEM;
-        goto done;
-    }
-    double *g = ring + nslot * dim, *gsum = g + dim, *c1 = gsum + dim, *c2 = c1 + dim;
-    double *x = am_nn_work_x(w);
-    int *y = am_nn_work_y(w);
-    const size_t eval_rows = p->eval_rows && p->eval_rows < test->n ? p->eval_rows : test->n;
     const size_t coh_rows =
         p->coherence_rows && p->coherence_rows < train->n ? p->coherence_rows : train->n;
-    am_nn_init(net, p->seed, replica, ring);
+    const am_nntrain_combine how =
+        p->semantics == AM_NNSTALE_SSP ? AM_NNTRAIN_SEQUENTIAL : AM_NNTRAIN_AVERAGED;
+    am_nn_init(net, p->seed, replica, t.ring);
     am_stats coh = {0, 0, 0};
     double coh_min = INFINITY;
     uint64_t evals = 0;
-    double *cur = ring;
+    double *cur = t.ring;
     am_rng r;
     am_rng_init(&r, p->seed, replica, AM_STREAM_NNSTALE, 0);
     for (uint64_t k = 0;; k++) {
-        cur = ring + (k % nslot) * dim;
-        double *next = ring + ((k + 1) % nslot) * dim;
-        am_rng_seek(&r, k);
-        for (size_t j = 0; j < P; j++) {
-            uint64_t stale = am_rng_u64(&r) % (p->s + 1);
-            if (stale > k) stale = k;
-            for (size_t i = 0; i < B; i++)
-                idx[i] = (size_t)(am_rng_u64(&r) % train->n);
-            const double *src = ring + ((k - stale) % nslot) * dim;
-            am_classset_gather(train, idx, B, x, y);
-            double loss = am_nn_loss_grad(net, w, src, x, y, B, g);
-            if (!isfinite(loss)) out->diverged = 1;
-            if (p->semantics == AM_NNSTALE_SSP) {
-                am_optim_step_to(o, j == 0 ? cur : next, g, next);
-            } else if (j == 0) {
-                memcpy(gsum, g, dim * sizeof *g);
-            } else {
-                for (size_t i = 0; i < dim; i++)
-                    gsum[i] += g[i];
-            }
+        if (am_nntrain_stale_step(&t, &r, k, P, NULL, p->s, how)) {
+            out->diverged = 1;
+            break;
         }
-        if (p->semantics == AM_NNSTALE_AVERAGED) {
-            const double inv = 1.0 / (double)P;
-            for (size_t i = 0; i < dim; i++)
-                gsum[i] *= inv;
-            am_optim_step_to(o, cur, gsum, next);
-        }
-        cur = next;
+        cur = am_nntrain_slot(&t, k + 1);
         uint64_t batches = (k + 1) * P;
-        if (out->diverged) break;
         if (batches / p->eval_every > evals) {
             evals = batches / p->eval_every;
             if (p->cancel && *p->cancel) {
                 st = AM_ECANCELED;
                 goto done;
             }
-            if (!all_finite(cur, dim)) {
+            if (!am_nntrain_finite(cur, t.dim)) {
                 out->diverged = 1;
                 break;
             }
             if (p->s >= 1 && k + 1 >= p->s) {
-                const double *old = ring + ((k + 1 - p->s) % nslot) * dim;
-                am_nn_set_grad(net, we, cur, train, 0, coh_rows, c1);
-                am_nn_set_grad(net, we, old, train, 0, coh_rows, c2);
-                double c = cosine(c1, c2, dim);
+                double c = coherence_at(&t, k, p->s, coh_rows);
                 if (isfinite(c)) {
                     am_stats_push(&coh, c);
                     if (c < coh_min) coh_min = c;
@@ -171,8 +138,7 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
                 am_stats_push(&coh, 1.0);
                 coh_min = 1.0;
             }
-            double acc = am_nn_accuracy(net, we, cur, test, 0, eval_rows, NULL);
-            if (acc >= p->target) {
+            if (am_nntrain_accuracy(&t, cur) >= p->target) {
                 out->reached = 1;
                 out->batches = (double)batches;
                 break;
@@ -180,19 +146,15 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
         }
         if (batches >= p->max_batches) break;
     }
-    if (!out->diverged) out->test_accuracy = am_nn_accuracy(net, we, cur, test, 0, test->n, NULL);
-    if (theta_final) memcpy(theta_final, cur, dim * sizeof *cur);
+    if (!out->diverged) out->test_accuracy = am_nntrain_accuracy_all(&t, cur);
+    if (theta_final) memcpy(theta_final, cur, t.dim * sizeof *cur);
     if (coh.n > 0) {
         out->coherence = coh.mean;
         out->coherence_min = coh_min;
     }
 done:
     if (st) am_nnstale_outcome_free(out);
-    am_optim_free(o);
-    am_nn_work_free(w);
-    am_nn_work_free(we);
-    free(idx);
-    free(ring);
+    am_nntrain_free(&t);
     return st;
 }
 
@@ -218,6 +180,26 @@ void am_nnstale_result_free(am_nnstale_result *r)
     free(r->cells);
     free(r->s_run);
     free(r);
+}
+
+/* The runs of a sweep: run q is seed q mod seeds of cell q / seeds. */
+typedef struct {
+    const am_nnstale_sweep *sw;
+    const am_nn *net;
+    const am_classset *train, *test;
+    am_nnstale_result *res;
+} sweep_ctx;
+
+static am_status sweep_job(void *vctx, size_t q, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const sweep_ctx *x = vctx;
+    am_nnstale_cell *c = &x->res->cells[q / x->sw->seeds];
+    am_nnstale_params p = x->sw->base;
+    p.workers = c->workers;
+    p.s = c->s;
+    return am_nnstale_run_one(x->net, &x->sw->opts[c->opt], &p, x->train, x->test, q % x->sw->seeds,
+                              &c->runs[q % x->sw->seeds], NULL);
 }
 
 am_status am_nnstale_run(const am_nnstale_sweep *sw, const am_nn *net, const am_classset *train,
@@ -255,23 +237,11 @@ am_status am_nnstale_run(const am_nnstale_sweep *sw, const am_nn *net, const am_
                     return AM_ENOMEM;
                 }
             }
-    am_nn_blas_single_thread();
-    const size_t nrun = res->ncells * sw->seeds;
-    int nt = am_ensemble_threads(sw->threads);
-    int fail = 0;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(max : fail)
-    for (size_t q = 0; q < nrun; q++) {
-        am_nnstale_cell *c = &res->cells[q / sw->seeds];
-        am_nnstale_params p = sw->base;
-        p.workers = c->workers;
-        p.s = c->s;
-        am_status st = am_nnstale_run_one(net, &sw->opts[c->opt], &p, train, test, q % sw->seeds,
-                                          &c->runs[q % sw->seeds], NULL);
-        if (st) fail = (int)st > fail ? (int)st : fail;
-    }
+    am_status fail = am_nntrain_runs(res->ncells * sw->seeds, sw->threads, sweep_job,
+                                     &(sweep_ctx){sw, net, train, test, res}, NULL, 0);
     if (fail) {
         am_nnstale_result_free(res);
-        return (am_status)fail;
+        return fail;
     }
     for (size_t q = 0; q < res->ncells; q++) {
         am_nnstale_cell *c = &res->cells[q];
@@ -296,42 +266,65 @@ am_status am_nnstale_run(const am_nnstale_sweep *sw, const am_nn *net, const am_
     return AM_OK;
 }
 
+double am_nnstale_grid_lr(double lr0, int half, size_t j)
+{
+    return lr0 * pow(10.0, ((double)j - (double)half) / 2.0);
+}
+
+double am_nnstale_tune_score(const am_nnstale_outcome *runs, size_t seeds, uint64_t max_batches)
+{
+    double sum = 0;
+    for (size_t k = 0; k < seeds; k++)
+        sum += runs[k].reached ? runs[k].batches : 2.0 * (double)max_batches;
+    return sum;
+}
+
+/* am_nnstale_tune's grid: 10^(j/2), j = -4..4, around the given step. */
+#define TUNE_HALF 4
+
+/* The runs of a step-size search: run t is seed t mod seeds at grid point t / seeds. */
+typedef struct {
+    const am_nn *net;
+    const am_optim_params *opt;
+    const am_nnstale_params *p;
+    size_t seeds;
+    const am_classset *train, *test;
+    am_nnstale_outcome *runs;
+} tune_ctx;
+
+static am_status tune_job(void *vctx, size_t t, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const tune_ctx *x = vctx;
+    am_optim_params o = *x->opt;
+    o.lr = am_nnstale_grid_lr(x->opt->lr, TUNE_HALF, t / x->seeds);
+    return am_nnstale_run_one(x->net, &o, x->p, x->train, x->test, t % x->seeds, &x->runs[t], NULL);
+}
+
 am_status am_nnstale_tune(const am_nn *net, const am_optim_params *opt, const am_nnstale_params *p,
                           size_t seeds, int threads, const am_classset *train,
                           const am_classset *test, double *best_lr)
 {
-    enum { GRID = 9 };
+    enum { GRID = 2 * TUNE_HALF + 1 };
     if (seeds < 1) return AM_EINVAL;
     am_nnstale_outcome *runs = malloc(GRID * seeds * sizeof *runs);
     if (!runs) return AM_ENOMEM;
-    am_nn_blas_single_thread();
     am_nnstale_params q = *p;
     q.s = 0;
     q.coherence_trace = 0;
-    int nt = am_ensemble_threads(threads);
-    int fail = 0;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(max : fail)
-    for (size_t t = 0; t < GRID * seeds; t++) {
-        am_optim_params o = *opt;
-        o.lr = opt->lr * pow(10.0, ((double)(t / seeds) - 4.0) / 2.0);
-        am_status st = am_nnstale_run_one(net, &o, &q, train, test, t % seeds, &runs[t], NULL);
-        if (st) fail = (int)st > fail ? (int)st : fail;
-    }
+    am_status fail = am_nntrain_runs(GRID * seeds, threads, tune_job,
+                                     &(tune_ctx){net, opt, &q, seeds, train, test, runs}, NULL, 0);
     if (fail) {
         free(runs);
-        return (am_status)fail;
+        return fail;
     }
     double best = INFINITY;
     *best_lr = opt->lr;
     for (size_t j = 0; j < GRID; j++) {
-        double sum = 0;
-        for (size_t k = 0; k < seeds; k++) {
-            const am_nnstale_outcome *u = &runs[j * seeds + k];
-            sum += u->reached ? u->batches : 2.0 * (double)p->max_batches;
-        }
+        double sum = am_nnstale_tune_score(runs + j * seeds, seeds, p->max_batches);
         if (sum < best) {
             best = sum;
-            *best_lr = opt->lr * pow(10.0, ((double)j - 4.0) / 2.0);
+            *best_lr = am_nnstale_grid_lr(opt->lr, TUNE_HALF, j);
         }
     }
     free(runs);

@@ -24,6 +24,8 @@
  * where the run stops (at the target or after max_batches). Gradient coherence at each
  * evaluation (s >= 1, k + 1 >= s): cos(grad F(theta^(k+1)), grad F(theta^(k+1-s))), F the mean
  * loss over the first coherence_rows training rows; 1 for s = 0.
+ * A run diverges at its first non-finite loss (the run stops before that update) or at a
+ * non-finite iterate at an evaluation (models/am_nntrain.h, the one training engine).
  */
 #ifndef AM_NNSTALE_H
 #define AM_NNSTALE_H
@@ -86,6 +88,12 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
 
 /* Frees the trace of an outcome (not the outcome itself); NULL is safe. */
 void am_nnstale_outcome_free(am_nnstale_outcome *u);
+
+/* The step-size search (am_nnstale_tune and the dai2019 preset): grid point j = 0..2 half
+ * around lr0 is lr0 10^((j - half) / 2); a point scores the sum over its seeds of the batches
+ * to target, a miss counting twice the budget (lower is better). */
+double am_nnstale_grid_lr(double lr0, int half, size_t j);
+double am_nnstale_tune_score(const am_nnstale_outcome *runs, size_t seeds, uint64_t max_batches);
 
 /* One cell of a sweep: an optimiser, a worker count and a staleness bound, over the seeds. */
 typedef struct {

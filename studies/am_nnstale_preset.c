@@ -13,8 +13,8 @@
 #include <jansson.h>
 #include <zlib.h>
 
-#include "../core/am_ensemble.h"
 #include "../core/am_rng.h"
+#include "../models/am_nntrain.h"
 #include "am_sweep.h"
 #include "am_sweep_impl.h"
 
@@ -86,11 +86,6 @@ size_t am_nnpreset_nvalues(size_t ns, size_t seeds, int grid_half)
     return 2 * (size_t)grid_half + 2 + ns * seeds * AM_NNPRESET_RUN_NVALUES;
 }
 
-double am_nnpreset_grid_lr(double lr0, int grid_half, size_t j)
-{
-    return lr0 * pow(10.0, ((double)j - (double)grid_half) / 2.0);
-}
-
 /* The values of one run into v[AM_NNPRESET_RUN_NVALUES]. */
 static void run_values(const am_nnstale_outcome *u, size_t s, double *v)
 {
@@ -111,6 +106,37 @@ static void run_values(const am_nnstale_outcome *u, size_t s, double *v)
     v[AM_NNPRESET_COH_LATE] = l.n > 0 ? l.mean : NAN;
 }
 
+/* The runs of a preset cell: the step-size search (run t: seed t mod S at grid point t / S,
+ * s = 0), then the staleness runs at the chosen step (run t: seed t mod S at s[1 + t / S]). */
+typedef struct {
+    const am_nnpreset_params *p;
+    const am_nn *net;
+    am_optim_params opt; /* the cell's optimiser; its step is the chosen one for the stale runs */
+    am_nnstale_params q; /* the cell's parameters at s = 0 */
+    am_nnstale_outcome *runs;
+} cell_ctx;
+
+static am_status search_job(void *vctx, size_t t, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const cell_ctx *x = vctx;
+    am_optim_params op = x->opt;
+    op.lr = am_nnstale_grid_lr(x->opt.lr, x->p->grid_half, t / x->p->seeds);
+    return am_nnstale_run_one(x->net, &op, &x->q, x->p->train, x->p->test, t % x->p->seeds,
+                              &x->runs[t], NULL);
+}
+
+static am_status stale_job(void *vctx, size_t t, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const cell_ctx *x = vctx;
+    am_nnstale_params qs = x->q;
+    qs.s = x->p->s[1 + t / x->p->seeds];
+    qs.coherence_trace = 1;
+    return am_nnstale_run_one(x->net, &x->opt, &qs, x->p->train, x->p->test, t % x->p->seeds,
+                              &x->runs[t], NULL);
+}
+
 static am_status preset_cell(void *ctx, size_t cell, double *v)
 {
     const am_nnpreset_params *p = ctx;
@@ -119,63 +145,40 @@ static am_status preset_cell(void *ctx, size_t cell, double *v)
                  nstale = (p->ns - 1) * S;
     am_nnstale_outcome *runs = calloc(G * S + nstale, sizeof *runs);
     if (!runs) return AM_ENOMEM;
-    const am_nn *net = p->nets[m];
-    am_nnstale_params q = p->base;
-    q.workers = p->workers[w];
-    q.target = p->targets[m];
-    q.cancel = p->cancel;
-    q.s = 0;
-    q.coherence_trace = 0;
-    am_nn_blas_single_thread();
-    int nt = am_ensemble_threads(p->threads);
-    int fail = 0;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(max : fail)
-    for (size_t t = 0; t < G * S; t++) {
-        am_optim_params op = p->opts[o];
-        op.lr = am_nnpreset_grid_lr(p->opts[o].lr, p->grid_half, t / S);
-        am_status st = am_nnstale_run_one(net, &op, &q, p->train, p->test, t % S, &runs[t], NULL);
-        if (st) fail = (int)st > fail ? (int)st : fail;
-    }
-    size_t best = 0;
+    cell_ctx x = {p, p->nets[m], p->opts[o], p->base, runs};
+    x.q.workers = p->workers[w];
+    x.q.target = p->targets[m];
+    x.q.cancel = p->cancel;
+    x.q.s = 0;
+    x.q.coherence_trace = 0;
+    am_status fail = am_nntrain_runs(G * S, p->threads, search_job, &x, NULL, 0);
     if (!fail) {
+        size_t best = 0;
         double best_score = INFINITY;
         for (size_t j = 0; j < G; j++) {
-            double sum = 0;
-            for (size_t k = 0; k < S; k++) {
-                const am_nnstale_outcome *u = &runs[j * S + k];
-                sum += u->reached ? u->batches : 2.0 * (double)q.max_batches;
-            }
+            double sum = am_nnstale_tune_score(runs + j * S, S, x.q.max_batches);
             v[1 + j] = sum / (double)S;
             if (sum < best_score) {
                 best_score = sum;
                 best = j;
             }
         }
-        v[0] = am_nnpreset_grid_lr(p->opts[o].lr, p->grid_half, best);
-        am_optim_params op = p->opts[o];
-        op.lr = v[0];
-        am_nnstale_outcome *st_runs = runs + G * S;
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(max : fail)
-        for (size_t t = 0; t < nstale; t++) {
-            am_nnstale_params qs = q;
-            qs.s = p->s[1 + t / S];
-            qs.coherence_trace = 1;
-            am_status st =
-                am_nnstale_run_one(net, &op, &qs, p->train, p->test, t % S, &st_runs[t], NULL);
-            if (st) fail = (int)st > fail ? (int)st : fail;
-        }
+        v[0] = am_nnstale_grid_lr(p->opts[o].lr, p->grid_half, best);
+        x.opt.lr = v[0];
+        x.runs = runs + G * S;
+        fail = am_nntrain_runs(nstale, p->threads, stale_job, &x, NULL, 0);
         if (!fail) {
             double *rv = v + G + 1;
             for (size_t k = 0; k < S; k++)
                 run_values(&runs[best * S + k], 0, rv + k * AM_NNPRESET_RUN_NVALUES);
             for (size_t t = 0; t < nstale; t++)
-                run_values(&st_runs[t], p->s[1 + t / S], rv + (S + t) * AM_NNPRESET_RUN_NVALUES);
+                run_values(&x.runs[t], p->s[1 + t / S], rv + (S + t) * AM_NNPRESET_RUN_NVALUES);
         }
     }
     for (size_t t = 0; t < G * S + nstale; t++)
         am_nnstale_outcome_free(&runs[t]);
     free(runs);
-    return (am_status)fail;
+    return fail;
 }
 
 static int bad(char *why, size_t len, const char *what, size_t cell, double x)
@@ -191,7 +194,7 @@ static int preset_check_cell(void *ctx, size_t cell, const double *v, char *why,
                  w = cell / (p->nopt * p->nmodels);
     int on_grid = 0;
     for (size_t j = 0; j < G; j++) {
-        double g = am_nnpreset_grid_lr(p->opts[o].lr, p->grid_half, j);
+        double g = am_nnstale_grid_lr(p->opts[o].lr, p->grid_half, j);
         on_grid |= fabs(v[0] - g) <= 1e-12 * g;
     }
     if (!on_grid) return bad(why, whylen, "tuned step", cell, v[0]);

@@ -114,9 +114,6 @@ typedef struct {
 /* Doubles per cell. */
 size_t am_nnpreset_nvalues(size_t ns, size_t seeds, int grid_half);
 
-/* The step of grid index j (0..2H) around lr0. */
-double am_nnpreset_grid_lr(double lr0, int grid_half, size_t j);
-
 /* Runs the sweep (checkpoint, resume, MPI as am_sweep_run). AM_EINVAL with a reason in err
  * for bad parameters or a checkpoint of other parameters; AM_ECANCELED after the cancel flag
  * (the result then holds the finished cells). On ranks other than 0 under MPI the result

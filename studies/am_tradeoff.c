@@ -15,16 +15,14 @@
 #include <jansson.h>
 #include <zlib.h>
 
-#include "../core/am_ensemble.h"
 #include "../core/am_rng.h"
 #include "../core/am_stats.h"
+#include "../models/am_nntrain.h"
 #include "../montecarlo/am_optim.h"
 #include "../montecarlo/am_ps.h"
 #include "am_sweep.h"
 #include "am_sweep_impl.h"
 
-/* Rows per chunk of the final evaluation. */
-#define EVAL_CHUNK 256
 /* Values per seed in a checkpointed cell: accuracy, diverged, mean and max staleness. */
 #define NV_SEED 4
 /* Largest worker count accepted. */
@@ -76,13 +74,6 @@ am_status am_tradeoff_params_check(const am_tradeoff_params *p, char *err, size_
     return AM_OK;
 }
 
-static int all_finite(const double *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return 0;
-    return 1;
-}
-
 static am_ps *ps_make(const am_tradeoff_params *p, size_t workers, am_status *st)
 {
     am_ps_params pp = am_ps_params_default();
@@ -111,17 +102,54 @@ am_status am_tradeoff_staleness(const am_tradeoff_params *p, size_t workers, uin
     return AM_OK;
 }
 
-/* The gradient of job q on theta: B rows of the job's stream, gathered into the workspace. */
-static double job_grad(const am_nn *net, am_nn_work *w, const am_tradeoff_params *p,
-                       const am_classset *train, uint64_t replica, uint64_t q, size_t *idx,
-                       const double *theta, double *g)
+/* The gradient of job q on theta into g: B rows of the job's stream. */
+static double job_grad(const am_nntrain *t, const am_tradeoff_params *p, uint64_t replica,
+                       uint64_t q, const double *theta, double *g)
 {
     am_rng r;
     am_rng_init(&r, p->seed, replica, AM_STREAM_TRADEOFF, q);
-    for (size_t i = 0; i < p->batch; i++)
-        idx[i] = (size_t)(am_rng_u64(&r) % train->n);
-    am_classset_gather(train, idx, p->batch, am_nn_work_x(w), am_nn_work_y(w));
-    return am_nn_loss_grad(net, w, theta, am_nn_work_x(w), am_nn_work_y(w), p->batch, g);
+    return am_nntrain_grad(t, &r, theta, g);
+}
+
+/* The asynchronous pass: every learner starts a job on w_0; at update k the simulator's
+ * finisher i pushes the gradient it holds, then starts its next job (job P + k) on w_{k+1}.
+ * Returns 1 if a loss was not finite; *k_done gets the updates applied. */
+static int async_pass(const am_nntrain *t, const am_tradeoff_params *p, am_ps *ps, size_t P,
+                      uint64_t replica, const volatile sig_atomic_t *cancel, uint64_t *version,
+                      double *sum_tau, double *max_tau, uint64_t *k_done, am_status *st)
+{
+    double *theta = t->ring, *held = t->g; /* held: [P dim], the gradient of each running job */
+    const size_t dim = t->dim;
+    am_ps_reset(ps, replica);
+    int bad = 0;
+    for (size_t i = 0; i < P && !bad; i++) {
+        version[i] = 0;
+        bad = !isfinite(job_grad(t, p, replica, i, theta, held + i * dim));
+    }
+    uint64_t k = 0;
+    for (; k < p->budget && !bad; k++) {
+        if (cancel && (k & 63) == 0 && *cancel) {
+            *st = AM_ECANCELED;
+            break;
+        }
+        am_ps_update u;
+        am_ps_next(ps, &u);
+        const size_t i = u.learner[0];
+        const uint64_t tau = u.staleness[0];
+        if (u.ngrad != 1 || i >= P || version[i] + tau != k) {
+            *st = AM_EINVAL; /* the simulator broke its contract */
+            break;
+        }
+        *sum_tau += (double)tau;
+        if ((double)tau > *max_tau) *max_tau = (double)tau;
+        am_optim_step(t->o, theta, held + i * dim);
+        if (k + 1 < p->budget) {
+            version[i] = k + 1;
+            if (!isfinite(job_grad(t, p, replica, P + k, theta, held + i * dim))) bad = 1;
+        }
+    }
+    *k_done = k;
+    return bad;
 }
 
 am_status am_tradeoff_run_one(const am_nn *net, const am_tradeoff_params *p, size_t workers,
@@ -129,7 +157,7 @@ am_status am_tradeoff_run_one(const am_nn *net, const am_tradeoff_params *p, siz
                               uint64_t replica, const volatile sig_atomic_t *cancel,
                               am_tradeoff_outcome *out, double *theta_final)
 {
-    const size_t dim = am_nn_dim(net), P = workers, B = p->batch;
+    const size_t P = workers;
     const size_t K = am_nn_width(net, am_nn_layers(net));
     char why[128];
     out->accuracy = NAN;
@@ -137,80 +165,40 @@ am_status am_tradeoff_run_one(const am_nn *net, const am_tradeoff_params *p, siz
     out->mean_staleness = NAN;
     out->max_staleness = NAN;
     if (am_tradeoff_params_check(p, why, sizeof why) || P < 1 || P > MAX_WORKERS ||
-        !(mu >= 0 && mu < 1) || train->d != am_nn_inputs(net) || test->d != train->d ||
-        train->classes > K || test->classes > K || train->n < 1 || test->n < 1 ||
+        !(mu >= 0 && mu < 1) || am_nntrain_fits(net, train, test) ||
         !am_rng_in_range(replica, AM_STREAM_TRADEOFF, p->budget + P))
         return AM_EINVAL;
-    /* memory up front: P held gradients and the iterate (the optimiser adds one velocity) */
-    if (P + 2 > AM_MEMORY_LIMIT / sizeof(double) / dim) return AM_ENOMEM;
-    size_t bytes = (P + 2) * dim * sizeof(double) + am_nn_work_bytes(net, B) +
-                   am_nn_work_bytes(net, EVAL_CHUNK) + B * sizeof(size_t);
-    if (bytes > AM_MEMORY_LIMIT) return AM_ENOMEM;
-    am_status st = AM_OK;
     am_optim_params op = am_optim_params_default(AM_OPT_MOMENTUM);
     op.lr = am_tradeoff_step(p, mu);
     op.mu = mu;
-    double *theta = malloc((P + 1) * dim * sizeof *theta);
+    /* the iterate and the P held gradients (the engine's gradient and P - 1 more) */
+    am_nntrain t;
+    am_status st = am_nntrain_alloc(&t, net, train, test, &op, p->batch, p->eval_rows, 1, P - 1);
+    if (st) return st;
     uint64_t *version = malloc(P * sizeof *version);
-    size_t *idx = malloc(B * sizeof *idx);
-    am_nn_work *w = am_nn_work_alloc(net, B, &st);
-    am_nn_work *we = am_nn_work_alloc(net, EVAL_CHUNK, &st);
-    am_optim *o = am_optim_alloc(&op, dim, &st);
     am_ps *ps = ps_make(p, P, &st);
-    if (!theta || !version || !idx || !w || !we || !o || !ps || st) {
+    if (!version || !ps || st) {
         if (st == AM_OK) st = AM_ENOMEM;
         goto done;
     }
-    double *held = theta + dim; /* [P dim]: the gradient of each learner's running job */
-    am_nn_init(net, p->seed, replica, theta);
-    am_ps_reset(ps, replica);
-    int bad = 0;
-    for (size_t i = 0; i < P && !bad; i++) {
-        version[i] = 0;
-        bad = !isfinite(job_grad(net, w, p, train, replica, i, idx, theta, held + i * dim));
-    }
+    am_nn_init(net, p->seed, replica, t.ring);
     double sum_tau = 0, max_tau = 0;
     uint64_t k = 0;
-    for (; k < p->budget && !bad; k++) {
-        if (cancel && (k & 63) == 0 && *cancel) {
-            st = AM_ECANCELED;
-            goto done;
-        }
-        am_ps_update u;
-        am_ps_next(ps, &u);
-        const size_t i = u.learner[0];
-        const uint64_t tau = u.staleness[0];
-        if (u.ngrad != 1 || i >= P || version[i] + tau != k) {
-            st = AM_EINVAL; /* the simulator broke its contract */
-            goto done;
-        }
-        sum_tau += (double)tau;
-        if ((double)tau > max_tau) max_tau = (double)tau;
-        am_optim_step(o, theta, held + i * dim);
-        if (k + 1 < p->budget) {
-            version[i] = k + 1;
-            double loss = job_grad(net, w, p, train, replica, P + k, idx, theta, held + i * dim);
-            if (!isfinite(loss)) bad = 1;
-        }
-    }
+    int bad = async_pass(&t, p, ps, P, replica, cancel, version, &sum_tau, &max_tau, &k, &st);
+    if (st) goto done;
     out->mean_staleness = k > 0 ? sum_tau / (double)k : NAN;
     out->max_staleness = k > 0 ? max_tau : NAN;
-    if (bad || !all_finite(theta, dim)) {
+    if (bad || !am_nntrain_finite(t.ring, t.dim)) {
         out->diverged = 1;
         out->accuracy = 1.0 / (double)K;
     } else {
-        const size_t rows = p->eval_rows && p->eval_rows < test->n ? p->eval_rows : test->n;
-        out->accuracy = am_nn_accuracy(net, we, theta, test, 0, rows, NULL);
+        out->accuracy = am_nntrain_accuracy(&t, t.ring);
     }
-    if (theta_final) memcpy(theta_final, theta, dim * sizeof *theta);
+    if (theta_final) memcpy(theta_final, t.ring, t.dim * sizeof *t.ring);
 done:
     am_ps_free(ps);
-    am_optim_free(o);
-    am_nn_work_free(w);
-    am_nn_work_free(we);
-    free(idx);
     free(version);
-    free(theta);
+    am_nntrain_free(&t);
     return st;
 }
 
@@ -415,24 +403,26 @@ typedef struct {
     const am_nn *net;
     const am_classset *train, *test;
     am_tradeoff_outcome *runs; /* [seeds] scratch of the cell in progress */
-    am_status *status;         /* [seeds] */
+    size_t workers;            /* of the cell in progress */
+    double mu;
 } tradeoff_ctx;
+
+static am_status seed_job(void *vctx, size_t i, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    const tradeoff_ctx *c = vctx;
+    return am_tradeoff_run_one(c->net, &c->sw->base, c->workers, c->mu, c->train, c->test, i,
+                               c->sw->cancel, &c->runs[i], NULL);
+}
 
 static am_status tradeoff_cell(void *vctx, size_t cell, double *v)
 {
     tradeoff_ctx *c = vctx;
     const am_tradeoff_sweep *sw = c->sw;
-    const size_t P = sw->workers[cell / sw->nmu];
-    const double mu = sw->mu[cell % sw->nmu];
     const size_t seeds = sw->seeds;
-    int nt = am_ensemble_threads(sw->threads);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (size_t i = 0; i < seeds; i++)
-        c->status[i] = am_tradeoff_run_one(c->net, &sw->base, P, mu, c->train, c->test, i,
-                                           sw->cancel, &c->runs[i], NULL);
-    am_status st = AM_OK;
-    for (size_t i = 0; i < seeds; i++) /* the lowest failing seed decides, whatever the threads */
-        if (c->status[i] && !st) st = c->status[i];
+    c->workers = sw->workers[cell / sw->nmu];
+    c->mu = sw->mu[cell % sw->nmu];
+    am_status st = am_nntrain_runs(seeds, sw->threads, seed_job, c, NULL, 0);
     if (st) return st;
     for (size_t i = 0; i < seeds; i++) {
         v[i * NV_SEED + 0] = c->runs[i].accuracy;
@@ -568,8 +558,7 @@ am_status am_tradeoff_run(const am_tradeoff_sweep *sw, const am_nn *net, const a
     *result = NULL;
     am_status st = am_tradeoff_sweep_check(sw, err, errlen);
     if (st) return st;
-    if (train->d != am_nn_inputs(net) || test->d != train->d ||
-        train->classes > am_nn_width(net, am_nn_layers(net))) {
+    if (am_nntrain_fits(net, train, test)) {
         snprintf(err, errlen, "the model %s does not match the data (%zu features, %zu classes)",
                  am_nn_spec(net), train->d, train->classes);
         return AM_EINVAL;
@@ -578,20 +567,14 @@ am_status am_tradeoff_run(const am_tradeoff_sweep *sw, const am_nn *net, const a
     am_tradeoff_result *r = calloc(1, sizeof *r);
     double *values = malloc(ncells * seeds * NV_SEED * sizeof *values);
     unsigned char *done = calloc(ncells, 1);
-    tradeoff_ctx ctx = {sw,
-                        net,
-                        train,
-                        test,
-                        calloc(seeds, sizeof(am_tradeoff_outcome)),
-                        calloc(seeds, sizeof(am_status))};
+    tradeoff_ctx ctx = {sw, net, train, test, calloc(seeds, sizeof(am_tradeoff_outcome)), 0, 0};
     char *fps = fingerprint(sw, net, train, test);
     if (r) {
         r->cells = calloc(ncells, sizeof *r->cells);
         r->best = calloc(sw->nworkers, sizeof *r->best);
         r->seed_acc = malloc(ncells * seeds * sizeof *r->seed_acc);
     }
-    if (!r || !values || !done || !ctx.runs || !ctx.status || !fps || !r->cells || !r->best ||
-        !r->seed_acc) {
+    if (!r || !values || !done || !ctx.runs || !fps || !r->cells || !r->best || !r->seed_acc) {
         st = AM_ENOMEM;
         goto fail;
     }
@@ -609,7 +592,6 @@ am_status am_tradeoff_run(const am_tradeoff_sweep *sw, const am_nn *net, const a
         for (size_t i = 0; i < seeds; i++)
             c->accuracy[i] = NAN;
     }
-    am_nn_blas_single_thread();
     am_sweep_problem prob = {ncells, seeds * NV_SEED, tradeoff_cell, &ctx};
     am_sweep_params sp;
     AM_SWEEP_STUDY_PARAMS(sp, sw, fps, tradeoff_check_cell);
@@ -619,7 +601,6 @@ am_status am_tradeoff_run(const am_tradeoff_sweep *sw, const am_nn *net, const a
     free(values);
     free(done);
     free(ctx.runs);
-    free(ctx.status);
     free(fps);
     *result = r;
     if (r->cells_done < ncells && sw->cancel && *sw->cancel) return AM_ECANCELED;
@@ -628,7 +609,6 @@ fail:
     free(values);
     free(done);
     free(ctx.runs);
-    free(ctx.status);
     free(fps);
     am_tradeoff_result_free(r);
     return st;

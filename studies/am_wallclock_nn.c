@@ -11,12 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/am_ensemble.h"
 #include "../core/am_rng.h"
+#include "../models/am_nntrain.h"
 #include "../montecarlo/am_ps.h"
-
-/* Rows per chunk of the evaluation pass. */
-#define EVAL_CHUNK 256
 
 am_wallclock_nn_params am_wallclock_nn_params_default(void)
 {
@@ -35,13 +32,6 @@ am_wallclock_nn_params am_wallclock_nn_params_default(void)
     p.target = 0.25;
     p.max_updates = 10000000;
     return p;
-}
-
-static int all_finite(const double *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i])) return 0;
-    return 1;
 }
 
 /* The wall-clock time of evaluation g. */
@@ -64,9 +54,7 @@ static am_status check_params(const am_nn *net, const am_classset *train, const 
     if (par->seeds < 1) return am_common_fail(err, errlen, AM_EINVAL, "seeds must be >= 1");
     if (!(par->target > 0 && par->target < 1))
         return am_common_fail(err, errlen, AM_EINVAL, "target must be in (0, 1)");
-    if (train->d != am_nn_inputs(net) || test->d != train->d ||
-        train->classes > am_nn_width(net, am_nn_layers(net)) ||
-        test->classes > am_nn_width(net, am_nn_layers(net)) || train->n < 1 || test->n < 1)
+    if (am_nntrain_fits(net, train, test))
         return am_common_fail(err, errlen, AM_EINVAL, "the data set does not fit the model");
     for (size_t v = 0; v < par->nvariants; v++)
         if (am_runtime_variant_check(par->variants[v].variant, par->workers, par->variants[v].k))
@@ -116,59 +104,14 @@ static am_status simulate_updates(am_ps *ps, const am_wallclock_nn_params *par, 
     return AM_OK;
 }
 
-/* The training pass's state: the network, the data, the ring of nslot iterates (dim each),
- * the gradient g and the mean gsum, the minibatch's row indices, the workspaces of the gradient
- * (w) and of the evaluation (we), the optimiser, and the test rows per evaluation. */
-typedef struct {
-    const am_nn *net;
-    const am_classset *train, *test;
-    const am_wallclock_nn_params *par;
-    double *ring, *g, *gsum;
-    size_t *idx;
-    size_t nslot, dim, eval_rows;
-    am_nn_work *w, *we;
-    am_optim *o;
-} nn_train;
-
-/* The mean of the gradients of update j (u), each on B training rows drawn from r after the
- * staleness word of am_nnstale's layout, at the iterate its staleness names; *diverged on a
- * non-finite loss. Returns t->g for one gradient, else t->gsum. */
-static const double *mean_gradient(const nn_train *t, am_rng *r, const am_ps_update *u, uint64_t j,
-                                   int *diverged)
-{
-    const size_t B = t->par->batch, dim = t->dim;
-    double *g = t->g, *gsum = t->gsum, *x = am_nn_work_x(t->w);
-    int *y = am_nn_work_y(t->w);
-    am_rng_seek(r, j);
-    for (size_t l = 0; l < u->ngrad; l++) {
-        (void)am_rng_u64(r); /* the staleness word of am_nnstale's layout */
-        for (size_t i = 0; i < B; i++)
-            t->idx[i] = (size_t)(am_rng_u64(r) % t->train->n);
-        const double *src = t->ring + ((j - u->staleness[l]) % t->nslot) * dim;
-        am_classset_gather(t->train, t->idx, B, x, y);
-        double loss =
-            am_nn_loss_grad(t->net, t->w, src, x, y, B, u->ngrad == 1 ? g : (l ? g : gsum));
-        if (!isfinite(loss)) *diverged = 1;
-        if (u->ngrad > 1 && l > 0)
-            for (size_t i = 0; i < dim; i++)
-                gsum[i] += g[i];
-    }
-    if (u->ngrad <= 1) return g;
-    const double inv = 1.0 / (double)u->ngrad;
-    for (size_t i = 0; i < dim; i++)
-        gsum[i] *= inv;
-    return gsum;
-}
-
 /* Pass 2, the training: from am_nn_init's start in ring slot 0, the simulator replays the
- * replica's out->n updates with the gradients, and the iterate current at each evaluation time
- * is evaluated on the test rows; a diverged run has no error from there on. Returns the last
- * iterate. */
-static const double *train_pass(const nn_train *t, am_ps *ps, uint64_t replica,
-                                am_wallclock_nn_outcome *out)
+ * replica's out->n updates with the gradients (averaged into one optimiser step per update),
+ * and the iterate current at each evaluation time is evaluated on the test rows; a diverged
+ * run has no error from there on. Returns the last iterate. */
+static const double *train_pass(const am_nntrain *t, const am_wallclock_nn_params *par, am_ps *ps,
+                                uint64_t replica, am_wallclock_nn_outcome *out)
 {
-    const am_wallclock_nn_params *par = t->par;
-    const size_t dim = t->dim, G = par->ngrid;
+    const size_t G = par->ngrid;
     am_nn_init(t->net, par->seed, replica, t->ring);
     am_rng r;
     am_rng_init(&r, par->seed, replica, AM_STREAM_NNSTALE, 0);
@@ -176,22 +119,19 @@ static const double *train_pass(const nn_train *t, am_ps *ps, uint64_t replica,
     size_t gi = 0;
     double *cur = t->ring;
     for (uint64_t j = 0;; j++) {
-        cur = t->ring + (j % t->nslot) * dim;
+        cur = am_nntrain_slot(t, j);
         am_ps_update u;
         am_ps_next(ps, &u);
         /* the iterate w_j is current on [T_j, T_{j+1}) */
         while (gi < G && grid_time(par, gi) < u.time) {
             out->updates[gi] = j;
-            out->test_error[gi] = out->diverged ? NAN
-                                                : 1.0 - am_nn_accuracy(t->net, t->we, cur, t->test,
-                                                                       0, t->eval_rows, NULL);
+            out->test_error[gi] = out->diverged ? NAN : 1.0 - am_nntrain_accuracy(t, cur);
             gi++;
         }
         if (u.time > par->time || j >= out->n) break;
-        double *next = t->ring + ((j + 1) % t->nslot) * dim;
-        const double *gm = mean_gradient(t, &r, &u, j, &out->diverged);
-        if (!out->diverged) am_optim_step_to(t->o, cur, gm, next);
-        if (!out->diverged && !all_finite(next, dim)) out->diverged = 1;
+        out->diverged =
+            am_nntrain_stale_step(t, &r, j, u.ngrad, u.staleness, 0, AM_NNTRAIN_AVERAGED) ||
+            !am_nntrain_finite(am_nntrain_slot(t, j + 1), t->dim);
         if (out->diverged) {
             /* a diverged run has no error from here on */
             for (; gi < G; gi++) {
@@ -213,7 +153,6 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
     if (st) return st;
     if (v >= par->nvariants)
         return am_common_fail(err, errlen, AM_EINVAL, "variant index out of range");
-    const size_t dim = am_nn_dim(net), B = par->batch;
     am_ps_params pp = am_ps_params_default();
     pp.workers = par->workers;
     pp.runtime = par->runtime;
@@ -223,53 +162,25 @@ am_status am_wallclock_nn_run_one(const am_nn *net, const am_classset *train,
     am_ps *ps = am_ps_alloc(&pp, &st);
     if (!ps) return am_common_fail(err, errlen, st, "the parameter-server parameters are invalid");
     st = simulate_updates(ps, par, replica, out, err, errlen);
-    if (st) {
-        am_ps_free(ps);
-        return st;
+    if (!st && !am_rng_in_range(replica, AM_STREAM_NNSTALE, out->n + 1))
+        st = am_common_fail(err, errlen, AM_EINVAL,
+                            "seed index or update count out of the stream's range");
+    /* the ring of s_max + 2 iterates, the gradient and the mean */
+    am_nntrain t;
+    if (!st) {
+        st = am_nntrain_alloc(&t, net, train, test, &par->opt, par->batch, par->eval_rows,
+                              (size_t)out->max_staleness + 2, 1);
+        if (st)
+            am_common_fail(err, errlen, st,
+                           st == AM_EINVAL   ? "the optimiser parameters are invalid"
+                           : st == AM_ENOMEM ? "the staleness ring exceeds the memory limit"
+                                             : NULL);
     }
-    if (!am_rng_in_range(replica, AM_STREAM_NNSTALE, out->n + 1)) {
-        am_ps_free(ps);
-        return am_common_fail(err, errlen, AM_EINVAL,
-                              "seed index or update count out of the stream's range");
+    if (!st) {
+        const double *cur = train_pass(&t, par, ps, replica, out);
+        if (theta_final) memcpy(theta_final, cur, t.dim * sizeof *cur);
+        am_nntrain_free(&t);
     }
-    /* memory up front: ring of s_max + 2 iterates, gradient and mean, two workspaces */
-    const size_t nslot = (size_t)out->max_staleness + 2;
-    if (nslot > AM_MEMORY_LIMIT / sizeof(double) / dim / 2) {
-        am_ps_free(ps);
-        return am_common_fail(err, errlen, AM_ENOMEM,
-                              "the staleness ring exceeds the memory limit");
-    }
-    const size_t vecs = nslot + 2;
-    size_t bytes = vecs * dim * sizeof(double) + am_nn_work_bytes(net, B) +
-                   am_nn_work_bytes(net, EVAL_CHUNK) + B * sizeof(size_t);
-    if (bytes > AM_MEMORY_LIMIT) {
-        am_ps_free(ps);
-        return am_common_fail(err, errlen, AM_ENOMEM,
-                              "the staleness ring exceeds the memory limit");
-    }
-    double *ring = malloc(vecs * dim * sizeof *ring);
-    size_t *idx = malloc(B * sizeof *idx);
-    am_nn_work *w = am_nn_work_alloc(net, B, &st);
-    am_nn_work *we = am_nn_work_alloc(net, EVAL_CHUNK, &st);
-    am_optim *o = am_optim_alloc(&par->opt, dim, &st);
-    if (!ring || !idx || !w || !we || !o || st) {
-        if (st == AM_OK) st = AM_ENOMEM;
-        am_common_fail(err, errlen, st,
-                       st == AM_EINVAL ? "the optimiser parameters are invalid" : NULL);
-        goto done;
-    }
-    const size_t eval_rows = par->eval_rows && par->eval_rows < test->n ? par->eval_rows : test->n;
-    const nn_train t = {
-        net, train,     test, par, ring, ring + nslot * dim, ring + (nslot + 1) * dim, idx, nslot,
-        dim, eval_rows, w,    we,  o};
-    const double *cur = train_pass(&t, ps, replica, out);
-    if (theta_final) memcpy(theta_final, cur, dim * sizeof *cur);
-done:
-    am_optim_free(o);
-    am_nn_work_free(w);
-    am_nn_work_free(we);
-    free(idx);
-    free(ring);
     am_ps_free(ps);
     return st;
 }
@@ -348,6 +259,26 @@ static void reduce(const am_wallclock_nn_params *par, size_t v, const am_wallclo
     }
 }
 
+/* The runs of a sweep: run q is seed q mod seeds of variant q / seeds. */
+typedef struct {
+    const am_nn *net;
+    const am_classset *train, *test;
+    const am_wallclock_nn_params *par;
+    am_wallclock_nn_outcome *runs;
+    double *errs;
+    uint64_t *ups;
+} run_ctx;
+
+static am_status run_job(void *vctx, size_t q, char *err, size_t errlen)
+{
+    const run_ctx *x = vctx;
+    const size_t S = x->par->seeds, G = x->par->ngrid;
+    x->runs[q].test_error = x->errs + q * G;
+    x->runs[q].updates = x->ups + q * G;
+    return am_wallclock_nn_run_one(x->net, x->train, x->test, x->par, q / S, q % S, &x->runs[q],
+                                   NULL, err, errlen);
+}
+
 am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const am_classset *test,
                               const am_wallclock_nn_params *par, am_wallclock_nn_result *res,
                               char *err, size_t errlen)
@@ -380,33 +311,15 @@ am_status am_wallclock_nn_run(const am_nn *net, const am_classset *train, const 
         free(ups);
         return am_common_fail(err, errlen, AM_ENOMEM, NULL);
     }
-    am_nn_blas_single_thread();
-    int nt = am_ensemble_threads(par->threads);
-    /* the failure of the lowest failing run, whatever the threads */
-    size_t first_fail = nrun;
     char why[256] = "";
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (size_t q = 0; q < nrun; q++) {
-        runs[q].test_error = errs + q * G;
-        runs[q].updates = ups + q * G;
-        char e[256];
-        am_status s = am_wallclock_nn_run_one(net, train, test, par, q / S, q % S, &runs[q], NULL,
-                                              e, sizeof e);
-        if (s) {
-#pragma omp critical(am_wallclock_nn_fail)
-            if (q < first_fail) {
-                first_fail = q;
-                st = s;
-                snprintf(why, sizeof why, "%s", e);
-            }
-        }
-    }
-    if (first_fail == nrun)
+    st = am_nntrain_runs(nrun, par->threads, run_job,
+                         &(run_ctx){net, train, test, par, runs, errs, ups}, why, sizeof why);
+    if (!st)
         for (size_t v = 0; v < nv; v++)
             reduce(par, v, runs + v * S, &res->curves[v]);
     free(runs);
     free(errs);
     free(ups);
-    if (first_fail < nrun) return am_common_fail(err, errlen, st, why);
+    if (st) return am_common_fail(err, errlen, st, why);
     return AM_OK;
 }
