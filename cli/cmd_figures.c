@@ -117,29 +117,47 @@ static const fig_entry figures[] = {
       {"gnuplot staleness.gp", 0}}},
     {"dai2019",
      "Dai et al.'s grid on Fashion-MNIST: normalised batches to target against s "
-     "and P (docs/staleness.md; resumes the committed checkpoints, else about 25 CPU-minutes)",
-     {{"@A staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer sgd,momentum,adam "
+     "and P on raw pixels (docs/staleness.md; resumes the committed checkpoints, else about 25 "
+     "CPU-minutes)",
+     {{"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlr,mlp1,mlp3 --optimizer "
+       "sgd,momentum,adam "
        "--workers 1,4 --quiet --checkpoint staleness_dai2019.ckpt --resume -o "
        "staleness_dai2019.csv",
        0},
-      {"@A staleness --preset dai2019 --models mlr,mlp1,mlp3 --optimizer nesterov,rmsprop,adagrad "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlr,mlp1,mlp3 --optimizer "
+       "nesterov,rmsprop,adagrad "
        "--workers 1 --quiet --checkpoint staleness_dai2019_b.ckpt --resume -o "
        "staleness_dai2019_b.csv",
        0},
-      {"@A staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlr,mlp1 --optimizer "
+       "sgd,momentum,adam "
        "--workers 2,8 --quiet --checkpoint staleness_dai2019_c.ckpt --resume -o "
        "staleness_dai2019_c.csv",
        0},
-      {"@A staleness --preset dai2019 --models mlp2 --optimizer sgd,momentum,adam "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlp2 --optimizer "
+       "sgd,momentum,adam "
        "--workers 1,2,4,8 --quiet --checkpoint staleness_dai2019_d.ckpt --resume -o "
        "staleness_dai2019_d.csv",
        0},
-      {"@A staleness --preset dai2019 --models mlp3 --optimizer sgd,momentum,adam "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlp3 --optimizer "
+       "sgd,momentum,adam "
        "--workers 2,8 --quiet --checkpoint staleness_dai2019_e.ckpt --resume -o "
        "staleness_dai2019_e.csv",
        0},
       {"gnuplot staleness_dai2019.gp", 0},
       {"gnuplot staleness_dai2019_workers.gp", 0}}},
+    {"inputs",
+     "raw pixels against standardised inputs: slowdown at s = 8 and coherence per cell, 10 seeds "
+     "(docs/findings.md; resumes the committed checkpoints, else about 8 CPU-minutes)",
+     {{"@A staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam --workers "
+       "1,4 --s 0,8 --seeds 10 --inputs raw --quiet --checkpoint staleness_inputs_raw.ckpt "
+       "--resume -o staleness_inputs_raw.csv",
+       0},
+      {"@A staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam --workers "
+       "1,4 --s 0,8 --seeds 10 --inputs standardised --quiet --checkpoint "
+       "staleness_inputs_standardised.ckpt --resume -o staleness_inputs_standardised.csv",
+       0},
+      {"gnuplot staleness_inputs.gp", 0}}},
     {"wallclock",
      "error against wall-clock time of the variants (docs/wallclock.md)",
      {{"@A wallclock --objective lsq --grid 201 -o wallclock_lsq.csv", 0},
@@ -149,13 +167,16 @@ static const fig_entry figures[] = {
       {"gnuplot wallclock.gp", 0}}},
     {"wall_nn",
      "variants on Fashion-MNIST: test error against wall clock (docs/wallclock.md)",
-     {{"@A wallclock --model mlr --grid 51 -o wallclock_nn_mlr.csv", 0},
-      {"@A wallclock --model mlr --grid 51 --format json -o wallclock_nn_mlr.json", 0},
-      {"@A wallclock --model mlr --grid 51 --lr 0.02 -o wallclock_nn_mlr_lr002.csv", 0},
-      {"@A wallclock --model mlr --grid 51 --lr 0.02 --format json -o wallclock_nn_mlr_lr002.json",
+     {{"@A wallclock --model mlr --inputs raw --grid 51 -o wallclock_nn_mlr.csv", 0},
+      {"@A wallclock --model mlr --inputs raw --grid 51 --format json -o wallclock_nn_mlr.json", 0},
+      {"@A wallclock --model mlr --inputs raw --grid 51 --lr 0.02 -o wallclock_nn_mlr_lr002.csv",
        0},
-      {"@A wallclock --model mlp:64 --grid 51 -o wallclock_nn_mlp.csv", 0},
-      {"@A wallclock --model mlp:64 --grid 51 --format json -o wallclock_nn_mlp.json", 0},
+      {"@A wallclock --model mlr --inputs raw --grid 51 --lr 0.02 --format json -o "
+       "wallclock_nn_mlr_lr002.json",
+       0},
+      {"@A wallclock --model mlp:64 --inputs raw --grid 51 -o wallclock_nn_mlp.csv", 0},
+      {"@A wallclock --model mlp:64 --inputs raw --grid 51 --format json -o wallclock_nn_mlp.json",
+       0},
       {"gnuplot wallclock_nn.gp", 0}}},
     {"wall_sweep",
      "time per update and error floor against P, three laws (docs/wallclock.md)",

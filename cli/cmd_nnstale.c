@@ -56,10 +56,10 @@ static const cli_opt OPT_COH_TRACE = {
     "JSON: the coherence at every evaluation of every run (coherence_trace per seed)"};
 
 static const cli_opt *const nnstale_opts[] = {
-    &OPT_MODEL,      &OPT_NN_DATA,   &OPT_NNOPT,    &OPT_NNS,   &OPT_NNWORKERS,  &OPT_NNBATCH,
-    &OPT_SEMANTICS,  &OPT_NNLR,      &OPT_TUNE,     &OPT_NNMOM, &OPT_TARGET_ACC, &OPT_MAXB,
-    &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_COH_TRACE,  &OPT_SEED,
-    &OPT_THREADS,    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
+    &OPT_MODEL,   &OPT_NN_DATA,    &OPT_NN_INPUTS, &OPT_NNOPT,    &OPT_NNS,   &OPT_NNWORKERS,
+    &OPT_NNBATCH, &OPT_SEMANTICS,  &OPT_NNLR,      &OPT_TUNE,     &OPT_NNMOM, &OPT_TARGET_ACC,
+    &OPT_MAXB,    &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_COH_TRACE,
+    &OPT_SEED,    &OPT_THREADS,    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
 
 static int cmd_staleness_preset(int argc, char **argv);
 
@@ -75,7 +75,7 @@ static am_nnstale_semantics semantics_arg(const cli_args *a)
 
 /* The flags of --model as resolved (the target accuracy once the model is known). */
 typedef struct {
-    const char *model, *data, *semname;
+    const char *model, *data, *inputs, *semname;
     am_optim_kind kinds[64];
     size_t nopt, ns, nw, seeds;
     size_t *s, *workers; /* [ns], [nw], malloc'd */
@@ -110,6 +110,7 @@ static void model_parse(const cli_args *a, model_cfg *c)
     c->lr_all = cli_lr_tune(a, &c->tune);
     c->json = cli_json(a);
     c->data = cli_str(a, "data");
+    c->inputs = cli_str(a, "inputs");
     c->semname = bp->semantics == AM_NNSTALE_SSP ? "ssp" : "averaged";
 }
 
@@ -168,13 +169,38 @@ static void mean_sem_pairs(const am_stats *const *st, int n, double *v)
     }
 }
 
+/* The interval columns of the normalised batches, after the mean and standard-error pairs. */
+#define NINTERVAL 5
+/* Their values: the t interval of the mean, the median and its bootstrap interval. */
+static void interval_values(const am_check_interval *t, const am_check_interval *med,
+                            double v[NINTERVAL])
+{
+    v[0] = t->lo;
+    v[1] = t->hi;
+    v[2] = med->estimate;
+    v[3] = med->lo;
+    v[4] = med->hi;
+}
+
+/* A CSV header: the leading columns, then the summary keys of a row. */
+static void csv_header(FILE *fo, const char *lead, const char *const *keys, size_t n)
+{
+    fputs(lead, fo);
+    for (size_t k = 0; k < n; k++)
+        fprintf(fo, ",%s", keys[k]);
+    fputc('\n', fo);
+}
+
 /* The summary columns of a cell: mean and standard error of the batches to the target, the
- * normalised batches, the test accuracy and the coherence. */
-static void model_cell_values(const am_nnstale_cell *cell, double v[8])
+ * normalised batches, the test accuracy and the coherence; the intervals of the normalised
+ * batches. */
+#define MODEL_NV (8 + NINTERVAL)
+static void model_cell_values(const am_nnstale_cell *cell, double v[MODEL_NV])
 {
     const am_stats *st[4] = {&cell->steps, &cell->normalized, &cell->test_accuracy,
                              &cell->coherence};
     mean_sem_pairs(st, 4, v);
+    interval_values(&cell->normalized_t, &cell->normalized_median, v + 8);
 }
 
 /* The per-seed values of one cell (with --coherence-trace the trace of each). */
@@ -203,16 +229,18 @@ static json_t *model_json_seeds(const model_cfg *c, const am_nnstale_result *res
 }
 
 /* The summary keys of a JSON row after lr and reached, in the order of model_cell_values. */
-static const char *const model_keys[8] = {
-    "steps_to_target", "steps_to_target_sem", "normalized", "normalized_sem",
-    "test_accuracy",   "test_accuracy_sem",   "coherence",  "coherence_sem"};
+static const char *const model_keys[MODEL_NV] = {
+    "steps_to_target",     "steps_to_target_sem", "normalized",        "normalized_sem",
+    "test_accuracy",       "test_accuracy_sem",   "coherence",         "coherence_sem",
+    "normalized_t_lo",     "normalized_t_hi",     "normalized_median", "normalized_median_lo",
+    "normalized_median_hi"};
 
 /* One cell: a CSV line, or a JSON object appended to arr. */
 static void model_write_cell(FILE *fo, json_t *arr, const model_cfg *c, const am_nn *net,
                              const am_nnstale_result *res, const am_nnstale_cell *cell)
 {
     const char *oname = am_optim_name(c->kinds[cell->opt]);
-    double v[8];
+    double v[MODEL_NV];
     model_cell_values(cell, v);
     if (!c->json) {
         /* the spec has commas (mlp:256,128): quoted as a CSV field */
@@ -220,7 +248,7 @@ static void model_write_cell(FILE *fo, json_t *arr, const model_cfg *c, const am
                 c->semname);
         cli_csv_double(fo, cell->lr);
         fprintf(fo, ",%zu,%zu", res->seeds, cell->reached);
-        cli_csv_more(fo, v, 8);
+        cli_csv_more(fo, v, MODEL_NV);
         fputc('\n', fo);
         return;
     }
@@ -232,7 +260,7 @@ static void model_write_cell(FILE *fo, json_t *arr, const model_cfg *c, const am
     json_object_set_new(r, "semantics", json_string(c->semname));
     json_object_set_new(r, "lr", json_real(cell->lr));
     json_object_set_new(r, "reached", json_integer((json_int_t)cell->reached));
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k < MODEL_NV; k++)
         json_object_set_new(r, model_keys[k], cli_json_number(v[k]));
     json_object_set_new(r, "seeds", model_json_seeds(c, res, cell));
     json_array_append_new(arr, r);
@@ -247,6 +275,7 @@ static json_t *model_json_root(const model_cfg *c, const am_optim_params *ops, c
     json_t *params = json_object();
     json_object_set_new(params, "model", json_string(am_nn_spec(net)));
     json_object_set_new(params, "data", json_string(c->data));
+    json_object_set_new(params, "inputs", json_string(c->inputs));
     json_t *ol = json_array(), *lrs = json_array();
     for (size_t o = 0; o < c->nopt; o++) {
         json_array_append_new(ol, json_string(am_optim_name(c->kinds[o])));
@@ -288,10 +317,8 @@ static void model_write(const cli_args *a, const model_cfg *c, const am_optim_pa
     FILE *fo = cli_out_begin(&out, a);
     json_t *arr = json_array();
     if (!c->json)
-        fputs("model,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
-              "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
-              "coherence,coherence_sem\n",
-              fo);
+        csv_header(fo, "model,optimizer,workers,s,semantics,lr,seeds,reached", model_keys,
+                   MODEL_NV);
     for (size_t q = 0; q < res->ncells; q++) {
         const am_nnstale_cell *cell = &res->cells[q];
         int listed = 0; /* s = 0 is run as the reference even when not listed */
@@ -358,7 +385,9 @@ static const cli_opt OPT_PRESET = {
     "dai2019: Dai et al.'s grid, each optimiser's step tuned at s = 0 per model and P"};
 static const cli_opt OPT_QUICK = {"quick", NULL, NULL,
                                   "the reduced preset: mlr, mlp2; sgd, momentum, adam; P 1, 4; "
-                                  "s 0, 8; 2 seeds; grid half-width 2; 2000 batches"};
+                                  "s 0, 8; 6 seeds; grid half-width 2; 2000 batches"};
+static const cli_opt OPT_P_SEEDS = {"seeds", "N", NULL,
+                                    "independent runs per cell (default: 10, with --quick 6)"};
 static const cli_opt OPT_MODELS = {"models", "LIST", "mlr,mlp1,mlp2,mlp3,cnn",
                                    "comma list of mlr, mlp1, mlp2, mlp3 (1-3 hidden layers of "
                                    "--width units), cnn (LeNet-like)"};
@@ -388,15 +417,14 @@ static const cli_opt OPT_P_QUIET = {"quiet", NULL, NULL, "no progress line on st
 static const cli_opt OPT_LIST_CELLS = {"list-cells", NULL, NULL,
                                        "print the cells (one line per cell and s) and exit"};
 
-static const cli_opt *const preset_opts[] = {&OPT_PRESET,      &OPT_QUICK,      &OPT_MODELS,
-                                             &OPT_WIDTH,       &OPT_P_OPT,      &OPT_P_S,
-                                             &OPT_P_WORKERS,   &OPT_SEEDS,      &OPT_NN_DATA,
-                                             &OPT_NNBATCH,     &OPT_SEMANTICS,  &OPT_NNMOM,
-                                             &OPT_P_TARGET,    &OPT_P_MAXB,     &OPT_P_EVAL_EVERY,
-                                             &OPT_P_EVAL_ROWS, &OPT_P_COH_ROWS, &OPT_GRID_HALF,
-                                             &OPT_SEED,        &OPT_THREADS,    &OPT_P_CHECKPOINT,
-                                             &OPT_P_RESUME,    &OPT_P_QUIET,    &OPT_LIST_CELLS,
-                                             &OPT_FORMAT,      &OPT_OUTPUT,     NULL};
+static const cli_opt *const preset_opts[] = {
+    &OPT_PRESET,      &OPT_QUICK,        &OPT_MODELS,    &OPT_WIDTH,
+    &OPT_P_OPT,       &OPT_P_S,          &OPT_P_WORKERS, &OPT_P_SEEDS,
+    &OPT_NN_DATA,     &OPT_NN_INPUTS,    &OPT_NNBATCH,   &OPT_SEMANTICS,
+    &OPT_NNMOM,       &OPT_P_TARGET,     &OPT_P_MAXB,    &OPT_P_EVAL_EVERY,
+    &OPT_P_EVAL_ROWS, &OPT_P_COH_ROWS,   &OPT_GRID_HALF, &OPT_SEED,
+    &OPT_THREADS,     &OPT_P_CHECKPOINT, &OPT_P_RESUME,  &OPT_P_QUIET,
+    &OPT_LIST_CELLS,  &OPT_FORMAT,       &OPT_OUTPUT,    NULL};
 
 /* Splits a comma list into at most max malloc'd tokens (exits 2 on an empty entry). */
 static size_t split_list(const char *flag, const char *list, char **tok, size_t max)
@@ -427,18 +455,14 @@ typedef struct {
     size_t s[64], workers[64];
     am_nnstale_params bp;
     double mom;
-    const char *ckpt, *data, *semname;
+    const char *ckpt, *data, *inputs, *semname;
 } preset_cfg;
 
-/* 1 when the flag decides (given, or the full preset reads its default), 0 for --quick's value. */
-static int preset_flag(const cli_args *a, const preset_cfg *c, const char *name)
-{
-    return cli_given(a, name) || !c->quick;
-}
-
+/* A list flag that is not given takes the preset's value (am_nnpreset_dai2019, full or
+ * --quick): the one place of the preset's defaults. */
 static void preset_models(const cli_args *a, const am_nnpreset_spec *spec, preset_cfg *c)
 {
-    if (preset_flag(a, c, "models")) {
+    if (cli_given(a, "models")) {
         c->nm = split_list("models", cli_str(a, "models"), c->mnames, 8);
     } else {
         for (c->nm = 0; c->nm < spec->nmodels; c->nm++)
@@ -457,7 +481,7 @@ static void preset_models(const cli_args *a, const am_nnpreset_spec *spec, prese
 
 static void preset_optimizers(const cli_args *a, const am_nnpreset_spec *spec, preset_cfg *c)
 {
-    if (!preset_flag(a, c, "optimizer")) {
+    if (!cli_given(a, "optimizer")) {
         c->nopt = spec->nopt;
         memcpy(c->kinds, spec->opts, c->nopt * sizeof *c->kinds);
         return;
@@ -478,7 +502,7 @@ static void preset_s_workers(const cli_args *a, const am_nnpreset_spec *spec, pr
 {
     c->s[0] = 0;
     c->ns = 1;
-    if (preset_flag(a, c, "s")) {
+    if (cli_given(a, "s")) {
         size_t n;
         size_t *sl = cli_size_list(a, "s", 0, 100000, "", &n);
         if (n > 63) cli_usage_error("--s lists more than 63 values");
@@ -492,7 +516,7 @@ static void preset_s_workers(const cli_args *a, const am_nnpreset_spec *spec, pr
         for (size_t i = 1; i < spec->ns; i++)
             c->s[c->ns++] = spec->s[i];
     }
-    if (preset_flag(a, c, "workers")) {
+    if (cli_given(a, "workers")) {
         size_t *wl = cli_size_list(a, "workers", 1, 4096, "", &c->nw);
         if (c->nw > 64) cli_usage_error("--workers lists more than 64 values");
         for (size_t i = 0; i < c->nw; i++) {
@@ -519,13 +543,12 @@ static void preset_parse(const cli_args *a, preset_cfg *c)
     preset_models(a, &spec, c);
     preset_optimizers(a, &spec, c);
     preset_s_workers(a, &spec, c);
-    c->seeds = preset_flag(a, c, "seeds") ? (size_t)cli_int(a, "seeds", 1, 1000) : spec.seeds;
-    c->grid_half =
-        preset_flag(a, c, "grid-half") ? (int)cli_int(a, "grid-half", 0, 20) : spec.grid_half;
+    c->seeds = cli_given(a, "seeds") ? (size_t)cli_int(a, "seeds", 1, 1000) : spec.seeds;
+    c->grid_half = cli_given(a, "grid-half") ? (int)cli_int(a, "grid-half", 0, 20) : spec.grid_half;
     c->bp = am_nnstale_params_default();
     c->bp.batch = (size_t)cli_int(a, "batch", 1, 100000);
     c->bp.semantics = semantics_arg(a);
-    c->bp.max_batches = preset_flag(a, c, "max-batches")
+    c->bp.max_batches = cli_given(a, "max-batches")
                             ? (uint64_t)cli_int(a, "max-batches", 1, 1000000000LL)
                             : spec.max_batches;
     c->bp.eval_every = (size_t)cli_int(a, "eval-every", 1, 1000000000LL);
@@ -544,6 +567,7 @@ static void preset_parse(const cli_args *a, preset_cfg *c)
     c->json = cli_json(a);
     c->semname = c->bp.semantics == AM_NNSTALE_SSP ? "ssp" : "averaged";
     c->data = cli_str(a, "data");
+    c->inputs = cli_str(a, "inputs");
 }
 
 /* --list-cells: one CSV line per cell and s. */
@@ -571,18 +595,14 @@ static void preset_open(const cli_args *a, const preset_cfg *c, am_classset **tr
                         am_classset **test, am_nn **nets)
 {
     char err[1024];
-    am_status st = am_classset_open(c->data, train, test, err, sizeof err);
-    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-    if (st) cli_usage_error("--data %s", err);
-    const am_classset *tr = *train;
+    am_status st;
+    nn_cli_data(a, train, test);
     size_t smax = 0;
     for (size_t i = 0; i < c->ns; i++)
         smax = c->s[i] > smax ? c->s[i] : smax;
     double dims = 0;
     for (size_t m = 0; m < c->nm; m++) {
-        nets[m] = tr->rows ? am_nn_alloc_image(c->mspecs[m], tr->rows, tr->cols, tr->classes, &st,
-                                               err, sizeof err)
-                           : am_nn_alloc(c->mspecs[m], tr->d, tr->classes, &st, err, sizeof err);
+        nets[m] = nn_cli_net(c->mspecs[m], *train, &st, err, sizeof err);
         if (!nets[m]) cli_usage_error("--models %s: %s", c->mnames[m], err);
     }
     for (size_t m = 0; m < c->nm; m++) {
@@ -636,19 +656,23 @@ static json_t *preset_json_seeds(const preset_cfg *c, const am_nnpreset_params *
     return sj;
 }
 
-/* The summary columns of a row after lr, seeds and reached: mean and standard error of each. */
-static const char *const preset_keys[14] = {
-    "steps_to_target",  "steps_to_target_sem", "normalized",     "normalized_sem",
-    "test_accuracy",    "test_accuracy_sem",   "coherence",      "coherence_sem",
-    "coherence_early",  "coherence_early_sem", "coherence_late", "coherence_late_sem",
-    "normalized_lower", "normalized_lower_sem"};
+/* The summary columns of a row after lr, seeds and reached: mean and standard error of each,
+ * then the intervals of the normalised batches. */
+#define PRESET_NV (14 + NINTERVAL)
+static const char *const preset_keys[PRESET_NV] = {
+    "steps_to_target",   "steps_to_target_sem",  "normalized",          "normalized_sem",
+    "test_accuracy",     "test_accuracy_sem",    "coherence",           "coherence_sem",
+    "coherence_early",   "coherence_early_sem",  "coherence_late",      "coherence_late_sem",
+    "normalized_lower",  "normalized_lower_sem", "normalized_t_lo",     "normalized_t_hi",
+    "normalized_median", "normalized_median_lo", "normalized_median_hi"};
 
-static void preset_row_values(const am_nnpreset_row *row, double v[14])
+static void preset_row_values(const am_nnpreset_row *row, double v[PRESET_NV])
 {
     const am_stats *st[7] = {&row->steps,           &row->normalized,      &row->test_accuracy,
                              &row->coherence,       &row->coherence_early, &row->coherence_late,
                              &row->normalized_lower};
     mean_sem_pairs(st, 7, v);
+    interval_values(&row->normalized_t, &row->normalized_median, v + 14);
 }
 
 /* The rows of one cell, one per s: a CSV line each, or JSON objects appended to arr. */
@@ -661,14 +685,14 @@ static void preset_write_cell(FILE *fo, json_t *arr, const preset_cfg *c,
     for (size_t i = 0; i < c->ns; i++) {
         am_nnpreset_row row;
         am_nnpreset_summary(pp, r, cell, i, &row);
-        double v[14];
+        double v[PRESET_NV];
         preset_row_values(&row, v);
         if (!c->json) {
             fprintf(fo, "%s,\"%s\",%s,%zu,%zu,%s,", c->mnames[m], c->mspecs[m], oname,
                     c->workers[w], c->s[i], c->semname);
             cli_csv_double(fo, row.lr);
             fprintf(fo, ",%zu,%zu", c->seeds, row.reached);
-            cli_csv_more(fo, v, 14);
+            cli_csv_more(fo, v, PRESET_NV);
             fputc('\n', fo);
             continue;
         }
@@ -681,7 +705,7 @@ static void preset_write_cell(FILE *fo, json_t *arr, const preset_cfg *c,
         json_object_set_new(e, "semantics", json_string(c->semname));
         json_object_set_new(e, "lr", json_real(row.lr));
         json_object_set_new(e, "reached", json_integer((json_int_t)row.reached));
-        for (int k = 0; k < 14; k++)
+        for (int k = 0; k < PRESET_NV; k++)
             json_object_set_new(e, preset_keys[k], cli_json_number(v[k]));
         json_object_set_new(e, "seeds", preset_json_seeds(c, pp, r, cell, i));
         json_array_append_new(arr, e);
@@ -727,6 +751,7 @@ static json_t *preset_json_root(const preset_cfg *c, am_nn *const *nets, const a
     json_object_set_new(params, "workers", size_list_json(c->workers, c->nw));
     json_object_set_new(params, "seeds", json_integer((json_int_t)c->seeds));
     json_object_set_new(params, "data", json_string(c->data));
+    json_object_set_new(params, "inputs", json_string(c->inputs));
     json_object_set_new(params, "semantics", json_string(c->semname));
     json_object_set_new(params, "batch", json_integer((json_int_t)c->bp.batch));
     json_object_set_new(params, "momentum", json_real(c->mom));
@@ -758,11 +783,8 @@ static void preset_write(const cli_args *a, const preset_cfg *c, const am_nnpres
     FILE *fo = cli_out_begin(&out, a);
     json_t *arr = json_array(), *tun = json_array();
     if (!c->json)
-        fputs("model,spec,optimizer,workers,s,semantics,lr,seeds,reached,steps_to_target,"
-              "steps_to_target_sem,normalized,normalized_sem,test_accuracy,test_accuracy_sem,"
-              "coherence,coherence_sem,coherence_early,coherence_early_sem,coherence_late,"
-              "coherence_late_sem,normalized_lower,normalized_lower_sem\n",
-              fo);
+        csv_header(fo, "model,spec,optimizer,workers,s,semantics,lr,seeds,reached", preset_keys,
+                   PRESET_NV);
     for (size_t cell = 0; cell < r->ncells; cell++) {
         if (c->json) json_array_append_new(tun, preset_json_tuning(c, pp->opts, r, cell));
         preset_write_cell(fo, arr, c, pp, r, cell);

@@ -21,7 +21,7 @@
 
 static const cli_opt OPT_TPRESET = {
     "preset", "NAME", "none",
-    "liu2018-dnn: P 1,2,4,8 x mu 0.1..0.9 x 3 seeds, mlp:128, 10000 updates (docs/tradeoff.md)"};
+    "liu2018-dnn: P 1,2,4,8 x mu 0.1..0.9 x 10 seeds, mlp:128, 10000 updates (docs/tradeoff.md)"};
 static const cli_opt OPT_TQUICK = {
     "quick", NULL, NULL, "the same grid at a small budget (mlp:32, 1000 updates; about a minute)"};
 static const cli_opt OPT_TMODEL = {
@@ -52,20 +52,38 @@ static const cli_opt OPT_TCHECKPOINT = {"checkpoint", "FILE", NULL,
 static const cli_opt OPT_TRESUME = {"resume", NULL, NULL,
                                     "skip the cells already in the --checkpoint file"};
 
-static const cli_opt *const tradeoff_opts[] = {
-    &OPT_TPRESET, &OPT_TQUICK,     &OPT_TMODEL, &OPT_NN_DATA, &OPT_TWORKERS,    &OPT_TMUS,
-    &OPT_TLR,     &OPT_TSTEP,      &OPT_TBATCH, &OPT_TBUDGET, &OPT_TRUNTIME,    &OPT_TEVAL,
-    &OPT_TSEEDS,  &OPT_TRESAMPLES, &OPT_SEED,   &OPT_THREADS, &OPT_TCHECKPOINT, &OPT_TRESUME,
-    &OPT_QUIET,   &OPT_FORMAT,     &OPT_OUTPUT, NULL};
+static const cli_opt *const tradeoff_opts[] = {&OPT_TPRESET,
+                                               &OPT_TQUICK,
+                                               &OPT_TMODEL,
+                                               &OPT_NN_DATA,
+                                               &OPT_NN_INPUTS,
+                                               &OPT_TWORKERS,
+                                               &OPT_TMUS,
+                                               &OPT_TLR,
+                                               &OPT_TSTEP,
+                                               &OPT_TBATCH,
+                                               &OPT_TBUDGET,
+                                               &OPT_TRUNTIME,
+                                               &OPT_TEVAL,
+                                               &OPT_TSEEDS,
+                                               &OPT_TRESAMPLES,
+                                               &OPT_SEED,
+                                               &OPT_THREADS,
+                                               &OPT_TCHECKPOINT,
+                                               &OPT_TRESUME,
+                                               &OPT_QUIET,
+                                               &OPT_FORMAT,
+                                               &OPT_OUTPUT,
+                                               NULL};
 
 /* Values taken for the flags not given on the command line. */
 static const char *const preset_liu[][2] = {
     {"model", "mlp:128"}, {"workers", "1,2,4,8"}, {"mus", "0.1,0.3,0.5,0.7,0.9"},
     {"lr", "0.01"},       {"step-rule", "fixed"}, {"batch", "32"},
-    {"budget", "10000"},  {"runtime", "exp:1"},   {"seeds", "3"},
+    {"budget", "10000"},  {"runtime", "exp:1"},   {"seeds", "10"},
     {NULL, NULL}};
 static const char *const preset_quick[][2] = {
-    {"model", "mlp:32"}, {"budget", "1000"}, {NULL, NULL}};
+    {"model", "mlp:32"}, {"budget", "1000"}, {"seeds", "6"}, {NULL, NULL}};
 
 static void apply_table(cli_args *a, const char *const (*t)[2])
 {
@@ -153,6 +171,7 @@ static json_t *tradeoff_json_params(const cli_args *a, const am_tradeoff_sweep *
     json_object_set_new(params, "quick", json_boolean(cli_flag(a, "quick")));
     json_object_set_new(params, "model", json_string(am_nn_spec(net)));
     json_object_set_new(params, "data", json_string(sw->data_id));
+    json_object_set_new(params, "inputs", json_string(cli_str(a, "inputs")));
     json_t *wl = json_array();
     for (size_t i = 0; i < sw->nworkers; i++)
         json_array_append_new(wl, json_integer((json_int_t)sw->workers[i]));

@@ -45,15 +45,17 @@ static const cli_opt OPT_NN_QUICK = {
     "quick", NULL, NULL,
     "a smaller run: --time 150 --seeds 3 --grid 16 --eval-rows 1000 (given flags win)"};
 
-static const cli_opt *const wall_nn_opts[] = {
-    &OPT_NN_MODEL, &OPT_NN_DATA,  &OPT_WK,       &OPT_RT,       &OPT_VARS,
-    &OPT_NN_TIME,  &OPT_NN_GRID,  &OPT_NN_BATCH, &OPT_NN_OPT,   &OPT_NN_LR,
-    &OPT_NN_MOM,   &OPT_NN_SEEDS, &OPT_NN_EVAL,  &OPT_NN_QUICK, &OPT_NN_TARGET,
-    &OPT_SEED,     &OPT_THREADS,  &OPT_FORMAT,   &OPT_OUTPUT,   NULL};
+static const cli_opt *const wall_nn_opts[] = {&OPT_NN_MODEL,  &OPT_NN_DATA, &OPT_NN_INPUTS,
+                                              &OPT_WK,        &OPT_RT,      &OPT_VARS,
+                                              &OPT_NN_TIME,   &OPT_NN_GRID, &OPT_NN_BATCH,
+                                              &OPT_NN_OPT,    &OPT_NN_LR,   &OPT_NN_MOM,
+                                              &OPT_NN_SEEDS,  &OPT_NN_EVAL, &OPT_NN_QUICK,
+                                              &OPT_NN_TARGET, &OPT_SEED,    &OPT_THREADS,
+                                              &OPT_FORMAT,    &OPT_OUTPUT,  NULL};
 
 /* The flags as parsed: the study's params and what the output repeats. */
 typedef struct {
-    const char *model, *vl, *data;
+    const char *model, *vl, *data, *inputs;
     int quick, json;
     am_optim_kind kind;
     am_wallclock_nn_params wp;
@@ -107,24 +109,7 @@ static void wm_parse(const cli_args *a, wm_config *c)
     wp->threads = (int)cli_int(a, "threads", 0, 4096);
     c->json = cli_json(a);
     c->data = cli_str(a, "data");
-}
-
-/* Opens --data and allocates --model on it; exits 2 on a bad data set or model. */
-static am_nn *wm_open(const wm_config *c, am_classset **train, am_classset **test)
-{
-    char err[1024];
-    am_status st = am_classset_open(c->data, train, test, err, sizeof err);
-    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-    if (st) cli_usage_error("--data %s", err);
-    const am_classset *tr = *train;
-    am_nn *net = tr->rows ? am_nn_alloc_image(c->model, tr->rows, tr->cols, tr->classes, &st, err,
-                                              sizeof err)
-                          : am_nn_alloc(c->model, tr->d, tr->classes, &st, err, sizeof err);
-    if (!net) {
-        if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
-        cli_usage_error("--model %s", err);
-    }
-    return net;
+    c->inputs = cli_str(a, "inputs");
 }
 
 static void wm_csv(FILE *f, const am_wallclock_nn_result *res)
@@ -152,6 +137,7 @@ static json_t *wm_json_params(const wm_config *c, const am_nn *net)
     char buf[128];
     json_object_set_new(params, "model", json_string(am_nn_spec(net)));
     json_object_set_new(params, "data", json_string(c->data));
+    json_object_set_new(params, "inputs", json_string(c->inputs));
     json_object_set_new(params, "workers", json_integer((json_int_t)wp->workers));
     am_runtime_format(&wp->runtime, buf, sizeof buf);
     json_object_set_new(params, "runtime", json_string(buf));
@@ -242,7 +228,8 @@ int cmd_wallclock_model(int argc, char **argv)
     wm_config c;
     wm_parse(&a, &c);
     am_classset *train = NULL, *test = NULL;
-    am_nn *net = wm_open(&c, &train, &test);
+    am_nn *net = NULL;
+    nn_cli_open(&a, c.model, &train, &test, &net);
     char err[1024];
     am_wallclock_nn_result res;
     am_status st = am_wallclock_nn_run(net, train, test, &c.wp, &res, err, sizeof err);

@@ -11,18 +11,39 @@ const cli_opt OPT_NN_DATA = {
     "data", "SPEC", "fashion-mnist",
     "fashion-mnist (package dataset-fashion-mnist), idx:DIR, FILE.csv or TRAIN.csv,TEST.csv"};
 
+const cli_opt OPT_NN_INPUTS = {
+    "inputs", "MODE", "standardised",
+    "raw (pixels / 255 as read), centred (minus the training set's per-pixel mean) or "
+    "standardised (also divided by its per-pixel standard deviation)"};
+
+void nn_cli_data(const cli_args *a, am_classset **train, am_classset **test)
+{
+    char err[1024];
+    am_inputs inputs;
+    if (am_inputs_parse(cli_str(a, "inputs"), &inputs, err, sizeof err))
+        cli_usage_error("--%s", err);
+    am_status st = am_classset_open(cli_str(a, "data"), train, test, err, sizeof err);
+    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
+    if (st) cli_usage_error("--data %s", err);
+    if (am_classset_set_inputs(*train, *test, inputs))
+        cli_runtime_error("--inputs %s: %s", cli_str(a, "inputs"), am_strerror(AM_ENOMEM));
+}
+
+am_nn *nn_cli_net(const char *spec, const am_classset *train, am_status *st, char *err,
+                  size_t errlen)
+{
+    return train->rows
+               ? am_nn_alloc_image(spec, train->rows, train->cols, train->classes, st, err, errlen)
+               : am_nn_alloc(spec, train->d, train->classes, st, err, errlen);
+}
+
 void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_classset **test,
                  am_nn **net)
 {
     char err[1024];
-    const char *data = cli_str(a, "data");
-    am_status st = am_classset_open(data, train, test, err, sizeof err);
-    if (st == AM_ENOMEM) cli_runtime_error("--data %s", err);
-    if (st) cli_usage_error("--data %s", err);
-    const am_classset *tr = *train;
-    *net = tr->rows
-               ? am_nn_alloc_image(model, tr->rows, tr->cols, tr->classes, &st, err, sizeof err)
-               : am_nn_alloc(model, tr->d, tr->classes, &st, err, sizeof err);
+    am_status st;
+    nn_cli_data(a, train, test);
+    *net = nn_cli_net(model, *train, &st, err, sizeof err);
     if (!*net) {
         if (st == AM_ENOMEM) cli_usage_error("--model %s (exceeds the memory limit)", err);
         cli_usage_error("--model %s", err);

@@ -15,8 +15,20 @@
 /* --data SPEC: fashion-mnist, idx:DIR, FILE.csv or TRAIN.csv,TEST.csv. */
 extern const cli_opt OPT_NN_DATA;
 
-/* Opens the splits of --data and builds the model spec for them (an image model when the data
- * are images); exits 2 naming --data or --model on bad input, 3 when out of memory. */
+/* --inputs MODE: raw, centred or standardised (am_inputs_parse). */
+extern const cli_opt OPT_NN_INPUTS;
+
+/* Opens the splits of --data with the inputs of --inputs; exits 2 naming the flag on bad input,
+ * 3 when out of memory. */
+void nn_cli_data(const cli_args *a, am_classset **train, am_classset **test);
+
+/* The network of a model spec on the training split (an image model when the data are
+ * images); NULL with *st and err on failure. */
+am_nn *nn_cli_net(const char *spec, const am_classset *train, am_status *st, char *err,
+                  size_t errlen);
+
+/* Opens the splits of --data (nn_cli_data) and builds the model spec for them (an image model when
+ * the data are images); exits 2 naming --data or --model on bad input, 3 when out of memory. */
 void nn_cli_open(const cli_args *a, const char *model, am_classset **train, am_classset **test,
                  am_nn **net);
 

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <zlib.h>
+
 #include "../montecarlo/am_dataset.h"
 #include "am_idx.h"
 
@@ -20,7 +22,33 @@ void am_classset_free(am_classset *s)
     free(s->bytes);
     free(s->x);
     free(s->y);
+    free(s->shift);
+    free(s->scale);
     free(s);
+}
+
+const char *am_inputs_name(am_inputs mode)
+{
+    switch (mode) {
+    case AM_INPUTS_RAW:
+        return "raw";
+    case AM_INPUTS_CENTRED:
+        return "centred";
+    case AM_INPUTS_STANDARDISED:
+        return "standardised";
+    }
+    return "?";
+}
+
+am_status am_inputs_parse(const char *name, am_inputs *out, char *err, size_t errlen)
+{
+    for (int m = AM_INPUTS_RAW; m <= AM_INPUTS_STANDARDISED; m++)
+        if (strcmp(name, am_inputs_name((am_inputs)m)) == 0) {
+            *out = (am_inputs)m;
+            return AM_OK;
+        }
+    return am_common_failf(err, errlen, AM_EINVAL,
+                           "inputs must be raw, centred or standardised, got '%s'", name);
 }
 
 am_status am_classset_read_idx(const char *images, const char *labels, size_t classes,
@@ -232,6 +260,22 @@ am_status am_classset_open(const char *spec, am_classset **train, am_classset **
     return st;
 }
 
+/* The inputs' transform of the m rows at x[m d] (none for raw inputs). */
+static void transform(const am_classset *s, size_t m, double *x)
+{
+    if (!s->shift) return;
+    const size_t d = s->d;
+    for (size_t r = 0; r < m; r++) {
+        double *xr = x + r * d;
+        if (s->scale)
+            for (size_t j = 0; j < d; j++)
+                xr[j] = (xr[j] - s->shift[j]) / s->scale[j];
+        else
+            for (size_t j = 0; j < d; j++)
+                xr[j] -= s->shift[j];
+    }
+}
+
 /* byte / 255 for every byte value, correctly rounded. */
 static void byte_table(double lut[256])
 {
@@ -256,6 +300,7 @@ void am_classset_gather(const am_classset *s, const size_t *idx, size_t m, doubl
         }
         if (y) y[r] = s->y[i];
     }
+    transform(s, m, x);
 }
 
 void am_classset_rows(const am_classset *s, size_t first, size_t m, double *x, int *y)
@@ -270,5 +315,102 @@ void am_classset_rows(const am_classset *s, size_t first, size_t m, double *x, i
     } else {
         memcpy(x, s->x + first * d, m * d * sizeof *x);
     }
+    transform(s, m, x);
     if (y) memcpy(y, s->y + first, m * sizeof *y);
+}
+
+/* Row i of a raw set into x[d]. */
+static void raw_row(const am_classset *s, size_t i, const double lut[256], double *x)
+{
+    if (s->bytes)
+        for (size_t j = 0; j < s->d; j++)
+            x[j] = lut[s->bytes[i * s->d + j]];
+    else
+        memcpy(x, s->x + i * s->d, s->d * sizeof *x);
+}
+
+/* Sets the inputs of s to mode with the given mean and deviation (copied). */
+static am_status set_transform(am_classset *s, am_inputs mode, const double *mean, const double *sd)
+{
+    free(s->shift);
+    free(s->scale);
+    s->shift = s->scale = NULL;
+    s->inputs = AM_INPUTS_RAW;
+    if (mode == AM_INPUTS_RAW) return AM_OK;
+    s->shift = malloc(s->d * sizeof *s->shift);
+    if (mode == AM_INPUTS_STANDARDISED) s->scale = malloc(s->d * sizeof *s->scale);
+    if (!s->shift || (mode == AM_INPUTS_STANDARDISED && !s->scale)) {
+        free(s->shift);
+        s->shift = NULL;
+        return AM_ENOMEM;
+    }
+    memcpy(s->shift, mean, s->d * sizeof *mean);
+    if (s->scale)
+        for (size_t j = 0; j < s->d; j++)
+            s->scale[j] = sd[j] > 0 ? sd[j] : 1.0;
+    s->inputs = (int)mode;
+    return AM_OK;
+}
+
+am_status am_classset_set_inputs(am_classset *train, am_classset *test, am_inputs mode)
+{
+    const size_t d = train->d, n = train->n;
+    if (mode == AM_INPUTS_RAW || n == 0) {
+        set_transform(test, AM_INPUTS_RAW, NULL, NULL);
+        return set_transform(train, AM_INPUTS_RAW, NULL, NULL);
+    }
+    double *mean = calloc(d, sizeof *mean), *var = calloc(d, sizeof *var),
+           *row = malloc(d * sizeof *row);
+    am_status st = AM_ENOMEM;
+    if (mean && var && row) {
+        double lut[256];
+        byte_table(lut);
+        for (size_t i = 0; i < n; i++) {
+            raw_row(train, i, lut, row);
+            for (size_t j = 0; j < d; j++)
+                mean[j] += row[j];
+        }
+        for (size_t j = 0; j < d; j++)
+            mean[j] /= (double)n;
+        for (size_t i = 0; i < n; i++) {
+            raw_row(train, i, lut, row);
+            for (size_t j = 0; j < d; j++)
+                var[j] += (row[j] - mean[j]) * (row[j] - mean[j]);
+        }
+        for (size_t j = 0; j < d; j++)
+            var[j] = sqrt(var[j] / (double)n);
+        st = set_transform(train, mode, mean, var);
+        if (!st) st = set_transform(test, mode, mean, var);
+        if (st) set_transform(train, AM_INPUTS_RAW, NULL, NULL);
+    }
+    free(mean);
+    free(var);
+    free(row);
+    return st;
+}
+
+/* Continues c over the n bytes at b, in chunks zlib's uInt can count. */
+static uLong crc_bytes(uLong c, const void *b, size_t n)
+{
+    const unsigned char *p = b;
+    for (size_t off = 0; off < n; off += 1u << 30) {
+        size_t k = n - off < (1u << 30) ? n - off : (1u << 30);
+        c = crc32(c, p + off, (uInt)k);
+    }
+    return c;
+}
+
+unsigned long am_classset_crc(const am_classset *s)
+{
+    uLong c = crc32(0L, Z_NULL, 0);
+    const size_t nd = s->n * s->d;
+    c = s->bytes ? crc_bytes(c, s->bytes, nd) : crc_bytes(c, s->x, nd * sizeof(double));
+    c = crc_bytes(c, s->y, s->n * sizeof(int));
+    if (s->shift) {
+        const char *name = am_inputs_name((am_inputs)s->inputs);
+        c = crc_bytes(c, name, strlen(name));
+        c = crc_bytes(c, s->shift, s->d * sizeof(double));
+        if (s->scale) c = crc_bytes(c, s->scale, s->d * sizeof(double));
+    }
+    return (unsigned long)c & 0xffffffffUL;
 }

@@ -12,6 +12,10 @@
  *   TRAIN.csv,TEST.csv two CSV files with the same number of features
  * IDX pixels are kept as bytes and read as x = byte / 255; CSV features as doubles. classes is
  * 10 for IDX, 1 + the largest training label for CSV.
+ *
+ * Inputs (am_classset_set_inputs): the rows a set gives (gather, rows) are x as read (raw),
+ * x - m (centred) or (x - m) / sd (standardised), m and sd the training split's per-feature
+ * mean and standard deviation (population, over all its rows), the same for both splits.
  */
 #ifndef AM_CLASSSET_H
 #define AM_CLASSSET_H
@@ -27,7 +31,29 @@ typedef struct {
     uint8_t *bytes;    /* [n d] pixels (IDX) or NULL */
     double *x;         /* [n d] features (CSV) or NULL */
     int *y;            /* [n] labels in 0..classes-1 */
+    int inputs;        /* am_inputs of the rows given (0: raw) */
+    double *shift;     /* [d] subtracted from every row (centred, standardised) or NULL */
+    double *scale;     /* [d] then divided by (standardised) or NULL */
 } am_classset;
+
+/* What the rows of a set are: as read, centred, or standardised (see above). */
+typedef enum { AM_INPUTS_RAW = 0, AM_INPUTS_CENTRED, AM_INPUTS_STANDARDISED } am_inputs;
+
+/* "raw", "centred", "standardised". */
+const char *am_inputs_name(am_inputs mode);
+
+/* Parses one of those names; AM_EINVAL (with a message naming them) otherwise. */
+am_status am_inputs_parse(const char *name, am_inputs *out, char *err, size_t errlen);
+
+/* Sets the inputs of both splits from the training split's per-feature mean and standard
+ * deviation, computed here once (two passes in row order; a feature constant on the training
+ * split has sd = 0 and is only centred). raw removes a transform. AM_ENOMEM. */
+am_status am_classset_set_inputs(am_classset *train, am_classset *test, am_inputs mode);
+
+/* CRC-32 of a set's features as stored (bytes or doubles) then its labels, and of the
+ * transform of its inputs when they are not raw (its name, shift, then scale), so a
+ * fingerprint names the rows a network sees. */
+unsigned long am_classset_crc(const am_classset *s);
 
 /* Reads an images/labels pair of IDX files (3 and 1 dimensions, equal counts, labels in
  * 0..classes-1). fix is the remedy named in every message (NULL: generic). */

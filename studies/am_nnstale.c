@@ -243,6 +243,11 @@ am_status am_nnstale_run(const am_nnstale_sweep *sw, const am_nn *net, const am_
         am_nnstale_result_free(res);
         return fail;
     }
+    double *ratio = malloc(sw->seeds * sizeof *ratio);
+    if (!ratio) {
+        am_nnstale_result_free(res);
+        return AM_ENOMEM;
+    }
     for (size_t q = 0; q < res->ncells; q++) {
         am_nnstale_cell *c = &res->cells[q];
         /* the s = 0 cell of the same optimiser and worker count */
@@ -250,18 +255,29 @@ am_status am_nnstale_run(const am_nnstale_sweep *sw, const am_nn *net, const am_
         while (res->s_run[i0] != 0)
             i0++;
         const am_nnstale_cell *ref = &res->cells[base + i0];
+        size_t nratio = 0;
         for (size_t k = 0; k < sw->seeds; k++) {
             const am_nnstale_outcome *u = &c->runs[k];
             if (u->reached) {
                 c->reached++;
                 am_stats_push(&c->steps, u->batches);
-                if (ref->runs[k].reached)
+                if (ref->runs[k].reached) {
                     am_stats_push(&c->normalized, u->batches / ref->runs[k].batches);
+                    ratio[nratio++] = u->batches / ref->runs[k].batches;
+                }
             }
             if (isfinite(u->test_accuracy)) am_stats_push(&c->test_accuracy, u->test_accuracy);
             if (isfinite(u->coherence)) am_stats_push(&c->coherence, u->coherence);
         }
+        am_check_t_interval(&c->normalized, 0.95, &c->normalized_t);
+        if (am_check_median_bootstrap(ratio, nratio, AM_NNSTALE_BOOT, 0.95, sw->base.seed,
+                                      &c->normalized_median)) {
+            free(ratio);
+            am_nnstale_result_free(res);
+            return AM_ENOMEM;
+        }
     }
+    free(ratio);
     *out = res;
     return AM_OK;
 }

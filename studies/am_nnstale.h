@@ -39,6 +39,7 @@
 #include "../models/am_classset.h"
 #include "../models/am_nn.h"
 #include "../montecarlo/am_optim.h"
+#include "../validate/am_check.h"
 
 typedef enum { AM_NNSTALE_SSP = 0, AM_NNSTALE_AVERAGED } am_nnstale_semantics;
 
@@ -106,7 +107,13 @@ typedef struct {
     am_stats normalized;    /* batches(s) / batches(s = 0) per seed, same optimiser and P */
     am_stats test_accuracy; /* over all seeds */
     am_stats coherence;     /* over the seeds where defined */
+    /* normalized's 95 % t interval (n - 1 degrees of freedom), and its median with a 95 %
+       percentile bootstrap interval (AM_NNSTALE_BOOT resamples; the ratios are heavy-tailed) */
+    am_check_interval normalized_t, normalized_median;
 } am_nnstale_cell;
+
+/* Bootstrap resamples of the median of a cell's normalised batches. */
+#define AM_NNSTALE_BOOT 2000
 
 typedef struct {
     size_t nopt;

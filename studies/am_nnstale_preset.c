@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <zlib.h>
 
 #include "../core/am_rng.h"
 #include "../models/am_nntrain.h"
@@ -39,7 +38,7 @@ void am_nnpreset_dai2019(int quick, am_nnpreset_spec *sp)
         memcpy(sp->workers, workers, sizeof workers);
         sp->ns = 5;
         memcpy(sp->s, s, sizeof s);
-        sp->seeds = 3;
+        sp->seeds = 10;
         sp->grid_half = 4;
         sp->max_batches = 4000;
         return;
@@ -57,7 +56,7 @@ void am_nnpreset_dai2019(int quick, am_nnpreset_spec *sp)
     sp->ns = 2;
     sp->s[0] = 0;
     sp->s[1] = 8;
-    sp->seeds = 2;
+    sp->seeds = 6;
     sp->grid_half = 2;
     sp->max_batches = 2000;
 }
@@ -220,35 +219,19 @@ static int preset_check_cell(void *ctx, size_t cell, const double *v, char *why,
     return 0;
 }
 
-static unsigned long data_crc(const am_classset *s)
-{
-    uLong c = crc32(0L, Z_NULL, 0);
-    const size_t nd = s->n * s->d;
-    const unsigned char *b = s->bytes ? s->bytes : (const unsigned char *)s->x;
-    size_t nb = s->bytes ? nd : nd * sizeof(double);
-    for (size_t off = 0; off < nb; off += 1u << 30) {
-        size_t k = nb - off < (1u << 30) ? nb - off : (1u << 30);
-        c = crc32(c, b + off, (uInt)k);
-    }
-    const unsigned char *y = (const unsigned char *)s->y;
-    size_t ny = s->n * sizeof(int);
-    for (size_t off = 0; off < ny; off += 1u << 30) {
-        size_t k = ny - off < (1u << 30) ? ny - off : (1u << 30);
-        c = crc32(c, y + off, (uInt)k);
-    }
-    return (unsigned long)c & 0xffffffffUL;
-}
-
 static json_t *set_json(const char *name, const am_classset *s)
 {
     json_t *o = json_object();
     char buf[16];
-    snprintf(buf, sizeof buf, "%08lx", data_crc(s));
+    snprintf(buf, sizeof buf, "%08lx", am_classset_crc(s));
     json_object_set_new(o, "set", json_string(name));
     json_object_set_new(o, "rows", json_integer((json_int_t)s->n));
     json_object_set_new(o, "features", json_integer((json_int_t)s->d));
     json_object_set_new(o, "classes", json_integer((json_int_t)s->classes));
     json_object_set_new(o, "crc32", json_string(buf));
+    /* raw inputs add no key: the checkpoints of raw runs keep their fingerprint */
+    if (s->inputs != AM_INPUTS_RAW)
+        json_object_set_new(o, "inputs", json_string(am_inputs_name((am_inputs)s->inputs)));
     return o;
 }
 
@@ -379,6 +362,8 @@ void am_nnpreset_summary(const am_nnpreset_params *p, const am_nnpreset_result *
 {
     memset(row, 0, sizeof *row);
     row->lr = r->values[cell * r->nvalues];
+    double *ratio = malloc(p->seeds * sizeof *ratio);
+    size_t nratio = 0;
     for (size_t k = 0; k < p->seeds; k++) {
         const double *x = am_nnpreset_run_values(p, r, cell, si, k);
         const double *x0 = am_nnpreset_run_values(p, r, cell, 0, k);
@@ -386,7 +371,10 @@ void am_nnpreset_summary(const am_nnpreset_params *p, const am_nnpreset_result *
         if (isfinite(b)) {
             row->reached++;
             am_stats_push(&row->steps, b);
-            if (isfinite(b0)) am_stats_push(&row->normalized, b / b0);
+            if (isfinite(b0)) {
+                am_stats_push(&row->normalized, b / b0);
+                if (ratio) ratio[nratio++] = b / b0;
+            }
         }
         if (isfinite(b0))
             am_stats_push(&row->normalized_lower,
@@ -400,4 +388,10 @@ void am_nnpreset_summary(const am_nnpreset_params *p, const am_nnpreset_result *
         if (isfinite(x[AM_NNPRESET_COH_LATE]))
             am_stats_push(&row->coherence_late, x[AM_NNPRESET_COH_LATE]);
     }
+    am_check_t_interval(&row->normalized, 0.95, &row->normalized_t);
+    if (!ratio || am_check_median_bootstrap(ratio, nratio, AM_NNPRESET_BOOT, 0.95, p->base.seed,
+                                            &row->normalized_median))
+        row->normalized_median.estimate = row->normalized_median.lo = row->normalized_median.hi =
+            NAN;
+    free(ratio);
 }

@@ -33,6 +33,7 @@
 
 #include "../core/am_common.h"
 #include "../core/am_stats.h"
+#include "../validate/am_check.h"
 #include "am_nnstale.h"
 
 #define AM_NNPRESET_VERSION 1
@@ -134,7 +135,13 @@ typedef struct {
     am_stats normalized_lower;
     am_stats test_accuracy;                              /* over the seeds with a finite accuracy */
     am_stats coherence, coherence_early, coherence_late; /* over the seeds where defined */
+    /* normalized's 95 % t interval (n - 1 degrees of freedom), and its median with a 95 %
+       percentile bootstrap interval (AM_NNPRESET_BOOT resamples; the ratios are heavy-tailed) */
+    am_check_interval normalized_t, normalized_median;
 } am_nnpreset_row;
+
+/* Bootstrap resamples of the median of a row's normalised batches. */
+#define AM_NNPRESET_BOOT 2000
 
 void am_nnpreset_summary(const am_nnpreset_params *p, const am_nnpreset_result *r, size_t cell,
                          size_t si, am_nnpreset_row *row);

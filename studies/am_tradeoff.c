@@ -448,7 +448,8 @@ static int tradeoff_check_cell(void *vctx, size_t cell, const double *v, char *w
     return 0;
 }
 
-/* CRC-32 of the data set's labels and features, so the checkpoint names the data. */
+/* CRC-32 of the data set's labels and features as stored, so the checkpoint names the data (the
+ * order of the committed checkpoints: labels first; am_classset_crc adds the inputs). */
 static unsigned long data_crc(const am_classset *s)
 {
     uLong c = crc32(0L, Z_NULL, 0);
@@ -473,6 +474,11 @@ static char *fingerprint(const am_tradeoff_sweep *sw, const am_nn *net, const am
     json_object_set_new(fp, "data", json_string(sw->data_id ? sw->data_id : ""));
     snprintf(buf, sizeof buf, "%zu:%zu:%zu:%lx:%lx", train->n, test->n, train->d, data_crc(train),
              data_crc(test));
+    /* raw inputs add nothing: the checkpoints of raw runs keep their fingerprint */
+    if (train->inputs != AM_INPUTS_RAW)
+        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), ":%s:%08lx:%08lx",
+                 am_inputs_name((am_inputs)train->inputs), am_classset_crc(train),
+                 am_classset_crc(test));
     json_object_set_new(fp, "data_id", json_string(buf));
     json_object_set_new(fp, "batch", json_integer((json_int_t)sw->base.batch));
     json_object_set_new(fp, "budget", json_integer((json_int_t)sw->base.budget));

@@ -280,6 +280,89 @@ Test(classset, csv)
     unlink(b);
 }
 
+/* Inputs on a CSV set whose mean and deviation are known in closed form: training rows
+ * (0, 5, 1), (2, 5, 3), (4, 5, 8) have per-feature means 2, 5, 4 and population deviations
+ * sqrt(8/3), 0 (constant: only centred), sqrt(26/3); the test row (1, 7, 4) is transformed by
+ * the training statistics, not its own. Raw restores the rows as read and the CRC. */
+Test(classset, inputs_closed_form)
+{
+    char a[64], b[64], spec[140], err[512];
+    snprintf(a, sizeof a, "/tmp/amsgd_inp_a_%d.csv", (int)getpid());
+    snprintf(b, sizeof b, "/tmp/amsgd_inp_b_%d.csv", (int)getpid());
+    test_write_file(a, "0,5,1,0\n2,5,3,1\n4,5,8,1\n");
+    test_write_file(b, "1,7,4,0\n");
+    snprintf(spec, sizeof spec, "%s,%s", a, b);
+    am_classset *tr, *te;
+    cr_assert_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_OK, "%s", err);
+    const unsigned long crc_raw = am_classset_crc(tr);
+    double x[9], t[3];
+    const size_t all[3] = {0, 1, 2};
+    cr_assert_eq(am_classset_set_inputs(tr, te, AM_INPUTS_STANDARDISED), AM_OK);
+    cr_expect_eq(tr->inputs, AM_INPUTS_STANDARDISED);
+    am_classset_gather(tr, all, 3, x, NULL);
+    am_classset_rows(te, 0, 1, t, NULL);
+    const double s0 = sqrt(8.0 / 3.0), s2 = sqrt(26.0 / 3.0);
+    const double want[9] = {-2 / s0, 0, -3 / s2, 0, 0, -1 / s2, 2 / s0, 0, 4 / s2};
+    const double want_t[3] = {-1 / s0, 2, 0};
+    for (size_t i = 0; i < 9; i++)
+        cr_expect(fabs(x[i] - want[i]) <= 4e-16 * fmax(1, fabs(want[i])),
+                  "standardised training value %zu: %.17g, closed form %.17g", i, x[i], want[i]);
+    for (size_t j = 0; j < 3; j++)
+        cr_expect(fabs(t[j] - want_t[j]) <= 4e-16 * fmax(1, fabs(want_t[j])),
+                  "standardised test value %zu: %.17g, closed form %.17g", j, t[j], want_t[j]);
+    /* the test row by its own statistics would be all zeros: the check tells them apart */
+    cr_expect(fabs(t[0]) > 0.1 && fabs(t[1]) > 0.1, "test row standardised by its own mean");
+    const unsigned long crc_std = am_classset_crc(tr);
+    cr_assert_eq(am_classset_set_inputs(tr, te, AM_INPUTS_CENTRED), AM_OK);
+    am_classset_gather(tr, all + 2, 1, x, NULL);
+    cr_expect(x[0] == 2 && x[1] == 0 && x[2] == 4, "centred row 2: %g %g %g", x[0], x[1], x[2]);
+    cr_expect(am_classset_crc(tr) != crc_std && crc_std != crc_raw, "the CRC names the inputs");
+    cr_assert_eq(am_classset_set_inputs(tr, te, AM_INPUTS_RAW), AM_OK);
+    am_classset_rows(tr, 0, 3, x, NULL);
+    cr_expect(x[0] == 0 && x[1] == 5 && x[2] == 1 && x[8] == 8 && tr->shift == NULL);
+    cr_expect_eq(am_classset_crc(tr), crc_raw);
+    am_inputs m;
+    cr_expect_eq(am_inputs_parse("centred", &m, err, sizeof err), AM_OK);
+    cr_expect_eq(m, AM_INPUTS_CENTRED);
+    cr_expect_eq(am_inputs_parse("normalised", &m, err, sizeof err), AM_EINVAL);
+    expect_one_line(err, "normalised", "raw, centred or standardised");
+    am_classset_free(tr);
+    am_classset_free(te);
+    unlink(a);
+    unlink(b);
+}
+
+/* Standardised pixels of the IDX fixture: every training pixel that varies has mean 0 and
+ * variance 1 over the training split, to rounding. */
+Test(classset, inputs_fixture_moments)
+{
+    am_classset *tr, *te;
+    test_open_fixture(&tr, &te);
+    cr_assert_eq(am_classset_set_inputs(tr, te, AM_INPUTS_STANDARDISED), AM_OK);
+    const size_t n = tr->n, d = tr->d;
+    double *x = malloc(n * d * sizeof *x);
+    am_classset_rows(tr, 0, n, x, NULL);
+    size_t varying = 0;
+    for (size_t j = 0; j < d; j++) {
+        double m = 0, v = 0;
+        for (size_t i = 0; i < n; i++)
+            m += x[i * d + j];
+        m /= (double)n;
+        for (size_t i = 0; i < n; i++)
+            v += (x[i * d + j] - m) * (x[i * d + j] - m);
+        v /= (double)n;
+        cr_expect(fabs(m) <= 1e-13, "pixel %zu: mean %.3g", j, m);
+        if (v > 0) {
+            varying++;
+            cr_expect(fabs(v - 1) <= 1e-12, "pixel %zu: variance %.17g", j, v);
+        }
+    }
+    cr_expect(varying > 0, "no pixel varies in the fixture");
+    free(x);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
 Test(nn, specs)
 {
     char err[256];

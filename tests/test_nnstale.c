@@ -394,13 +394,13 @@ Test(nnstale, preset_expands_to_documented_cells)
     const char *spec[] = {"mlr", "mlp:32", "mlp:32,32", "mlp:32,32,32", "cnn"};
     const double tg[] = {0.8, 0.82, 0.82, 0.82, 0.82};
     const char *o[] = {"sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad"};
-    char *want = documented_cells(4, w, 5, m, spec, tg, 6, o, 5, s, 3);
+    char *want = documented_cells(4, w, 5, m, spec, tg, 6, o, 5, s, 10);
     test_run r = test_amsgd("staleness --preset dai2019 --list-cells");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, want, "the full preset's cells differ from the documented list");
     /* the same comparison rejects a list in another order (optimisers swapped) */
     const char *o_wrong[] = {"momentum", "sgd", "nesterov", "adam", "rmsprop", "adagrad"};
-    char *wrong = documented_cells(4, w, 5, m, spec, tg, 6, o_wrong, 5, s, 3);
+    char *wrong = documented_cells(4, w, 5, m, spec, tg, 6, o_wrong, 5, s, 10);
     cr_expect(strcmp(r.out, wrong) != 0, "a wrongly ordered list was accepted");
     free(want);
     free(wrong);
@@ -410,7 +410,7 @@ Test(nnstale, preset_expands_to_documented_cells)
     const char *mq[] = {"mlr", "mlp2"}, *specq[] = {"mlr", "mlp:32,32"};
     const char *oq[] = {"sgd", "momentum", "adam"};
     const double tq[] = {0.8, 0.82};
-    want = documented_cells(2, wq, 2, mq, specq, tq, 3, oq, 2, sq, 2);
+    want = documented_cells(2, wq, 2, mq, specq, tq, 3, oq, 2, sq, 6);
     r = test_amsgd("staleness --preset dai2019 --quick --list-cells");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, want, "the quick preset's cells differ from the documented list");

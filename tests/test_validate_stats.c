@@ -884,3 +884,55 @@ Test(validate_stats, quantile_interval_coverage)
               "bootstrap median %g [%g, %g]", bi.estimate, bi.lo, bi.hi);
     cr_expect_eq(bi.n_valid, 1000);
 }
+
+/* The t interval over few seeds: a closed-form case, then coverage of N(0, 1) means at
+ * n = 3 and n = 10 over 4000 samples each. The same data with the normal quantile (the
+ * wrong interval for few seeds) covers visibly less at n = 3 (about 0.81), so the
+ * coverage check can fail. Then the median with its bootstrap interval, NaNs dropped. */
+Test(validate_stats, t_interval_few_seeds)
+{
+    am_stats s = {0, 0, 0};
+    am_stats_push(&s, 1.0);
+    am_stats_push(&s, 2.0);
+    am_stats_push(&s, 6.0); /* mean 3, sd sqrt(7), sem sqrt(7/3) */
+    am_check_interval ci;
+    am_check_t_interval(&s, 0.95, &ci);
+    const double h = 4.302652729749464 * sqrt(7.0 / 3.0);
+    cr_expect(fabs(ci.lo - (3 - h)) <= 1e-12 && fabs(ci.hi - (3 + h)) <= 1e-12,
+              "t interval [%.15g, %.15g], closed form [%.15g, %.15g]", ci.lo, ci.hi, 3 - h, 3 + h);
+    am_stats one = {0, 0, 0};
+    am_stats_push(&one, 5.0);
+    am_check_t_interval(&one, 0.95, &ci);
+    cr_expect(isnan(ci.lo) && isnan(ci.hi) && ci.estimate == 5.0, "one value has no interval");
+    const size_t ns[2] = {3, 10}, m = 4000;
+    for (int c = 0; c < 2; c++) {
+        size_t cover_t = 0, cover_z = 0;
+        for (size_t d = 0; d < m; d++) {
+            am_rng rng;
+            am_rng_init(&rng, 93, d, VS_STREAM, (uint64_t)c);
+            am_stats x = {0, 0, 0};
+            for (size_t i = 0; i < ns[c]; i++)
+                am_stats_push(&x, am_rng_gaussian(&rng));
+            am_check_t_interval(&x, 0.95, &ci);
+            cover_t += ci.lo <= 0 && 0 <= ci.hi;
+            const double hz = am_check_z(0.95) * am_stats_sem(&x);
+            cover_z += fabs(x.mean) <= hz;
+        }
+        const double ft = (double)cover_t / (double)m, fz = (double)cover_z / (double)m,
+                     tol = 4 * vs_binom_se(0.95, (double)m);
+        cr_expect(fabs(ft - 0.95) < tol,
+                  "t coverage %g at n = %zu over %zu samples, want 0.95 +- %g", ft, ns[c], m, tol);
+        if (ns[c] == 3)
+            cr_expect(fabs(fz - 0.95) > tol,
+                      "the normal quantile's coverage %g at n = 3 is not told apart from 0.95", fz);
+    }
+    const double r[6] = {1.2, NAN, 0.9, 5.4, 1.1, 1.0};
+    am_check_interval med;
+    cr_assert_eq(am_check_median_bootstrap(r, 6, 2000, 0.95, 7, &med), AM_OK);
+    cr_expect(med.estimate == 1.1, "median of the five finite values: %g", med.estimate);
+    cr_expect(med.lo <= 1.1 && med.hi >= 1.1 && med.lo >= 0.9 && med.hi <= 5.4,
+              "bootstrap interval [%g, %g]", med.lo, med.hi);
+    cr_assert_eq(am_check_median_bootstrap(r + 1, 2, 2000, 0.95, 7, &med), AM_OK);
+    cr_expect(med.estimate == 0.9 && isnan(med.lo), "one finite value: %g, no interval",
+              med.estimate);
+}

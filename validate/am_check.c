@@ -294,3 +294,34 @@ am_status am_check_quantile_bootstrap(const double *x, size_t n, double q, size_
         if (!isfinite(x[i])) return AM_EINVAL;
     return am_check_bootstrap(x, n, 1, quantile_stat, &q, n_boot, level, seed, out);
 }
+
+void am_check_t_interval(const am_stats *s, double level, am_check_interval *out)
+{
+    memset(out, 0, sizeof *out);
+    out->level = out->coverage = level;
+    out->estimate = s->n > 0 ? s->mean : NAN;
+    out->se = am_stats_sem(s);
+    out->lo = out->hi = NAN;
+    if (s->n < 2 || !(level > 0 && level < 1)) return;
+    const double h = gsl_cdf_tdist_Qinv(0.5 * (1.0 - level), (double)(s->n - 1)) * out->se;
+    out->lo = s->mean - h;
+    out->hi = s->mean + h;
+}
+
+am_status am_check_median_bootstrap(const double *x, size_t n, size_t n_boot, double level,
+                                    uint64_t seed, am_check_interval *out)
+{
+    memset(out, 0, sizeof *out);
+    out->estimate = out->lo = out->hi = out->se = NAN;
+    out->level = out->coverage = level;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) return AM_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(x[i])) v[m++] = x[i];
+    am_status st = AM_OK;
+    if (m == 1) out->estimate = v[0];
+    if (m >= 2) st = am_check_quantile_bootstrap(v, m, 0.5, n_boot, level, seed, out);
+    free(v);
+    return st;
+}

@@ -31,6 +31,7 @@
 
 #include "../core/am_common.h"
 #include "../core/am_rng.h"
+#include "../core/am_stats.h"
 
 /* AM_CHECK_NA: no verdict (a power verdict on the side of a one-sided bound that cannot fail, a
    row without a delay for vs_undelayed); never a row's own verdict. */
@@ -174,6 +175,19 @@ am_status am_check_quantiles(const double *x, size_t n, const double *q, size_t 
  */
 am_status am_check_quantile(const double *x, size_t n, double q, double level,
                             am_check_interval *out);
+
+/* The two-sided Student t interval of the mean of s at level: mean -+ t_{n-1} sem, the
+ * t quantile with n - 1 degrees of freedom (a claim over seeds, whose few degrees of freedom a
+ * normal quantile would overstate: t_2 = 4.30, t_9 = 2.26 at 95 %). estimate = the mean, se =
+ * the standard error; lo = hi = NaN when n < 2. */
+void am_check_t_interval(const am_stats *s, double level, am_check_interval *out);
+
+/* The median of n values and its percentile bootstrap interval (am_check_quantile_bootstrap
+ * at q = 0.5, n_boot resamples from seed), for heavy-tailed ratios beside their mean; the NaN
+ * values are dropped first; estimate, lo, hi NaN when fewer than 2 remain (the estimate is
+ * still the one value if there is one). AM_ENOMEM. */
+am_status am_check_median_bootstrap(const double *x, size_t n, size_t n_boot, double level,
+                                    uint64_t seed, am_check_interval *out);
 
 /* Quantile q of n finite values with a percentile bootstrap interval (am_check_bootstrap);
    censored (infinite) values are refused (AM_EINVAL): use am_check_quantile for them. */
