@@ -65,11 +65,11 @@ DEPS_STAMP := $(BUILD)/.deps-ok
 JOBS ?= 2
 # san-test runs two tests at a time; scripts/san-test.sh tells the Criterion runner's own
 # leak (a few bytes per parallel job) from a leak of amsgd's, which fails the suite. The
-# statistical power tests (validate_power) and the escape check's thread invariance repeat,
-# at full size, code that the rest of the suite runs under the sanitizers at a small one:
-# they are left to make test (half of the sanitized suite's time; SAN_FILTER= runs them too).
+# statistical power tests (validate_power, converge_power) and the escape check's thread
+# invariance repeat, at full size, code that the rest of the suite runs under the sanitizers at
+# a small one: they are left to make test (SAN_FILTER= runs them too).
 SAN_JOBS ?= $(JOBS)
-SAN_FILTER ?= !(validate_power/*|validate_table/escape_check_thread_invariant)
+SAN_FILTER ?= !(validate_power/*|converge_power/*|validate_table/escape_check_thread_invariant)
 
 .PHONY: rerun-check all test demo bench deps san-test check-format format clean figures bench-sde bench-ode bench-sweep resume-test mpi-check install uninstall install-check api-doc validate-quick bitident-check bench-nn
 
