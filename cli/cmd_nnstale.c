@@ -51,15 +51,19 @@ static const cli_opt OPT_EVAL_ROWS = {"eval-rows", "N", "2000",
 static const cli_opt OPT_COH_ROWS = {"coherence-rows", "N", "512",
                                      "training rows of the coherence gradients (0 = all)"};
 static const cli_opt OPT_SEEDS = {"seeds", "N", "3", "independent runs per cell"};
+static const cli_opt OPT_DAI_COH = {
+    "dai-coherence", NULL, NULL,
+    "JSON: also Dai et al.'s gradient coherence (min over the staleness window of "
+    "<g_k, g_j> / |g_k|^2; s + 1 gradients per evaluation)"};
 static const cli_opt OPT_COH_TRACE = {
     "coherence-trace", NULL, NULL,
     "JSON: the coherence at every evaluation of every run (coherence_trace per seed)"};
 
 static const cli_opt *const nnstale_opts[] = {
-    &OPT_MODEL,   &OPT_NN_DATA,    &OPT_NN_INPUTS, &OPT_NNOPT,    &OPT_NNS,   &OPT_NNWORKERS,
-    &OPT_NNBATCH, &OPT_SEMANTICS,  &OPT_NNLR,      &OPT_TUNE,     &OPT_NNMOM, &OPT_TARGET_ACC,
-    &OPT_MAXB,    &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS, &OPT_COH_TRACE,
-    &OPT_SEED,    &OPT_THREADS,    &OPT_FORMAT,    &OPT_OUTPUT,   NULL};
+    &OPT_MODEL,   &OPT_NN_DATA,    &OPT_NN_INPUTS, &OPT_NNOPT,    &OPT_NNS,    &OPT_NNWORKERS,
+    &OPT_NNBATCH, &OPT_SEMANTICS,  &OPT_NNLR,      &OPT_TUNE,     &OPT_NNMOM,  &OPT_TARGET_ACC,
+    &OPT_MAXB,    &OPT_EVAL_EVERY, &OPT_EVAL_ROWS, &OPT_COH_ROWS, &OPT_SEEDS,  &OPT_COH_TRACE,
+    &OPT_DAI_COH, &OPT_SEED,       &OPT_THREADS,   &OPT_FORMAT,   &OPT_OUTPUT, NULL};
 
 static int cmd_staleness_preset(int argc, char **argv);
 
@@ -103,6 +107,7 @@ static void model_parse(const cli_args *a, model_cfg *c)
     bp->eval_rows = (size_t)cli_int(a, "eval-rows", 0, 1000000000LL);
     bp->coherence_rows = (size_t)cli_int(a, "coherence-rows", 0, 1000000000LL);
     bp->coherence_trace = cli_flag(a, "coherence-trace");
+    bp->dai_coherence = cli_flag(a, "dai-coherence");
     bp->seed = cli_u64(a, "seed");
     c->seeds = (size_t)cli_int(a, "seeds", 1, 100000);
     c->threads = (int)cli_int(a, "threads", 0, 4096);
@@ -217,6 +222,10 @@ static json_t *model_json_seeds(const model_cfg *c, const am_nnstale_result *res
         json_object_set_new(e, "coherence", cli_json_number(u->coherence));
         json_object_set_new(e, "coherence_min", cli_json_number(u->coherence_min));
         json_object_set_new(e, "diverged", json_boolean(u->diverged));
+        if (c->bp.dai_coherence) {
+            json_object_set_new(e, "dai_coherence", cli_json_number(u->dai_coherence));
+            json_object_set_new(e, "dai_coherence_min", cli_json_number(u->dai_coherence_min));
+        }
         if (c->bp.coherence_trace) {
             json_t *tr = json_object();
             json_object_set_new(tr, "batches", cli_json_doubles(u->trace_batches, u->trace_n));
@@ -262,6 +271,13 @@ static void model_write_cell(FILE *fo, json_t *arr, const model_cfg *c, const am
     json_object_set_new(r, "reached", json_integer((json_int_t)cell->reached));
     for (int k = 0; k < MODEL_NV; k++)
         json_object_set_new(r, model_keys[k], cli_json_number(v[k]));
+    if (c->bp.dai_coherence) {
+        const am_stats *dc[1] = {&cell->dai_coherence};
+        double dv[2];
+        mean_sem_pairs(dc, 1, dv);
+        json_object_set_new(r, "dai_coherence", cli_json_number(dv[0]));
+        json_object_set_new(r, "dai_coherence_sem", cli_json_number(dv[1]));
+    }
     json_object_set_new(r, "seeds", model_json_seeds(c, res, cell));
     json_array_append_new(arr, r);
 }

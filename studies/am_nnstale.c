@@ -15,7 +15,7 @@
 
 am_nnstale_params am_nnstale_params_default(void)
 {
-    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 0, 1, NULL};
+    am_nnstale_params p = {1, 0, 32, AM_NNSTALE_SSP, 0.8, 20000, 100, 2000, 512, 0, 1, NULL, 0};
     return p;
 }
 
@@ -47,15 +47,69 @@ static double cosine(const double *a, const double *b, size_t n)
     return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : NAN;
 }
 
-/* The coherence of an evaluation after step k + 1 (s >= 1, k + 1 >= s): the cosine of the
- * full gradients on the first coh_rows training rows at the current iterate and at the one s
- * iterations back (extra vectors 1 and 2). */
-static double coherence_at(const am_nntrain *t, uint64_t k, size_t s, size_t coh_rows)
+static double dot(const double *a, const double *b, size_t n)
+{
+    double ab = 0;
+    for (size_t i = 0; i < n; i++)
+        ab += a[i] * b[i];
+    return ab;
+}
+
+/* The coherence measures of a run, over its evaluations: the lag-s cosine and Dai et al.'s. */
+typedef struct {
+    am_stats cos, dai;
+    double cos_min, dai_min;
+} coherence_acc;
+
+/* The coherence of an evaluation after step k + 1 (s >= 1, k + 1 >= s), on the gradients G_j
+ * of the mean loss over the first coh_rows training rows at the iterates of the ring (extra
+ * vectors 1 and 2): the cosine of G_{k+1} and G_{k+1-s} (returned) and, when dai is given,
+ * Dai et al.'s min over k+1-s <= j <= k+1 of <G_{k+1}, G_j> / |G_{k+1}|^2 (j = k+1 gives 1;
+ * NaN for a zero gradient). */
+static double coherence_at(const am_nntrain *t, uint64_t k, size_t s, size_t coh_rows, double *dai)
 {
     double *c1 = t->extra + t->dim, *c2 = c1 + t->dim;
     am_nn_set_grad(t->net, t->we, am_nntrain_slot(t, k + 1), t->train, 0, coh_rows, c1);
     am_nn_set_grad(t->net, t->we, am_nntrain_slot(t, k + 1 - s), t->train, 0, coh_rows, c2);
-    return cosine(c1, c2, t->dim);
+    const double c = cosine(c1, c2, t->dim);
+    if (dai) {
+        const double gg = dot(c1, c1, t->dim);
+        double m = fmin(1.0, dot(c1, c2, t->dim) / gg);
+        for (uint64_t j = k + 2 - s; j <= k; j++) {
+            am_nn_set_grad(t->net, t->we, am_nntrain_slot(t, j), t->train, 0, coh_rows, c2);
+            m = fmin(m, dot(c1, c2, t->dim) / gg);
+        }
+        *dai = gg > 0 && isfinite(gg) ? m : NAN;
+    }
+    return c;
+}
+
+/* The coherence of an evaluation after step k + 1, pushed into a (s = 0: 1 by convention), and
+ * into the outcome's trace. */
+static void coherence_eval(const am_nntrain *t, const am_nnstale_params *p, uint64_t k,
+                           size_t coh_rows, double batches, size_t max_evals, coherence_acc *a,
+                           am_nnstale_outcome *out)
+{
+    if (p->s == 0) {
+        am_stats_push(&a->cos, 1.0);
+        a->cos_min = 1.0;
+        if (p->dai_coherence) am_stats_push(&a->dai, 1.0), a->dai_min = 1.0;
+        return;
+    }
+    if (k + 1 < p->s) return;
+    double mu = NAN, c = coherence_at(t, k, p->s, coh_rows, p->dai_coherence ? &mu : NULL);
+    if (isfinite(c)) {
+        am_stats_push(&a->cos, c);
+        if (c < a->cos_min) a->cos_min = c;
+    }
+    if (isfinite(mu)) {
+        am_stats_push(&a->dai, mu);
+        if (mu < a->dai_min) a->dai_min = mu;
+    }
+    if (out->trace_cosine && out->trace_n < max_evals) {
+        out->trace_batches[out->trace_n] = batches;
+        out->trace_cosine[out->trace_n++] = c;
+    }
 }
 
 static int params_ok(const am_nn *net, const am_nnstale_params *p, const am_classset *train,
@@ -80,6 +134,8 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     out->test_accuracy = NAN;
     out->coherence = NAN;
     out->coherence_min = NAN;
+    out->dai_coherence = NAN;
+    out->dai_coherence_min = NAN;
     out->trace_n = 0;
     out->trace_batches = out->trace_cosine = NULL;
     if (!params_ok(net, p, train, test, replica)) return AM_EINVAL;
@@ -101,8 +157,7 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     const am_nntrain_combine how =
         p->semantics == AM_NNSTALE_SSP ? AM_NNTRAIN_SEQUENTIAL : AM_NNTRAIN_AVERAGED;
     am_nn_init(net, p->seed, replica, t.ring);
-    am_stats coh = {0, 0, 0};
-    double coh_min = INFINITY;
+    coherence_acc coh = {{0, 0, 0}, {0, 0, 0}, INFINITY, INFINITY};
     uint64_t evals = 0;
     double *cur = t.ring;
     am_rng r;
@@ -124,20 +179,7 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
                 out->diverged = 1;
                 break;
             }
-            if (p->s >= 1 && k + 1 >= p->s) {
-                double c = coherence_at(&t, k, p->s, coh_rows);
-                if (isfinite(c)) {
-                    am_stats_push(&coh, c);
-                    if (c < coh_min) coh_min = c;
-                }
-                if (out->trace_cosine && out->trace_n < max_evals) {
-                    out->trace_batches[out->trace_n] = (double)batches;
-                    out->trace_cosine[out->trace_n++] = c;
-                }
-            } else if (p->s == 0) {
-                am_stats_push(&coh, 1.0);
-                coh_min = 1.0;
-            }
+            coherence_eval(&t, p, k, coh_rows, (double)batches, max_evals, &coh, out);
             if (am_nntrain_accuracy(&t, cur) >= p->target) {
                 out->reached = 1;
                 out->batches = (double)batches;
@@ -148,9 +190,13 @@ am_status am_nnstale_run_one(const am_nn *net, const am_optim_params *opt,
     }
     if (!out->diverged) out->test_accuracy = am_nntrain_accuracy_all(&t, cur);
     if (theta_final) memcpy(theta_final, cur, t.dim * sizeof *cur);
-    if (coh.n > 0) {
-        out->coherence = coh.mean;
-        out->coherence_min = coh_min;
+    if (coh.cos.n > 0) {
+        out->coherence = coh.cos.mean;
+        out->coherence_min = coh.cos_min;
+    }
+    if (coh.dai.n > 0) {
+        out->dai_coherence = coh.dai.mean;
+        out->dai_coherence_min = coh.dai_min;
     }
 done:
     if (st) am_nnstale_outcome_free(out);
@@ -268,6 +314,7 @@ am_status am_nnstale_run(const am_nnstale_sweep *sw, const am_nn *net, const am_
             }
             if (isfinite(u->test_accuracy)) am_stats_push(&c->test_accuracy, u->test_accuracy);
             if (isfinite(u->coherence)) am_stats_push(&c->coherence, u->coherence);
+            if (isfinite(u->dai_coherence)) am_stats_push(&c->dai_coherence, u->dai_coherence);
         }
         am_check_t_interval(&c->normalized, 0.95, &c->normalized_t);
         if (am_check_median_bootstrap(ratio, nratio, AM_NNSTALE_BOOT, 0.95, sw->base.seed,

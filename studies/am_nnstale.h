@@ -22,10 +22,14 @@
  * the first eval_rows test rows; batches to target = the batch count at the first such
  * evaluation with accuracy >= target. test_accuracy is the accuracy on the whole test set
  * where the run stops (at the target or after max_batches). Gradient coherence at each
- * evaluation (s >= 1, k + 1 >= s): cos(grad F(theta^(k+1)), grad F(theta^(k+1-s))), F the mean
- * loss over the first coherence_rows training rows; 1 for s = 0.
- * A run diverges at its first non-finite loss (the run stops before that update) or at a
- * non-finite iterate at an evaluation (models/am_nntrain.h, the one training engine).
+ * evaluation (s >= 1, k + 1 >= s): the lag-s cosine cos(grad F(theta^(k+1)), grad
+ * F(theta^(k+1-s))), F the mean loss over the first coherence_rows training rows; 1 for s = 0. With
+ * dai_coherence also Dai et al.'s gradient coherence (their definition, theory.md section 8), on
+ * the same F: mu = min over k+1-s <= j <= k+1 of <grad F(theta^(k+1)), grad F(theta^j)> / |grad
+ * F(theta^(k+1))|^2, the worst alignment over the whole staleness window rather than at its far
+ * end, and not normalised by the old gradient's norm (mu <= 1; 1 for s = 0). A run diverges at its
+ * first non-finite loss (the run stops before that update) or at a non-finite iterate at an
+ * evaluation (models/am_nntrain.h, the one training engine).
  */
 #ifndef AM_NNSTALE_H
 #define AM_NNSTALE_H
@@ -57,6 +61,9 @@ typedef struct {
     uint64_t seed;
     /* polled at every evaluation: once set the run stops with AM_ECANCELED (may be NULL) */
     const volatile sig_atomic_t *cancel;
+    /* 1: also Dai et al.'s gradient coherence at every evaluation (s more gradients on the
+       coherence rows per evaluation: s + 1 in all, against 2 for the lag-s cosine) */
+    int dai_coherence;
 } am_nnstale_params;
 
 /* P 1, s 0, B 32, ssp, target 0.8, 20000 batches, evaluations every 100 batches on 2000
@@ -69,13 +76,15 @@ am_nnstale_params am_nnstale_params_default(void);
 double am_nnstale_default_lr(am_optim_kind kind);
 
 typedef struct {
-    int reached;                          /* 1 if the target accuracy was reached */
-    int diverged;                         /* 1 if the loss or parameters stopped being finite */
-    double batches;                       /* batches to the target (NaN if not reached) */
-    double test_accuracy;                 /* whole test set, where the run stopped */
-    double coherence;                     /* mean cosine over the evaluations (NaN if none) */
-    double coherence_min;                 /* smallest cosine (NaN if none) */
-    size_t trace_n;                       /* coherence_trace: evaluations with a cosine */
+    int reached;              /* 1 if the target accuracy was reached */
+    int diverged;             /* 1 if the loss or parameters stopped being finite */
+    double batches;           /* batches to the target (NaN if not reached) */
+    double test_accuracy;     /* whole test set, where the run stopped */
+    double coherence;         /* mean cosine over the evaluations (NaN if none) */
+    double coherence_min;     /* smallest cosine (NaN if none) */
+    double dai_coherence;     /* dai_coherence: Dai et al.'s coherence, mean over evaluations */
+    double dai_coherence_min; /* and its smallest value (NaN if none or not asked) */
+    size_t trace_n;           /* coherence_trace: evaluations with a cosine */
     double *trace_batches, *trace_cosine; /* [trace_n] each (malloc'd; NULL without trace) */
 } am_nnstale_outcome;
 
@@ -107,6 +116,7 @@ typedef struct {
     am_stats normalized;    /* batches(s) / batches(s = 0) per seed, same optimiser and P */
     am_stats test_accuracy; /* over all seeds */
     am_stats coherence;     /* over the seeds where defined */
+    am_stats dai_coherence; /* Dai et al.'s, over the seeds where defined (dai_coherence) */
     /* normalized's 95 % t interval (n - 1 degrees of freedom), and its median with a 95 %
        percentile bootstrap interval (AM_NNSTALE_BOOT resamples; the ratios are heavy-tailed) */
     am_check_interval normalized_t, normalized_median;

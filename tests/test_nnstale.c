@@ -132,6 +132,65 @@ Test(nnstale, averaged_matches_definition)
     compare_with_reference("mlp:5", AM_OPT_RMSPROP, 2, 3, 1);
 }
 
+/* Dai et al.'s gradient coherence at the one evaluation of a run (after iteration 13 of
+ * P = 2, s = 3), against its definition on the snapshots of the direct re-implementation:
+ * mu = min over j = 10..13 of <G_13, G_j> / |G_13|^2, G the gradient over the training set;
+ * the lag-s cosine of the same run is another number, so the comparison can fail. */
+Test(nnstale, dai_coherence_matches_definition)
+{
+    am_nn_blas_single_thread();
+    am_classset *tr, *te;
+    test_open_fixture(&tr, &te);
+    char err[256];
+    am_status st;
+    am_nn *net = am_nn_alloc("mlp:4", tr->d, tr->classes, &st, err, sizeof err);
+    cr_assert_not_null(net, "%s", err);
+    const size_t dim = am_nn_dim(net), P = 2, s = 3, iters = 13, B = 4;
+    am_nnstale_params p = am_nnstale_params_default();
+    p.workers = P;
+    p.s = s;
+    p.batch = B;
+    p.target = 0.999999;
+    p.max_batches = iters * P;
+    p.eval_every = iters * P; /* one evaluation, after the last iteration */
+    p.coherence_rows = 0;
+    p.dai_coherence = 1;
+    p.seed = 5;
+    am_optim_params op = am_optim_params_default(AM_OPT_SGD);
+    op.lr = 0.3;
+    am_nnstale_outcome u;
+    cr_assert_eq(am_nnstale_run_one(net, &op, &p, tr, te, 2, &u, NULL), AM_OK);
+    double *th = malloc(dim * sizeof *th), *g0 = malloc(dim * sizeof *g0),
+           *g = malloc(dim * sizeof *g);
+    am_nn_work *w = am_nn_work_alloc(net, 256, &st);
+    reference(net, &op, P, s, B, 0, iters, tr, 5, 2, 0, th);
+    am_nn_set_grad(net, w, th, tr, 0, tr->n, g0);
+    double gg = 0, mu = INFINITY;
+    for (size_t i = 0; i < dim; i++)
+        gg += g0[i] * g0[i];
+    for (size_t j = iters - s; j <= iters; j++) {
+        reference(net, &op, P, s, B, 0, j, tr, 5, 2, 0, th);
+        am_nn_set_grad(net, w, th, tr, 0, tr->n, g);
+        double ab = 0;
+        for (size_t i = 0; i < dim; i++)
+            ab += g0[i] * g[i];
+        mu = fmin(mu, ab / gg);
+    }
+    cr_expect(fabs(u.dai_coherence - mu) <= 1e-12 * fmax(1, fabs(mu)),
+              "Dai coherence %.17g, definition %.17g", u.dai_coherence, mu);
+    cr_expect(u.dai_coherence_min == u.dai_coherence, "one evaluation: min %g, mean %g",
+              u.dai_coherence_min, u.dai_coherence);
+    cr_expect(mu < 1 && fabs(u.coherence - mu) > 1e-3,
+              "the lag-s cosine %g is not told apart from Dai's %g", u.coherence, mu);
+    free(th);
+    free(g0);
+    free(g);
+    am_nn_work_free(w);
+    am_nn_free(net);
+    am_classset_free(tr);
+    am_classset_free(te);
+}
+
 /* A learnable set written to /tmp/amsgd_TAG_PID.csv and opened (the file is removed): 60 rows,
  * 3 separated classes, test split = training rows. */
 static void open_three_classes(const char *tag, am_classset **tr, am_classset **te)
