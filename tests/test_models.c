@@ -245,13 +245,22 @@ Test(idx, fashion_mnist_package)
     am_classset_free(te);
 }
 
+/* Two CSV files /tmp/amsgd_TAG_{a,b}_PID.csv with the given texts: their names in a and b, the
+ * two-file spec "a,b" in spec. */
+static void two_csv(const char *tag, const char *ta, const char *tb, char a[64], char b[64],
+                    char spec[140])
+{
+    snprintf(a, 64, "/tmp/amsgd_%s_a_%d.csv", tag, (int)getpid());
+    snprintf(b, 64, "/tmp/amsgd_%s_b_%d.csv", tag, (int)getpid());
+    test_write_file(a, ta);
+    test_write_file(b, tb);
+    snprintf(spec, 140, "%s,%s", a, b);
+}
+
 Test(classset, csv)
 {
     char a[64], b[64], spec[140], err[512];
-    snprintf(a, sizeof a, "/tmp/amsgd_cls_a_%d.csv", (int)getpid());
-    snprintf(b, sizeof b, "/tmp/amsgd_cls_b_%d.csv", (int)getpid());
-    test_write_file(a, "f1,f2,label\n0.5,1,2\n-1,2,0\n3,4,1\n");
-    test_write_file(b, "1,1,1\n2,2,0\n");
+    two_csv("cls", "f1,f2,label\n0.5,1,2\n-1,2,0\n3,4,1\n", "1,1,1\n2,2,0\n", a, b, spec);
     am_classset *tr, *te;
     cr_assert_eq(am_classset_open(a, &tr, &te, err, sizeof err), AM_OK, "%s", err);
     cr_expect(tr->n == 3 && tr->d == 2 && tr->classes == 3 && te->n == 3 && tr->y[0] == 2 &&
@@ -259,7 +268,6 @@ Test(classset, csv)
               "n %zu d %zu classes %zu", tr->n, tr->d, tr->classes);
     am_classset_free(tr);
     am_classset_free(te);
-    snprintf(spec, sizeof spec, "%s,%s", a, b);
     cr_assert_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_OK, "%s", err);
     cr_expect(te->n == 2 && te->classes == 3, "test n %zu classes %zu", te->n, te->classes);
     am_classset_free(tr);
@@ -287,11 +295,7 @@ Test(classset, csv)
 Test(classset, inputs_closed_form)
 {
     char a[64], b[64], spec[140], err[512];
-    snprintf(a, sizeof a, "/tmp/amsgd_inp_a_%d.csv", (int)getpid());
-    snprintf(b, sizeof b, "/tmp/amsgd_inp_b_%d.csv", (int)getpid());
-    test_write_file(a, "0,5,1,0\n2,5,3,1\n4,5,8,1\n");
-    test_write_file(b, "1,7,4,0\n");
-    snprintf(spec, sizeof spec, "%s,%s", a, b);
+    two_csv("inp", "0,5,1,0\n2,5,3,1\n4,5,8,1\n", "1,7,4,0\n", a, b, spec);
     am_classset *tr, *te;
     cr_assert_eq(am_classset_open(spec, &tr, &te, err, sizeof err), AM_OK, "%s", err);
     const unsigned long crc_raw = am_classset_crc(tr);
