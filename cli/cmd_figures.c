@@ -119,27 +119,32 @@ static const fig_entry figures[] = {
      "Dai et al.'s grid on Fashion-MNIST: normalised batches to target against s "
      "and P on raw pixels (docs/staleness.md; resumes the committed checkpoints, else about 25 "
      "CPU-minutes)",
-     {{"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlr,mlp1,mlp3 --optimizer "
+     {{"@A staleness --preset dai2019 --inputs raw --seeds 3 --budget-factor 0 --models "
+       "mlr,mlp1,mlp3 --optimizer "
        "sgd,momentum,adam "
        "--workers 1,4 --quiet --checkpoint staleness_dai2019.ckpt --resume -o "
        "staleness_dai2019.csv",
        0},
-      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlr,mlp1,mlp3 --optimizer "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --budget-factor 0 --models "
+       "mlr,mlp1,mlp3 --optimizer "
        "nesterov,rmsprop,adagrad "
        "--workers 1 --quiet --checkpoint staleness_dai2019_b.ckpt --resume -o "
        "staleness_dai2019_b.csv",
        0},
-      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlr,mlp1 --optimizer "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --budget-factor 0 --models mlr,mlp1 "
+       "--optimizer "
        "sgd,momentum,adam "
        "--workers 2,8 --quiet --checkpoint staleness_dai2019_c.ckpt --resume -o "
        "staleness_dai2019_c.csv",
        0},
-      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlp2 --optimizer "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --budget-factor 0 --models mlp2 "
+       "--optimizer "
        "sgd,momentum,adam "
        "--workers 1,2,4,8 --quiet --checkpoint staleness_dai2019_d.ckpt --resume -o "
        "staleness_dai2019_d.csv",
        0},
-      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --models mlp3 --optimizer "
+      {"@A staleness --preset dai2019 --inputs raw --seeds 3 --budget-factor 0 --models mlp3 "
+       "--optimizer "
        "sgd,momentum,adam "
        "--workers 2,8 --quiet --checkpoint staleness_dai2019_e.ckpt --resume -o "
        "staleness_dai2019_e.csv",
@@ -150,11 +155,12 @@ static const fig_entry figures[] = {
      "raw pixels against standardised inputs: slowdown at s = 8 and coherence per cell, 10 seeds "
      "(docs/findings.md; resumes the committed checkpoints, else about 8 CPU-minutes)",
      {{"@A staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam --workers "
-       "1,4 --s 0,8 --seeds 10 --inputs raw --quiet --checkpoint staleness_inputs_raw.ckpt "
+       "1,4 --s 0,8 --seeds 10 --budget-factor 0 --inputs raw --quiet --checkpoint "
+       "staleness_inputs_raw.ckpt "
        "--resume -o staleness_inputs_raw.csv",
        0},
       {"@A staleness --preset dai2019 --models mlr,mlp1 --optimizer sgd,momentum,adam --workers "
-       "1,4 --s 0,8 --seeds 10 --inputs standardised --quiet --checkpoint "
+       "1,4 --s 0,8 --seeds 10 --budget-factor 0 --inputs standardised --quiet --checkpoint "
        "staleness_inputs_standardised.ckpt --resume -o staleness_inputs_standardised.csv",
        0},
       {"gnuplot staleness_inputs.gp", 0}}},

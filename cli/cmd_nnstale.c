@@ -413,7 +413,12 @@ static const cli_opt OPT_P_OPT = {"optimizer", "LIST", "sgd,momentum,nesterov,ad
 static const cli_opt OPT_P_S = {"s", "LIST", "0,4,8,16,32",
                                 "staleness bounds in iterations (s = 0 is always run)"};
 static const cli_opt OPT_P_WORKERS = {"workers", "LIST", "1,2,4,8", "worker counts P"};
-static const cli_opt OPT_P_MAXB = {"max-batches", "N", "4000", "budget of batches per run"};
+static const cli_opt OPT_P_MAXB = {"max-batches", "N", "4000",
+                                   "budget of batches of a tuning run (s = 0)"};
+static const cli_opt OPT_P_BUDGET = {
+    "budget-factor", "F", NULL,
+    "a run at s >= 1 gets F times its seed's batches to the target at s = 0, so that a miss "
+    "means a slowdown beyond F (default: 8; 0: --max-batches for every run)"};
 static const cli_opt OPT_P_EVAL_EVERY = {"eval-every", "N", "50",
                                          "batches between test-accuracy evaluations"};
 static const cli_opt OPT_P_EVAL_ROWS = {"eval-rows", "N", "1000",
@@ -433,14 +438,35 @@ static const cli_opt OPT_P_QUIET = {"quiet", NULL, NULL, "no progress line on st
 static const cli_opt OPT_LIST_CELLS = {"list-cells", NULL, NULL,
                                        "print the cells (one line per cell and s) and exit"};
 
-static const cli_opt *const preset_opts[] = {
-    &OPT_PRESET,      &OPT_QUICK,        &OPT_MODELS,    &OPT_WIDTH,
-    &OPT_P_OPT,       &OPT_P_S,          &OPT_P_WORKERS, &OPT_P_SEEDS,
-    &OPT_NN_DATA,     &OPT_NN_INPUTS,    &OPT_NNBATCH,   &OPT_SEMANTICS,
-    &OPT_NNMOM,       &OPT_P_TARGET,     &OPT_P_MAXB,    &OPT_P_EVAL_EVERY,
-    &OPT_P_EVAL_ROWS, &OPT_P_COH_ROWS,   &OPT_GRID_HALF, &OPT_SEED,
-    &OPT_THREADS,     &OPT_P_CHECKPOINT, &OPT_P_RESUME,  &OPT_P_QUIET,
-    &OPT_LIST_CELLS,  &OPT_FORMAT,       &OPT_OUTPUT,    NULL};
+static const cli_opt *const preset_opts[] = {&OPT_PRESET,
+                                             &OPT_QUICK,
+                                             &OPT_MODELS,
+                                             &OPT_WIDTH,
+                                             &OPT_P_OPT,
+                                             &OPT_P_S,
+                                             &OPT_P_WORKERS,
+                                             &OPT_P_SEEDS,
+                                             &OPT_NN_DATA,
+                                             &OPT_NN_INPUTS,
+                                             &OPT_NNBATCH,
+                                             &OPT_SEMANTICS,
+                                             &OPT_NNMOM,
+                                             &OPT_P_TARGET,
+                                             &OPT_P_MAXB,
+                                             &OPT_P_BUDGET,
+                                             &OPT_P_EVAL_EVERY,
+                                             &OPT_P_EVAL_ROWS,
+                                             &OPT_P_COH_ROWS,
+                                             &OPT_GRID_HALF,
+                                             &OPT_SEED,
+                                             &OPT_THREADS,
+                                             &OPT_P_CHECKPOINT,
+                                             &OPT_P_RESUME,
+                                             &OPT_P_QUIET,
+                                             &OPT_LIST_CELLS,
+                                             &OPT_FORMAT,
+                                             &OPT_OUTPUT,
+                                             NULL};
 
 /* Splits a comma list into at most max malloc'd tokens (exits 2 on an empty entry). */
 static size_t split_list(const char *flag, const char *list, char **tok, size_t max)
@@ -470,7 +496,7 @@ typedef struct {
     am_optim_kind kinds[8];
     size_t s[64], workers[64];
     am_nnstale_params bp;
-    double mom;
+    double mom, budget_factor;
     const char *ckpt, *data, *inputs, *semname;
 } preset_cfg;
 
@@ -561,6 +587,8 @@ static void preset_parse(const cli_args *a, preset_cfg *c)
     preset_s_workers(a, &spec, c);
     c->seeds = cli_given(a, "seeds") ? (size_t)cli_int(a, "seeds", 1, 1000) : spec.seeds;
     c->grid_half = cli_given(a, "grid-half") ? (int)cli_int(a, "grid-half", 0, 20) : spec.grid_half;
+    c->budget_factor = cli_given(a, "budget-factor") ? cli_double(a, "budget-factor", 0, 1000, 0, 0)
+                                                     : spec.budget_factor;
     c->bp = am_nnstale_params_default();
     c->bp.batch = (size_t)cli_int(a, "batch", 1, 100000);
     c->bp.semantics = semantics_arg(a);
@@ -628,8 +656,9 @@ static void preset_open(const cli_args *a, const preset_cfg *c, am_classset **tr
                             smax, c->mnames[m], ring_bytes / 1e9, (double)AM_MEMORY_LIMIT / 1e9);
         dims += (double)am_nn_dim(nets[m]);
     }
-    nn_cli_work_check(a, (double)(c->nopt * c->ns * c->nw * c->seeds), (double)c->bp.max_batches,
-                      c->bp.batch, dims);
+    /* a run at s >= 1 may take budget_factor times the largest reference */
+    nn_cli_work_check(a, (double)(c->nopt * c->ns * c->nw * c->seeds),
+                      (double)c->bp.max_batches * fmax(1.0, c->budget_factor), c->bp.batch, dims);
 }
 
 /* The tuning record of one cell: its step, the grid and the grid's scores. */
@@ -763,6 +792,7 @@ static json_t *preset_json_root(const preset_cfg *c, am_nn *const *nets, const a
     }
     json_object_set_new(params, "optimizer", ol);
     json_object_set_new(params, "grid_half", json_integer(c->grid_half));
+    json_object_set_new(params, "budget_factor", json_real(c->budget_factor));
     json_object_set_new(params, "s", size_list_json(c->s, c->ns));
     json_object_set_new(params, "workers", size_list_json(c->workers, c->nw));
     json_object_set_new(params, "seeds", json_integer((json_int_t)c->seeds));
@@ -867,6 +897,7 @@ static int cmd_staleness_preset(int argc, char **argv)
                              .seeds = c.seeds,
                              .grid_half = c.grid_half,
                              .base = c.bp,
+                             .budget_factor = c.budget_factor,
                              .threads = c.threads,
                              .train = train,
                              .test = test,

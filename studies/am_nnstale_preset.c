@@ -29,6 +29,7 @@ void am_nnpreset_dai2019(int quick, am_nnpreset_spec *sp)
     sp->eval_every = 50;
     sp->eval_rows = 1000;
     sp->coherence_rows = 256;
+    sp->budget_factor = 8;
     if (!quick) {
         sp->nmodels = 5;
         memcpy(sp->models, models, sizeof models);
@@ -113,7 +114,14 @@ typedef struct {
     am_optim_params opt; /* the cell's optimiser; its step is the chosen one for the stale runs */
     am_nnstale_params q; /* the cell's parameters at s = 0 */
     am_nnstale_outcome *runs;
+    const am_nnstale_outcome *ref; /* [seeds] the s = 0 runs at the chosen step */
 } cell_ctx;
+
+double am_nnpreset_budget(const am_nnpreset_params *p, double b0)
+{
+    return p->budget_factor > 0 && isfinite(b0) ? ceil(p->budget_factor * b0)
+                                                : (double)p->base.max_batches;
+}
 
 static am_status search_job(void *vctx, size_t t, char *err, size_t errlen)
 {
@@ -132,6 +140,7 @@ static am_status stale_job(void *vctx, size_t t, char *err, size_t errlen)
     am_nnstale_params qs = x->q;
     qs.s = x->p->s[1 + t / x->p->seeds];
     qs.coherence_trace = 1;
+    qs.max_batches = (uint64_t)am_nnpreset_budget(x->p, x->ref[t % x->p->seeds].batches);
     return am_nnstale_run_one(x->net, &x->opt, &qs, x->p->train, x->p->test, t % x->p->seeds,
                               &x->runs[t], NULL);
 }
@@ -144,7 +153,7 @@ static am_status preset_cell(void *ctx, size_t cell, double *v)
                  nstale = (p->ns - 1) * S;
     am_nnstale_outcome *runs = calloc(G * S + nstale, sizeof *runs);
     if (!runs) return AM_ENOMEM;
-    cell_ctx x = {p, p->nets[m], p->opts[o], p->base, runs};
+    cell_ctx x = {p, p->nets[m], p->opts[o], p->base, runs, NULL};
     x.q.workers = p->workers[w];
     x.q.target = p->targets[m];
     x.q.cancel = p->cancel;
@@ -165,6 +174,7 @@ static am_status preset_cell(void *ctx, size_t cell, double *v)
         v[0] = am_nnstale_grid_lr(p->opts[o].lr, p->grid_half, best);
         x.opt.lr = v[0];
         x.runs = runs + G * S;
+        x.ref = runs + best * S;
         fail = am_nntrain_runs(nstale, p->threads, stale_job, &x, NULL, 0);
         if (!fail) {
             double *rv = v + G + 1;
@@ -203,8 +213,10 @@ static int preset_check_cell(void *ctx, size_t cell, const double *v, char *why,
             return bad(why, whylen, "score", cell, v[1 + j]);
     for (size_t r = 0; r < p->ns * p->seeds; r++) {
         const double *x = v + G + 1 + r * AM_NNPRESET_RUN_NVALUES;
+        const double b0 = v[G + 1 + (r % p->seeds) * AM_NNPRESET_RUN_NVALUES + AM_NNPRESET_BATCHES];
+        const double lim = r < p->seeds ? maxb : am_nnpreset_budget(p, b0) + (double)p->workers[w];
         double b = x[AM_NNPRESET_BATCHES];
-        if (!isnan(b) && !(b >= 1 && b <= maxb && b == floor(b)))
+        if (!isnan(b) && !(b >= 1 && b <= lim && b == floor(b)))
             return bad(why, whylen, "batches", cell, b);
         double a = x[AM_NNPRESET_TEST_ACCURACY];
         if (!isnan(a) && !(a >= 0 && a <= 1)) return bad(why, whylen, "accuracy", cell, a);
@@ -287,6 +299,8 @@ static char *fingerprint(const am_nnpreset_params *p)
     json_object_set_new(f, "semantics",
                         json_string(b->semantics == AM_NNSTALE_SSP ? "ssp" : "averaged"));
     json_object_set_new(f, "max_batches", json_integer((json_int_t)b->max_batches));
+    /* a fixed budget adds no key: the checkpoints made before the factor still resume */
+    if (p->budget_factor > 0) json_object_set_new(f, "budget_factor", json_real(p->budget_factor));
     json_object_set_new(f, "eval_every", json_integer((json_int_t)b->eval_every));
     json_object_set_new(f, "eval_rows", json_integer((json_int_t)b->eval_rows));
     json_object_set_new(f, "coherence_rows", json_integer((json_int_t)b->coherence_rows));
@@ -378,7 +392,7 @@ void am_nnpreset_summary(const am_nnpreset_params *p, const am_nnpreset_result *
         }
         if (isfinite(b0))
             am_stats_push(&row->normalized_lower,
-                          (isfinite(b) ? b : (double)p->base.max_batches) / b0);
+                          (isfinite(b) ? b : am_nnpreset_budget(p, b0)) / b0);
         if (isfinite(x[AM_NNPRESET_TEST_ACCURACY]))
             am_stats_push(&row->test_accuracy, x[AM_NNPRESET_TEST_ACCURACY]);
         if (isfinite(x[AM_NNPRESET_COHERENCE]))

@@ -65,13 +65,15 @@ typedef struct {
     size_t width;         /* hidden width of the MLPs */
     int grid_half;        /* H of the tuning grid */
     uint64_t max_batches; /* budget per run */
+    double budget_factor; /* the runs at s >= 1: budget_factor x their seed's s = 0 batches */
     size_t eval_every, eval_rows, coherence_rows, batch;
 } am_nnpreset_spec;
 
 /* dai2019: models mlr, mlp1, mlp2, mlp3, cnn; sgd, momentum, nesterov, adam, rmsprop,
- * adagrad; P 1, 2, 4, 8; s 0, 4, 8, 16, 32; 3 seeds; width 32; H 4; 4000 batches, evaluations
- * every 50 batches on 1000 test rows, coherence on 256 training rows, batch 32.
- * quick: mlr, mlp2; sgd, momentum, adam; P 1, 4; s 0, 8; 2 seeds; H 2; 2000 batches. */
+ * adagrad; P 1, 2, 4, 8; s 0, 4, 8, 16, 32; 10 seeds; width 32; H 4; 4000 batches for the
+ * tuning runs, 8 times its seed's batches at s = 0 for a run at s >= 1; evaluations every 50
+ * batches on 1000 test rows, coherence on 256 training rows, batch 32.
+ * quick: mlr, mlp2; sgd, momentum, adam; P 1, 4; s 0, 8; 6 seeds; H 2; 2000 batches. */
 void am_nnpreset_dai2019(int quick, am_nnpreset_spec *spec);
 
 /* The network spec of a preset model name for the width ("mlp2", 32 -> "mlp:32,32") into buf;
@@ -95,7 +97,11 @@ typedef struct {
     size_t seeds;
     int grid_half;          /* H >= 0: 2H + 1 grid steps */
     am_nnstale_params base; /* workers, s, target, coherence_trace, cancel are set per run */
-    int threads;            /* 0 = all cores */
+    /* > 0: a run at s >= 1 has the budget budget_factor x (its seed's batches to target at
+       s = 0), so that a miss means a slowdown beyond budget_factor; where that seed missed at
+       s = 0, or with 0, the budget is base.max_batches (as every tuning run's) */
+    double budget_factor;
+    int threads; /* 0 = all cores */
     const am_classset *train, *test;
     const char *data; /* the data spec (fingerprint) */
     const char *checkpoint;
@@ -111,6 +117,10 @@ typedef struct {
     unsigned char *done; /* [ncells] */
     size_t cells_done;
 } am_nnpreset_result;
+
+/* The budget of a run at s >= 1 whose seed took b0 batches to the target at s = 0 (NaN: it
+ * missed): ceil(budget_factor b0), or base.max_batches without a factor or a reference. */
+double am_nnpreset_budget(const am_nnpreset_params *p, double b0);
 
 /* Doubles per cell. */
 size_t am_nnpreset_nvalues(size_t ns, size_t seeds, int grid_half);
@@ -131,7 +141,8 @@ typedef struct {
     am_stats steps;      /* batches over the seeds that reached it */
     am_stats normalized; /* batches(s) / batches(s = 0), per seed reaching both */
     /* a lower bound of the normalised batches: per seed whose s = 0 run reached the target,
-       batches(s) / batches(s = 0) with a miss (or divergence) counted as max_batches */
+       batches(s) / batches(s = 0) with a miss (or divergence) counted as its budget
+       (am_nnpreset_budget) */
     am_stats normalized_lower;
     am_stats test_accuracy;                              /* over the seeds with a finite accuracy */
     am_stats coherence, coherence_early, coherence_late; /* over the seeds where defined */

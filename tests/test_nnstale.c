@@ -691,3 +691,63 @@ Test(nnstale, preset_resume_after_truncation)
     snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
     cr_expect_eq(system(rm), 0);
 }
+
+/* The per-seed budget of the preset's runs at s >= 1: with --budget-factor 1 a seed whose run
+ * at s = 8 needs no more batches than at s = 0 gives the same count as with a fixed budget
+ * (--budget-factor 0), and every slower seed misses (so a miss means a slowdown beyond the
+ * factor); at least one seed of each kind, so the comparison can fail both ways. */
+Test(nnstale, preset_budget_factor_censors_beyond_it)
+{
+    char path[64], cmd[512];
+    snprintf(path, sizeof path, "/tmp/amsgd_budget_%d.csv", (int)getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < 60; i++)
+        fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
+                -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
+    fclose(f);
+    json_t *out[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "staleness --preset dai2019 --quick --data %s --models mlr --optimizer sgd "
+                 "--workers 1 --s 8 --seeds 6 --max-batches 400 --eval-every 2 "
+                 "--target-accuracy 0.95 --budget-factor %d --quiet --format json",
+                 path, k);
+        test_run r = test_amsgd(cmd);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        out[k] = json_loads(r.out, 0, NULL);
+        cr_assert_not_null(out[k]);
+        test_run_free(&r);
+    }
+    unlink(path);
+    json_t *rows[2] = {json_object_get(out[0], "results"), json_object_get(out[1], "results")};
+    size_t same = 0, censored = 0;
+    for (size_t k = 0; k < 6; k++) {
+        double b0 = json_number_value(
+            json_object_get(json_array_get(json_object_get(json_array_get(rows[0], 0), "seeds"), k),
+                            "steps_to_target"));
+        json_t *fixed =
+            json_object_get(json_array_get(json_object_get(json_array_get(rows[0], 1), "seeds"), k),
+                            "steps_to_target");
+        json_t *scaled =
+            json_object_get(json_array_get(json_object_get(json_array_get(rows[1], 1), "seeds"), k),
+                            "steps_to_target");
+        cr_assert(json_is_number(fixed) && b0 > 0, "seed %zu: the fixed-budget runs reach", k);
+        if (json_number_value(fixed) <= b0) {
+            same++;
+            cr_expect(json_is_number(scaled) &&
+                          json_number_value(scaled) == json_number_value(fixed),
+                      "seed %zu: %g batches within the budget %g, scaled run differs", k,
+                      json_number_value(fixed), b0);
+        } else {
+            censored++;
+            cr_expect(json_is_null(scaled), "seed %zu: %g batches beyond the budget %g reached", k,
+                      json_number_value(fixed), b0);
+        }
+    }
+    cr_expect(same > 0 && censored > 0, "%zu seeds within the budget, %zu beyond", same, censored);
+    cr_expect(json_number_value(
+                  json_object_get(json_object_get(out[1], "params"), "budget_factor")) == 1.0);
+    json_decref(out[0]);
+    json_decref(out[1]);
+}

@@ -1,6 +1,6 @@
 # staleness_inputs.gp -- what standardising the inputs does to Dai et al.'s staleness results
 # on Fashion-MNIST (`amsgd staleness --preset dai2019 --models mlr,mlp1 --optimizer
-# sgd,momentum,adam --workers 1,4 --s 0,8 --seeds 10`, once with --inputs raw and once with
+# sgd,momentum,adam --workers 1,4 --s 0,8 --seeds 10 --budget-factor 0`, once with --inputs raw and once with
 # --inputs standardised; each cell's step tuned at s = 0 on its own inputs).
 # Top: the slowdown at s = 8 (batches to the target divided per seed by those at s = 0) per
 # cell (model, optimiser, P), raw pixels and standardised inputs side by side. Filled markers:
