@@ -334,9 +334,10 @@ am_status am_tradeoff_trend(const double *draws_first, const double *draws_last,
     out->change = s / (double)resamples;
     out->change_lo = quantile_sorted(d, resamples, 0.025);
     out->change_hi = quantile_sorted(d, resamples, 0.975);
-    out->verdict = out->change_hi < 0   ? AM_TRADEOFF_DECREASES
-                   : out->change_lo > 0 ? AM_TRADEOFF_INCREASES
-                                        : AM_TRADEOFF_UNRESOLVED;
+    out->verdict = out->change_hi < 0                           ? AM_TRADEOFF_DECREASES
+                   : out->change_lo > 0                         ? AM_TRADEOFF_INCREASES
+                   : out->change_lo == 0 && out->change_hi == 0 ? AM_TRADEOFF_UNCHANGED
+                                                                : AM_TRADEOFF_UNRESOLVED;
     free(d);
     return AM_OK;
 }
@@ -348,6 +349,8 @@ const char *am_tradeoff_verdict_name(am_tradeoff_verdict v)
         return "decreases";
     case AM_TRADEOFF_INCREASES:
         return "increases";
+    case AM_TRADEOFF_UNCHANGED:
+        return "unchanged";
     default:
         return "unresolved";
     }

@@ -118,7 +118,8 @@ am_status am_tradeoff_best_mu(const double *acc, const double *mu, size_t nmu, s
 typedef enum {
     AM_TRADEOFF_UNRESOLVED = 0,
     AM_TRADEOFF_DECREASES,
-    AM_TRADEOFF_INCREASES
+    AM_TRADEOFF_INCREASES,
+    AM_TRADEOFF_UNCHANGED /* the interval is [0, 0]: the same best momentum in 95 % of draws */
 } am_tradeoff_verdict;
 
 /* The trend from the draws of the first and the last worker count: the mean change, its 95%
@@ -131,7 +132,7 @@ typedef struct {
 am_status am_tradeoff_trend(const double *draws_first, const double *draws_last, size_t resamples,
                             am_tradeoff_trend_result *out);
 
-/* The verdict's name: "unresolved", "decreases", "increases". */
+/* The verdict's name: "unresolved", "decreases", "increases", "unchanged". */
 const char *am_tradeoff_verdict_name(am_tradeoff_verdict v);
 
 typedef struct {

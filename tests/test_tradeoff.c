@@ -304,10 +304,12 @@ Test(tradeoff, trend_verdict)
     cr_expect_eq(t.verdict, AM_TRADEOFF_DECREASES, "change %g [%g, %g]", t.change, t.change_lo,
                  t.change_hi);
     cr_expect(fabs(t.change + 0.6) < 1e-12, "change %g, expected -0.6", t.change);
-    /* the same best for both worker counts: a claimed decrease must not be confirmed */
+    /* the same best for both worker counts: a claimed decrease must not be confirmed, and the
+       interval [0, 0] says that it does not change */
     cr_assert_eq(am_tradeoff_trend(d1, d1, 1000, &t), AM_OK);
-    cr_expect_eq(t.verdict, AM_TRADEOFF_UNRESOLVED, "no change read as %s",
+    cr_expect_eq(t.verdict, AM_TRADEOFF_UNCHANGED, "no change read as %s",
                  am_tradeoff_verdict_name(t.verdict));
+    cr_expect_str_eq(am_tradeoff_verdict_name(t.verdict), "unchanged");
     cr_assert_eq(am_tradeoff_trend(d8, d1, 1000, &t), AM_OK);
     cr_expect_eq(t.verdict, AM_TRADEOFF_INCREASES);
 }
