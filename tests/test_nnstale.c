@@ -193,16 +193,22 @@ Test(nnstale, dai_coherence_matches_definition)
 
 /* A learnable set written to /tmp/amsgd_TAG_PID.csv and opened (the file is removed): 60 rows,
  * 3 separated classes, test split = training rows. */
-static void open_three_classes(const char *tag, am_classset **tr, am_classset **te)
+/* Writes that set to /tmp/amsgd_TAG_PID.csv; its name goes to path[64]. */
+static void write_three_classes(const char *tag, char *path)
 {
-    char path[64], err[256];
-    snprintf(path, sizeof path, "/tmp/amsgd_%s_%d.csv", tag, (int)getpid());
+    snprintf(path, 64, "/tmp/amsgd_%s_%d.csv", tag, (int)getpid());
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f);
     for (int i = 0; i < 60; i++)
         fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
                 -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
     fclose(f);
+}
+
+static void open_three_classes(const char *tag, am_classset **tr, am_classset **te)
+{
+    char path[64], err[256];
+    write_three_classes(tag, path);
     cr_assert_eq(am_classset_open(path, tr, te, err, sizeof err), AM_OK, "%s", err);
     unlink(path);
 }
@@ -699,13 +705,7 @@ Test(nnstale, preset_resume_after_truncation)
 Test(nnstale, preset_budget_factor_censors_beyond_it)
 {
     char path[64], cmd[512];
-    snprintf(path, sizeof path, "/tmp/amsgd_budget_%d.csv", (int)getpid());
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    for (int i = 0; i < 60; i++)
-        fprintf(f, "%.6f,%.6f,%d\n", 2.0 * (i % 3) + 0.4 * sin(i),
-                -1.0 * (i % 3) + 0.4 * cos(1.7 * i), i % 3);
-    fclose(f);
+    write_three_classes("budget", path);
     json_t *out[2];
     for (int k = 0; k < 2; k++) {
         snprintf(cmd, sizeof cmd,
