@@ -476,44 +476,13 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
 #undef W
 #undef SET_VN
 
-/* One function per instruction set: the body for the lane groups, the delay (wv), the data
- * (mode) and, but for Student and expected data, the dimension (a literal for d = 2, 3, 4). */
-#define BODY_SWITCH(simd)                                                                          \
+/* The bodies of one instruction set: a function of its own (noinline) per lane-group count G,
+ * delay (wv) and data (mode), holding the bodies for the dimension (a literal for d = 2, 3, 4;
+ * Student and expected data: any d). Small functions keep the compiler's optimisation of each
+ * body as cheap as it is for one; the calls are once per advance. */
+#define BODY_DIM(simd, g_, m_, w_)                                                                 \
     do {                                                                                           \
-        const am_delay *dl_ = b->delay;                                                            \
-        int wv_ =                                                                                  \
-            dl_->kind == AM_DELAY_NONE ||                                                          \
-            (dl_->kind != AM_DELAY_UNIFORM && dl_->kind != AM_DELAY_GEOMETRIC && dl_->max == 0);   \
-        if (G == 1) {                                                                              \
-            BODY_W(simd, 1, wv_);                                                                  \
-        } else {                                                                                   \
-            BODY_W(simd, 2, wv_);                                                                  \
-        }                                                                                          \
-    } while (0)
-#define BODY_W(simd, g_, wv_)                                                                      \
-    do {                                                                                           \
-        if (wv_) {                                                                                 \
-            BODY_D(simd, g_, 1);                                                                   \
-        } else {                                                                                   \
-            BODY_D(simd, g_, 0);                                                                   \
-        }                                                                                          \
-    } while (0)
-#define BODY_D(simd, g_, w_)                                                                       \
-    do {                                                                                           \
-        am_dist_kind kd_ = b->p->dist.kind;                                                        \
-        size_t d_ = b->p->dim;                                                                     \
-        if (kd_ == AM_DIST_GAUSSIAN && !b->p->q) {                                                 \
-            BODY_DIM(simd, g_, BODY_GAUSS, w_, d_);                                                \
-        } else if (kd_ == AM_DIST_GAUSSIAN || kd_ == AM_DIST_RADEMACHER ||                         \
-                   kd_ == AM_DIST_UNIFORM) {                                                       \
-            BODY_DIM(simd, g_, BODY_SAMPLED, w_, d_);                                              \
-        } else {                                                                                   \
-            batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, BODY_ANY, w_);                 \
-        }                                                                                          \
-    } while (0)
-#define BODY_DIM(simd, g_, m_, w_, d_)                                                             \
-    do {                                                                                           \
-        switch (d_) {                                                                              \
+        switch (b->p->dim) {                                                                       \
         case 2:                                                                                    \
             batch_body(b, rep, k0, k1, ring, diverged, simd, 2, g_, m_, w_);                       \
             break;                                                                                 \
@@ -527,27 +496,50 @@ batch_body(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1
             batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, m_, w_);                       \
         }                                                                                          \
     } while (0)
+#define BODY_ARGS                                                                                  \
+    const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1, vd *ring, int *diverged
+#define BODY_FN(name, target, simd, g_, w_)                                                        \
+    target static __attribute__((noinline)) void name##_gauss_##g_##w_(BODY_ARGS)                  \
+    {                                                                                              \
+        BODY_DIM(simd, g_, BODY_GAUSS, w_);                                                        \
+    }                                                                                              \
+    target static __attribute__((noinline)) void name##_sampled_##g_##w_(BODY_ARGS)                \
+    {                                                                                              \
+        BODY_DIM(simd, g_, BODY_SAMPLED, w_);                                                      \
+    }                                                                                              \
+    target static __attribute__((noinline)) void name##_any_##g_##w_(BODY_ARGS)                    \
+    {                                                                                              \
+        batch_body(b, rep, k0, k1, ring, diverged, simd, 0, g_, BODY_ANY, w_);                     \
+    }
+/* the dispatch over G, wv and the data to the functions above */
+#define BODY_SWITCH_FN(name, target, simd)                                                         \
+    BODY_FN(name, target, simd, 1, 0)                                                              \
+    BODY_FN(name, target, simd, 1, 1)                                                              \
+    BODY_FN(name, target, simd, 2, 0)                                                              \
+    BODY_FN(name, target, simd, 2, 1)                                                              \
+    static void name(BODY_ARGS, size_t G)                                                          \
+    {                                                                                              \
+        const am_delay *dl_ = b->delay;                                                            \
+        int wv_ =                                                                                  \
+            dl_->kind == AM_DELAY_NONE ||                                                          \
+            (dl_->kind != AM_DELAY_UNIFORM && dl_->kind != AM_DELAY_GEOMETRIC && dl_->max == 0);   \
+        am_dist_kind kd_ = b->p->dist.kind;                                                        \
+        int m_ = kd_ == AM_DIST_GAUSSIAN && !b->p->q ? BODY_GAUSS                                  \
+                 : kd_ == AM_DIST_GAUSSIAN || kd_ == AM_DIST_RADEMACHER || kd_ == AM_DIST_UNIFORM  \
+                     ? BODY_SAMPLED                                                                \
+                     : BODY_ANY;                                                                   \
+        void (*const fn_[2][2][3])(BODY_ARGS) = {                                                  \
+            {{name##_gauss_10, name##_sampled_10, name##_any_10},                                  \
+             {name##_gauss_11, name##_sampled_11, name##_any_11}},                                 \
+            {{name##_gauss_20, name##_sampled_20, name##_any_20},                                  \
+             {name##_gauss_21, name##_sampled_21, name##_any_21}}};                                \
+        fn_[G == 2][wv_][m_](b, rep, k0, k1, ring, diverged);                                      \
+    }
 
-static void body_portable(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1,
-                          vd *ring, int *diverged, size_t G)
-{
-    BODY_SWITCH(0);
-}
-
+BODY_SWITCH_FN(body_portable, , 0)
 #if AM_X86
-__attribute__((target("avx2"))) static void body_avx2(const am_msgd_batch *b, const uint64_t *rep,
-                                                      uint64_t k0, uint64_t k1, vd *ring,
-                                                      int *diverged, size_t G)
-{
-    BODY_SWITCH(1);
-}
-
-__attribute__((target("avx512f,avx512dq,avx512vl"))) static void
-body_avx512(const am_msgd_batch *b, const uint64_t *rep, uint64_t k0, uint64_t k1, vd *ring,
-            int *diverged, size_t G)
-{
-    BODY_SWITCH(2);
-}
+BODY_SWITCH_FN(body_avx2, __attribute__((target("avx2"))), 1)
+BODY_SWITCH_FN(body_avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))), 2)
 #endif
 
 /* Rows of eight doubles as columns: c[j][l] = r[l][j]. */
