@@ -42,6 +42,7 @@ CFLAGS  ?= $(OPT) -g
 ifeq ($(PORTABLE),1)
 PORTABLE_CFLAGS := -DAM_PORTABLE
 endif
+PIC_CFLAGS := -fPIC -fno-semantic-interposition
 ALL_CFLAGS := -std=gnu11 -ffp-contract=off $(CFLAGS) $(WARN) -fopenmp -MMD -MP $(MPI_CFLAGS) $(PORTABLE_CFLAGS) $(EXTRA_CFLAGS)
 # models/: OpenBLAS for the network GEMMs (called through dgemm_) and zlib for IDX files.
 # libgslcblas is kept in the executable's own list (--no-as-needed) ahead of -lopenblas, so
@@ -88,12 +89,20 @@ deps:
 FLAGS_STAMP := $(BUILD)/.cflags
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(BUILD)
-	@printf '%s\n' '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || printf '%s\n' '$(CC) $(ALL_CFLAGS)' > $@
+	@printf '%s\n' '$(CC) $(ALL_CFLAGS) $(PIC_CFLAGS)' | cmp -s - $@ || printf '%s\n' '$(CC) $(ALL_CFLAGS) $(PIC_CFLAGS)' > $@
 FORCE:
+
+# One object per source for the static library, the command, the tests and the shared
+# libraries: position-independent (-fPIC; -fno-semantic-interposition lets the compiler inline
+# and call within the library as it does without -fPIC), cli objects with hidden symbols (only
+# embed.h's AM_CLI_EXPORT functions leave libamsgd-cli.so).
+$(BUILD)/cli/%.o: cli/%.c $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(PIC_CFLAGS) -fvisibility=hidden -c $< -o $@
 
 $(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(PIC_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -200,8 +209,7 @@ bench-sweep: $(BIN)
 	scripts/bench-sweep.sh $(BUILD)
 
 # ==== shared libraries, install, Python binding (begin) ===================================
-# Position-independent copies of the objects live in $(BUILD)/pic/, so build/libamsgd.a and
-# build/amsgd are built from the same non-PIC objects as before (bit-identical output).
+# The shared libraries, from the objects of the static library and the command:
 #   libamsgd.so.0      the library (the objects of libamsgd.a)
 #   libamsgd-cli.so.0  the subcommands without main.c plus cli/embed.c's am_cli_call, linked
 #                      against libamsgd.so.0 (RUNPATH $ORIGIN); exports am_cli_call and
@@ -209,8 +217,8 @@ bench-sweep: $(BIN)
 SOVERSION   := 0
 SHLIB       := $(BUILD)/libamsgd.so.$(SOVERSION)
 CLI_SHLIB   := $(BUILD)/libamsgd-cli.so.$(SOVERSION)
-PIC_LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
-PIC_CLI_OBJ := $(filter-out $(BUILD)/pic/cli/main.o,$(CLI_SRC:%.c=$(BUILD)/pic/%.o))
+PIC_LIB_OBJ := $(LIB_OBJ)
+PIC_CLI_OBJ := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ))
 PYTHON      ?= $(firstword $(wildcard /usr/bin/python3) python3)
 
 .PHONY: shared python-test doc-quotes-check FORCE
@@ -218,15 +226,6 @@ shared: $(SHLIB) $(CLI_SHLIB)
 ifneq ($(MPI),1)
 all: shared
 endif
-
-# cli objects: hidden symbols, only embed.h's AM_CLI_EXPORT functions leave libamsgd-cli.so
-$(BUILD)/pic/cli/%.o: cli/%.c $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
-
-$(BUILD)/pic/%.o: %.c $(FLAGS_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
 
 $(SHLIB): $(PIC_LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libamsgd.so.$(SOVERSION) -Wl,--no-undefined $(LDFLAGS) -o $@ \
