@@ -463,22 +463,30 @@ Test(converge_power, delay_effect_gaussian, .timeout = 300)
                {"paper:0.5:10.1193", pap, 3, 0.5, {1.0, 0.0}}};
     static const size_t reps[2] = {2000, 20000};
     for (int c = 0; c < 2; c++)
-        for (int ir = 0; ir < 2; ir++)
-            for (int w = -1; w < (ir ? 1 : 2); w++) { /* 20,000: one wrong order */
-                double order = w < 0 ? cs[c].order : cs[c].wrong[w];
-                am_converge_result *r = vp_converge(cs[c].scaling, order, AM_DIST_GAUSSIAN, 0.5,
-                                                    cs[c].etas, cs[c].n, reps[ir], 2);
-                cr_expect(r->paired && !strcmp(r->reference, "undelayed"), "%s: not paired",
-                          cs[c].scaling);
+        for (int ir = 0; ir < 2; ir++) {
+            /* one ensemble; the same data decided against the theorem's order and the wrong
+               ones (20,000 replicas: one wrong order) */
+            am_converge_result *r = vp_converge(cs[c].scaling, cs[c].order, AM_DIST_GAUSSIAN, 0.5,
+                                                cs[c].etas, cs[c].n, reps[ir], 2);
+            cr_expect(r->paired && !strcmp(r->reference, "undelayed"), "%s: not paired",
+                      cs[c].scaling);
+            for (int w = -1; w < (ir ? 1 : 2); w++) {
+                am_converge_params cp = am_converge_params_default(); /* as vp_converge's */
+                char err[256];
+                cr_assert_eq(am_converge_scaling_parse(cs[c].scaling, &cp.scaling, err, sizeof err),
+                             AM_OK);
+                cp.predicted_order = w < 0 ? cs[c].order : cs[c].wrong[w];
+                cr_assert_eq(am_converge_decide(&cp, r), AM_OK);
                 cr_expect(w < 0 ? r->check.verdict != AM_CHECK_FAIL
                                 : r->check.verdict != AM_CHECK_PASS,
                           "%s R=%zu order %g (theorem %g): %s, measured %g [%g, %g], chi2/dof %g, "
                           "p %g (%s)",
-                          cs[c].scaling, reps[ir], order, cs[c].order,
+                          cs[c].scaling, reps[ir], cp.predicted_order, cs[c].order,
                           am_check_verdict_name(r->check.verdict), r->order, r->order_ci[0],
                           r->order_ci[1], r->chi2_dof, r->fit_p, r->verdict_reason);
-                am_converge_result_free(r);
             }
+            am_converge_result_free(r);
+        }
 }
 
 /* the default Monte Carlo ladder: WLS interval, order 1 passes, 0.5 fails */

@@ -468,6 +468,104 @@ static am_status shared_initial(const am_problem *p, const am_converge_params *p
     return AM_OK;
 }
 
+am_status am_converge_decide(const am_converge_params *par, am_converge_result *r)
+{
+    size_t n = r->n;
+    am_status st;
+    double pred = !isnan(par->predicted_order) ? par->predicted_order
+                  : par->dde                   ? 1.0
+                                               : am_converge_scaling_order(&par->scaling);
+    r->deterministic = 1;
+    for (size_t l = 0; l < n; l++)
+        if (r->weak_error_sem[l] != 0) r->deterministic = 0;
+    am_check_init(&r->check, "order");
+    r->order = r->order_ci[0] = r->order_ci[1] = NAN;
+    r->fitted = 0;
+    r->order_method[0] = 0;
+    size_t div = 0;
+    int finite = 1;
+    for (size_t l = 0; l < n; l++) {
+        div += r->diverged[l];
+        if (!(r->weak_error[l] > 0) || !isfinite(r->weak_error[l]) ||
+            !isfinite(r->weak_error_sem[l]))
+            finite = 0;
+    }
+    if (!finite) {
+        r->check.predicted = pred;
+        r->check.measured = NAN;
+        am_check_add_note(&r->check,
+                          "a weak error is zero or not finite (%zu diverged "
+                          "replicas): no fit",
+                          div);
+        goto done;
+    }
+    st = am_fit_order_check(r->eta, r->weak_error, r->weak_error_sem, n, r->replicas, pred,
+                            &par->fit, &r->check);
+    if (st) return st;
+    am_fit_noise_floor_result nf;
+    st = am_fit_noise_floor(r->weak_error, r->weak_error_sem, n, r->replicas, &par->fit, &nf);
+    if (st) return st;
+    if (nf.resolved) {
+        r->fitted = 1;
+        int all_pos = 1;
+        for (size_t l = 0; l < n; l++)
+            all_pos &= r->weak_error_sem[l] > 0;
+        st = all_pos ? am_fit_order_weighted(r->eta, r->weak_error, r->weak_error_sem, n, &par->fit,
+                                             &r->fit)
+                     : am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
+        if (st) return st;
+        snprintf(r->order_method, sizeof r->order_method, "%s", all_pos ? "WLS" : "OLS");
+    }
+    if (r->deterministic && n >= 3) {
+        /* noise-free: the finest local slope with its Richardson bound replaces the OLS t
+           interval, whose 1-3 degrees of freedom cannot resolve a curved ladder */
+        double r_exp = par->scaling.kind == AM_SCALING_PAPER && par->scaling.gamma < 1
+                           ? 1 - par->scaling.gamma
+                           : 1.0;
+        double s_fine, bias;
+        st = am_converge_local_slope(r->eta, r->weak_error, n, r_exp, &s_fine, &bias);
+        if (st) return st;
+        r->check.measured = s_fine;
+        r->check.measured_sem = 0;
+        r->check.note[0] = 0;
+        st = am_check_decide_equiv(&r->check, am_check_z(par->fit.level), bias,
+                                   par->fit.model_error, par->fit.margin);
+        if (st) return st;
+        snprintf(r->order_method, sizeof r->order_method, "local-slope");
+        am_check_add_note(&r->check,
+                          "finest local slope; half-width = 2x the Richardson bias estimate "
+                          "(next term eta^%.3g)",
+                          r_exp);
+    }
+    if (r->order_method[0]) {
+        r->order = r->check.measured;
+        r->order_ci[0] = r->check.measured - r->check.halfwidth;
+        r->order_ci[1] = r->check.measured + r->check.halfwidth;
+    }
+    if (div) am_check_add_note(&r->check, "%zu diverged replicas over the ladder", div);
+    /* a mean over the survivors of a step size where many replicas diverged is not the weak
+       error of the algorithm: no verdict (more replicas do not help; smaller steps do) */
+    for (size_t l = 0; l < n; l++) {
+        double frac = (double)r->diverged[l] / r->replicas;
+        if (frac > AM_CONVERGE_DIVERGED_MAX) {
+            r->check.verdict = AM_CHECK_INCONCLUSIVE;
+            r->check.replicas_needed = NAN;
+            am_check_add_note(&r->check,
+                              "%.3g %% of the replicas diverged at eta = %g (more than %.3g %%): "
+                              "the gaps are means over survivors, no verdict",
+                              100 * frac, r->eta[l], 100 * AM_CONVERGE_DIVERGED_MAX);
+            break;
+        }
+    }
+done:
+    converge_reason(r, par, finite);
+    for (size_t l = 0; l < n; l++) {
+        double fa = r->fitted ? r->fit.intercept : NAN, fp = r->fitted ? r->fit.slope : NAN;
+        r->fit_curve[l] = exp(fa + fp * log(r->eta[l]));
+    }
+    return AM_OK;
+}
+
 am_status am_converge_run(const am_problem *p, const am_converge_params *par,
                           am_converge_result **out)
 {
@@ -511,98 +609,9 @@ am_status am_converge_run(const am_problem *p, const am_converge_params *par,
         if (st) goto fail;
     }
 
-    /* the order fit */
-    double pred = !isnan(par->predicted_order) ? par->predicted_order
-                  : par->dde                   ? 1.0
-                                               : am_converge_scaling_order(&par->scaling);
-    r->deterministic = 1;
-    for (size_t l = 0; l < n; l++)
-        if (r->weak_error_sem[l] != 0) r->deterministic = 0;
-    am_check_init(&r->check, "order");
-    r->order = r->order_ci[0] = r->order_ci[1] = NAN;
-    size_t div = 0;
-    int finite = 1;
-    for (size_t l = 0; l < n; l++) {
-        div += r->diverged[l];
-        if (!(r->weak_error[l] > 0) || !isfinite(r->weak_error[l]) ||
-            !isfinite(r->weak_error_sem[l]))
-            finite = 0;
-    }
-    if (!finite) {
-        r->check.predicted = pred;
-        r->check.measured = NAN;
-        am_check_add_note(&r->check,
-                          "a weak error is zero or not finite (%zu diverged "
-                          "replicas): no fit",
-                          div);
-        *out = r;
-        goto ok;
-    }
-    st = am_fit_order_check(r->eta, r->weak_error, r->weak_error_sem, n, r->replicas, pred,
-                            &par->fit, &r->check);
+    st = am_converge_decide(par, r);
     if (st) goto fail;
-    am_fit_noise_floor_result nf;
-    st = am_fit_noise_floor(r->weak_error, r->weak_error_sem, n, r->replicas, &par->fit, &nf);
-    if (st) goto fail;
-    if (nf.resolved) {
-        r->fitted = 1;
-        int all_pos = 1;
-        for (size_t l = 0; l < n; l++)
-            all_pos &= r->weak_error_sem[l] > 0;
-        st = all_pos ? am_fit_order_weighted(r->eta, r->weak_error, r->weak_error_sem, n, &par->fit,
-                                             &r->fit)
-                     : am_fit_order(r->eta, r->weak_error, n, &par->fit, &r->fit);
-        if (st) goto fail;
-        snprintf(r->order_method, sizeof r->order_method, "%s", all_pos ? "WLS" : "OLS");
-    }
-    if (r->deterministic && n >= 3) {
-        /* noise-free: the finest local slope with its Richardson bound replaces the OLS t
-           interval, whose 1-3 degrees of freedom cannot resolve a curved ladder */
-        double r_exp = par->scaling.kind == AM_SCALING_PAPER && par->scaling.gamma < 1
-                           ? 1 - par->scaling.gamma
-                           : 1.0;
-        double s_fine, bias;
-        st = am_converge_local_slope(r->eta, r->weak_error, n, r_exp, &s_fine, &bias);
-        if (st) goto fail;
-        r->check.measured = s_fine;
-        r->check.measured_sem = 0;
-        r->check.note[0] = 0;
-        st = am_check_decide_equiv(&r->check, am_check_z(par->fit.level), bias,
-                                   par->fit.model_error, par->fit.margin);
-        if (st) goto fail;
-        snprintf(r->order_method, sizeof r->order_method, "local-slope");
-        am_check_add_note(&r->check,
-                          "finest local slope; half-width = 2x the Richardson bias estimate "
-                          "(next term eta^%.3g)",
-                          r_exp);
-    }
-    if (r->order_method[0]) {
-        r->order = r->check.measured;
-        r->order_ci[0] = r->check.measured - r->check.halfwidth;
-        r->order_ci[1] = r->check.measured + r->check.halfwidth;
-    }
-    if (div) am_check_add_note(&r->check, "%zu diverged replicas over the ladder", div);
-    /* a mean over the survivors of a step size where many replicas diverged is not the weak
-       error of the algorithm: no verdict (more replicas do not help; smaller steps do) */
-    for (size_t l = 0; l < n; l++) {
-        double frac = (double)r->diverged[l] / r->replicas;
-        if (frac > AM_CONVERGE_DIVERGED_MAX) {
-            r->check.verdict = AM_CHECK_INCONCLUSIVE;
-            r->check.replicas_needed = NAN;
-            am_check_add_note(&r->check,
-                              "%.3g %% of the replicas diverged at eta = %g (more than %.3g %%): "
-                              "the gaps are means over survivors, no verdict",
-                              100 * frac, r->eta[l], 100 * AM_CONVERGE_DIVERGED_MAX);
-            break;
-        }
-    }
     *out = r;
-ok:
-    converge_reason(r, par, finite);
-    for (size_t l = 0; l < n; l++) {
-        double fa = r->fitted ? r->fit.intercept : NAN, fp = r->fitted ? r->fit.slope : NAN;
-        r->fit_curve[l] = exp(fa + fp * log(r->eta[l]));
-    }
     free(v0);
     free(h0);
     free(col);

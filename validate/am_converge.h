@@ -140,6 +140,12 @@ am_status am_converge_params_check(const am_problem *p, const am_converge_params
 am_status am_converge_run(const am_problem *p, const am_converge_params *par,
                           am_converge_result **out);
 
+/* The verdict of a run's ladder against par->predicted_order (NaN: the scaling's order, 1
+ * with par->dde): the order fit, its interval, the check, chi2_dof, fit_p, verdict_reason and
+ * fit_curve, from r's weak errors alone (am_converge_run ends with it; called again on the same
+ * r with another prediction it decides the same data against that one). */
+am_status am_converge_decide(const am_converge_params *par, am_converge_result *r);
+
 /* The finest local slope of a ladder (n >= 3 points, any order: the three smallest step sizes
  * are used) and 2 |D eta_m^r|, twice the Richardson estimate of its remaining bias, with
  * s_j = p + D eta_m,j^r fitted to the last two local slopes at eta_m,j = sqrt(eta_a eta_b).
