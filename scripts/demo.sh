@@ -25,6 +25,7 @@ set +e
 "$bin" validate --quick --format json -o "$out/validate.json"
 vstatus=$?
 set -e
+echo "$vstatus" > "$out/validate.status" # 0: every check passed (or is a documented finding)
 # the verdict table of the report, from the same run (scripts/validate-table.py --print)
 python3 "$(dirname "$0")/validate-table.py" --print "$out/validate.json" > "$out/validate_table.md"
 
