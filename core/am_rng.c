@@ -1,6 +1,6 @@
 /*
  * am_rng.c -- out-of-line parts of am_rng.h: the portable code and the dispatch; the AVX2 and
- * AVX-512 paths are in am_rng_x86.c, what the two share in am_rng_impl.h.
+ * AVX-512 paths are in am_rng_avx2.c and am_rng_avx512.c, what they share in am_rng_impl.h.
  *
  * 1. The ziggurat's rare cases: the base strip's tail (x > R, Marsaglia's exponential
  *    method) and the wedges, accepted when f(x[i+1]) + U (f(x[i]) - f(x[i+1])) < f(x),

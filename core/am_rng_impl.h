@@ -1,7 +1,7 @@
 /*
  * am_rng_impl.h -- what the portable part of the random streams (am_rng.c) and its x86 paths
- * (am_rng_x86.c: AVX2 and AVX-512) share: the ziggurat's rare case, one Philox block, the side
- * sum, the lane layout's constants and the x86 entry points. Private to those two files.
+ * (am_rng_avx2.c, am_rng_avx512.c) share: the ziggurat's rare case, one Philox block, the side
+ * sum, the lane layout's constants and the x86 entry points. Private to those files.
  */
 #ifndef AM_RNG_IMPL_H
 #define AM_RNG_IMPL_H
@@ -101,6 +101,21 @@ static inline double zig_rare(word_src *s, uint64_t w)
  * (x0, x1, x2, x3) sits in one register and a single pmuludq forms both products x0 M0
  * and x2 M1 (even 32-bit lanes), giving (lo0, hi0, lo1, hi1); one shuffle and two xors
  * make the next state (hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0). Elsewhere: Random123. */
+#if AM_X86
+/* One Philox round with the whole state of a block in one 128-bit lane (x0, x1, x2, x3 in its
+ * 32-bit elements, the multipliers m and the round key k in every lane), for the register
+ * width of the intrinsic prefix P (_mm, _mm256, _mm512) and its integer suffix SI (si128,
+ * si256, si512): one pmuludq forms both products (lo0, hi0, lo1, hi1), one shuffle and two
+ * xors give (hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0); the xor with k is off the multiply's
+ * path. The round of philox_block, am_rng_avx2.c's philox2_avx2 and am_rng_blocks_at_avx512. */
+#define PHILOX_ROUND_ONE_REG(P, SI, x, m, k)                                                       \
+    do {                                                                                           \
+        __typeof__(x) t_ = P##_xor_##SI(P##_srli_epi64(x, 32), k);                                 \
+        (x) = P##_xor_##SI(                                                                        \
+            P##_shuffle_epi32(P##_mul_epu32(x, m), (_MM_PERM_ENUM)_MM_SHUFFLE(0, 1, 2, 3)), t_);   \
+    } while (0)
+#endif
+
 static inline void philox_block(const am_rng *r, uint32_t b, uint64_t *out)
 {
 #if AM_X86
@@ -109,8 +124,7 @@ static inline void philox_block(const am_rng *r, uint32_t b, uint64_t *out)
     const __m128i w = _mm_set_epi64x(PHILOX_W32_1, PHILOX_W32_0);
     __m128i k = _mm_set_epi64x(r->key.v[1], r->key.v[0]);
     for (int round = 0; round < 10; round++) {
-        __m128i t = _mm_xor_si128(_mm_srli_epi64(x, 32), k); /* off the multiply's path */
-        x = _mm_xor_si128(_mm_shuffle_epi32(_mm_mul_epu32(x, m), _MM_SHUFFLE(0, 1, 2, 3)), t);
+        PHILOX_ROUND_ONE_REG(_mm, si128, x, m, k);
         k = _mm_add_epi32(k, w);
     }
     _mm_storeu_si128((__m128i *)out, x);
@@ -216,7 +230,7 @@ AM_RNG_HIDDEN size_t am_rng_zig_from_buffer(am_rng *r, const uint64_t *buf, uint
                                             size_t j, double *out, size_t n, int zig_simd);
 
 #if AM_X86
-/* The x86 paths (am_rng_x86.c), hidden in the shared library. */
+/* The x86 paths (am_rng_avx2.c, am_rng_avx512.c), hidden in the shared library. */
 AM_RNG_HIDDEN void am_rng_blocks_avx2(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out);
 AM_RNG_HIDDEN void am_rng_blocks_avx512(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out);
 AM_RNG_HIDDEN void am_rng_blocks_avx512_sum(const am_rng *r, uint32_t b0, size_t nb, uint64_t *out,
