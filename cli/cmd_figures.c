@@ -89,6 +89,15 @@ static const fig_entry figures[] = {
       {"for x in png svg; do gnuplot -c knee_loglog.gp knee.csv knee.$x \"critical delay (error "
        "x2 or divergence), eta = 5e-4, 200 replicas\" || exit; done",
        0}}},
+    {"speedup",
+     "linear acceleration: efficiency S / P against workers P per momentum (docs/speedup.md)",
+     {{"@A phase --eta 2e-4 --init e:2 --mu-grid 0,0.5,0.9 "
+       "--tau-grid 0,1,3,7,15,31,63,127,255,511,1023,2047,4095 --metric time --eps 0.1 "
+       "--time 20 --grid 2001 --replicas 400 --quiet -o speedup.csv",
+       0},
+      {"for x in png svg; do gnuplot -c speedup.gp speedup.csv speedup.$x \"linear acceleration: "
+       "d = 4, Gaussian, eta = 2e-4, from e_2 to err <= 0.1, 400 replicas\" || exit; done",
+       0}}},
     {"geo",
      "geometric staleness: error ratio to no delay, with the implicit momentum (docs/phase.md)",
      {{"@A phase --delay-model geometric --mu-grid 0:0.9:10 --tau-grid 0:40:9 --metric ratio "

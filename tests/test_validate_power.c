@@ -119,8 +119,8 @@ typedef struct {
 /* Runs family name at --quick with the right prediction and with each wrong one; every row must
  * not FAIL against the right one and at least min_pass rows must PASS; against a wrong one that
  * applies to it no row may PASS, and every row that passed must FAIL against at least one of
- * the wrong ones that apply to it. Rows whose prediction a perturbation leaves unchanged (a zero
- * prediction scaled) are skipped for that perturbation. */
+ * the wrong ones that apply to it. Rows whose prediction a scaling leaves unchanged (a zero
+ * prediction) are skipped for that perturbation; a shift applies to every row it names. */
 static void vp_power_v(const char *name, const vp_variant *v, size_t nv, size_t min_pass)
 {
     const am_validate_check *c = am_validate_find(name);
@@ -153,7 +153,8 @@ static void vp_power_v(const char *name, const vp_variant *v, size_t nv, size_t 
         for (size_t iv = 0; iv < nv; iv++) {
             const am_check_result *w = &wrong[iv][i];
             if (v[iv].row && strcmp(r->name, v[iv].row) != 0) continue;
-            if (w->predicted == r->predicted) continue; /* nothing to perturb (e.g. a zero) */
+            /* nothing to perturb (a zero scaled); a shift must always move the prediction */
+            if (w->predicted == r->predicted && v[iv].shift == 0) continue;
             applied = 1;
             cr_expect_eq(w->measured, r->measured, "%s: the same run must measure the same", name);
             cr_expect_neq(w->verdict, AM_CHECK_PASS,
@@ -248,6 +249,14 @@ Test(validate_power, asyncmom)
 Test(validate_power, runtime, .timeout = 300)
 {
     vp_power("runtime", 0.8, 0.0, 12);
+}
+
+/* linear acceleration: S/P = 1 +- 0.2 instead of 1, and past 3 tau_c a converged fraction of
+   +-0.2 instead of 0 (the undelayed prediction 1 lies further out still) */
+Test(validate_power, speedup, .timeout = 300)
+{
+    vp_variant v[2] = {{1.0, 0.2, NULL}, {1.0, -0.2, NULL}};
+    vp_power_v("speedup", v, 2, 9);
 }
 
 /* Dutta's error bound, where it is within a factor 2 of the measurement (floor 0.55-0.62 of

@@ -50,6 +50,9 @@ const am_validate_check am_validate_checks[] = {
     {"runtime-bound",
      "K-async time per update <= E[X_{K:P}] (Dutta, new-longer-than-used runtimes)", 4, 0.01,
      am_vf_runtime_bound_run},
+    {"speedup",
+     "P workers (delay P - 1) reach the target in the synchronous number of updates; 3 tau_c: none",
+     9, 0.10, am_vf_speedup_run},
 };
 
 const size_t am_validate_checks_len = sizeof am_validate_checks / sizeof am_validate_checks[0];

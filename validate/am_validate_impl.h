@@ -44,6 +44,8 @@ am_status am_vf_runtime_run(const am_validate_check *c, const am_validate_opts *
                             am_check_result *rows, size_t *nrows);
 am_status am_vf_async_bound_run(const am_validate_check *c, const am_validate_opts *o,
                                 am_check_result *rows, size_t *nrows);
+am_status am_vf_speedup_run(const am_validate_check *c, const am_validate_opts *o,
+                            am_check_result *rows, size_t *nrows);
 am_status am_vf_runtime_bound_run(const am_validate_check *c, const am_validate_opts *o,
                                   am_check_result *rows, size_t *nrows);
 /* One row of runtime-bound (am_vf_runtime.c): K-async with P workers and the runtime law
